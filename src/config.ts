@@ -1,0 +1,56 @@
+import type { Tier } from './domain/keys.js';
+
+/** Everything the service reads from the environment (decisions §1), with its default. */
+export interface Config {
+  /** PORT: listen port, default 3000; 0 picks a free one. */
+  port: number;
+  /** HOST: listen address, default 127.0.0.1. */
+  host: string;
+  /** DATABASE_URL: `sqlite:PATH` (default sqlite:./data/art-catalog.db) or `postgres://…`. */
+  databaseUrl: string;
+  /** REDIS_URL: optional; shares rate-limit counters and idempotency locks between processes. */
+  redisUrl: string | undefined;
+  /** PUBLIC_BASE_URL: base of links on public pages and feeds, default http://HOST:PORT. */
+  publicBaseUrl: string;
+  /** LOG_LEVEL: pino level, default info. */
+  logLevel: string;
+  /** RATE_LIMIT_FREE / _SUBSCRIBER / _PARTNER: requests per window per key, defaults 30, 120, 600. */
+  rateLimits: Record<Tier, number>;
+  /** RATE_LIMIT_WINDOW_S: the fixed window in seconds, default 60. */
+  rateLimitWindowS: number;
+  /** PG_POOL_SIZE: PostgreSQL connections per process, default 10. */
+  pgPoolSize: number;
+  /** PG_STATEMENT_TIMEOUT_MS: PostgreSQL statement timeout, default 10000. */
+  pgStatementTimeoutMs: number;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  return {
+    port,
+    host,
+    databaseUrl: env.DATABASE_URL || 'sqlite:./data/art-catalog.db',
+    redisUrl: env.REDIS_URL || undefined,
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host}:${port}`).replace(/\/+$/, ''),
+    logLevel: env.LOG_LEVEL || 'info',
+    rateLimits: {
+      free: integer(env, 'RATE_LIMIT_FREE', 30, 1),
+      subscriber: integer(env, 'RATE_LIMIT_SUBSCRIBER', 120, 1),
+      partner: integer(env, 'RATE_LIMIT_PARTNER', 600, 1),
+    },
+    rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60, 1),
+    pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1),
+    pgStatementTimeoutMs: integer(env, 'PG_STATEMENT_TIMEOUT_MS', 10_000, 1),
+  };
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
+}

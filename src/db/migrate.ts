@@ -1,0 +1,17 @@
+import { Migrator, type MigrationResultSet } from 'kysely';
+import type { DatabaseHandle } from './connect.js';
+import { initial } from './migrations/001_initial.js';
+
+/** Applies every pending migration; throws (so `serve` and `migrate` fail) when one fails. */
+export async function migrateToLatest({ db, dialect }: DatabaseHandle): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ '001_initial': initial(dialect) }) },
+  });
+  const result: MigrationResultSet = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`migration ${failed} failed: ${String((result.error as Error).message ?? result.error)}`);
+  }
+  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,118 @@
+import type { Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+
+/**
+ * One interface per table. Timestamps are UTC ISO 8601 strings with milliseconds (they sort as text
+ * on both dialects), dates are YYYY-MM-DD strings, `field_changes` is JSON text.
+ */
+export interface EntitiesTable {
+  id: Generated<number>;
+  type: 'gallery' | 'artist';
+  name: string;
+  slug: string;
+  description: string | null;
+  external_url: string | null;
+  ical_url: string | null;
+  social_instagram: string | null;
+  social_twitter: string | null;
+  location_city: string | null;
+  location_country: string | null;
+  paused_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  entity_id: number;
+  prefix: string;
+  key_hash: string;
+  tier: 'free' | 'subscriber' | 'partner';
+  /** Space-separated scope names. */
+  scopes: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface ArtistsTable {
+  id: Generated<number>;
+  name: string;
+  slug: string;
+  created_at: string;
+}
+
+export interface ArtworksTable {
+  id: Generated<number>;
+  entity_id: number;
+  title: string;
+  creation_year: number | null;
+  medium: string | null;
+  dimensions: string | null;
+  price: number | null;
+  currency: string | null;
+  availability: 'available' | 'reserved' | 'sold' | null;
+  description: string | null;
+  image_url: string | null;
+  external_url: string | null;
+  artist_name: string | null;
+  artist_id: number | null;
+  /** When the current artist was linked; feeds the `artists` sync status. */
+  artist_linked_at: string | null;
+  source_fingerprint: string;
+  fingerprint_version: number;
+  last_synced_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EventsTable {
+  id: Generated<number>;
+  entity_id: number;
+  title: string;
+  slug: string;
+  event_type: 'exhibition' | 'opening' | 'talk' | 'workshop' | 'other' | null;
+  description: string | null;
+  location_city: string | null;
+  location_country: string | null;
+  start_date: string | null;
+  end_date: string | null;
+  external_url: string | null;
+  image_url: string | null;
+  ical_url: string | null;
+  last_synced_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChangelogTable {
+  id: Generated<number>;
+  /** The entity whose changelog holds the entry (the writer), not the changed record. */
+  owner_id: number;
+  entity_type: 'artwork' | 'artist' | 'event' | 'profile';
+  record_id: number;
+  action: 'create' | 'update' | 'delete';
+  source: string;
+  field_changes: string;
+  created_at: string;
+}
+
+export interface Database {
+  entities: EntitiesTable;
+  api_keys: ApiKeysTable;
+  artists: ArtistsTable;
+  artworks: ArtworksTable;
+  events: EventsTable;
+  changelog: ChangelogTable;
+}
+
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+export type EntityRow = Selectable<EntitiesTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type ArtworkRow = Selectable<ArtworksTable>;
+export type NewArtwork = Insertable<ArtworksTable>;
+export type ArtworkUpdate = Updateable<ArtworksTable>;
+export type EventRow = Selectable<EventsTable>;
+export type NewEvent = Insertable<EventsTable>;
+export type ChangelogRow = Selectable<ChangelogTable>;

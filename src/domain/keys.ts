@@ -1,0 +1,46 @@
+import { createHash, randomInt } from 'node:crypto';
+
+export const SCOPES = [
+  'artworks:read', 'artworks:write',
+  'events:read', 'events:write',
+  'profile:read', 'profile:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const READ_SCOPES: readonly Scope[] = SCOPES.filter((s) => s.endsWith(':read'));
+
+export const TIERS = ['free', 'subscriber', 'partner'] as const;
+export type Tier = (typeof TIERS)[number];
+
+/** Scopes each tier may hold (decisions §2); a key may be narrowed to a subset. */
+export const TIER_SCOPES: Record<Tier, readonly Scope[]> = {
+  free: READ_SCOPES,
+  subscriber: SCOPES,
+  partner: SCOPES,
+};
+
+/** The pseudo-scope of endpoints open to any read scope (changelog, sync status). */
+export const ANY_READ = 'any read scope';
+export type RequiredScope = Scope | typeof ANY_READ;
+
+export const KEY_PREFIX = 'ak_live_';
+export const KEY_FORMAT = /^ak_live_[A-Za-z0-9]{32}$/;
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A new key: `ak_live_` and 32 characters drawn uniformly by a cryptographic RNG. */
+export function generateKey(): string {
+  let body = '';
+  for (let i = 0; i < 32; i++) body += ALPHABET[randomInt(ALPHABET.length)];
+  return KEY_PREFIX + body;
+}
+
+/** The only form of a key the service stores. */
+export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+/** The public handle of a key: `ak_live_` plus its next 8 characters. */
+export const keyPrefix = (key: string): string => key.slice(0, KEY_PREFIX.length + 8);
+
+export function hasScope(granted: readonly string[], required: RequiredScope): boolean {
+  if (required === ANY_READ) return granted.some((s) => READ_SCOPES.includes(s as Scope));
+  return granted.includes(required);
+}

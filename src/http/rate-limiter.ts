@@ -1,0 +1,59 @@
+/**
+ * Fixed-window request counting per API key (decisions §8). A window starts at a key's first request
+ * after the previous one ended. The store is an interface so several processes can share it (Redis).
+ */
+export interface RateLimitState {
+  limit: number;
+  /** The limit minus the requests counted so far in this window, never below 0. */
+  remaining: number;
+  /** Unix epoch seconds when the window ends. */
+  reset: number;
+  allowed: boolean;
+  /** Whole seconds until the window ends, at least 1. */
+  retryAfter: number;
+}
+
+export interface RateLimiter {
+  /** Counts one request of `key` and tells whether it is within `limit`. Exact under concurrency. */
+  hit(key: string, limit: number, windowMs: number): Promise<RateLimitState>;
+  close(): Promise<void>;
+}
+
+export function rateLimitState(count: number, limit: number, resetAtMs: number, nowMs: number): RateLimitState {
+  return {
+    limit,
+    remaining: Math.max(0, limit - count),
+    reset: Math.ceil(resetAtMs / 1000),
+    allowed: count <= limit,
+    retryAfter: Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000)),
+  };
+}
+
+/** Counters in process memory: exact because one event loop serialises every hit. */
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  private lastSweep = Date.now();
+
+  async hit(key: string, limit: number, windowMs: number): Promise<RateLimitState> {
+    const now = Date.now();
+    this.sweep(now, windowMs);
+    let window = this.windows.get(key);
+    if (!window || now >= window.resetAt) {
+      window = { count: 0, resetAt: now + windowMs };
+      this.windows.set(key, window);
+    }
+    window.count++;
+    return rateLimitState(window.count, limit, window.resetAt, now);
+  }
+
+  async close(): Promise<void> {
+    this.windows.clear();
+  }
+
+  /** Drops ended windows once per window length, so idle keys do not accumulate. */
+  private sweep(now: number, windowMs: number): void {
+    if (now - this.lastSweep < windowMs) return;
+    this.lastSweep = now;
+    for (const [key, window] of this.windows) if (now >= window.resetAt) this.windows.delete(key);
+  }
+}

@@ -1,0 +1,64 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { artworkFromPost, artworkFromPut } from '../../domain/artwork.js';
+import {
+  Artwork, ArtworkList, ArtworkListQuery, ArtworkPost, ArtworkPostResult, ArtworkPut, Deleted,
+} from '../../schemas/artworks.js';
+import { IdParams } from '../../schemas/common.js';
+import { deleteArtwork, getArtwork, listArtworks, postArtwork, toArtwork, updateArtwork } from '../../store/artworks.js';
+import { AUTHED, WITH_BODY, errors, recordId } from '../responses.js';
+
+const tags = ['artworks'];
+
+export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/artworks', {
+    config: { scope: 'artworks:write' },
+    schema: {
+      tags, summary: 'Create an artwork, or update the one with the same fingerprint',
+      body: ArtworkPost,
+      response: { 201: ArtworkPostResult, ...errors(...WITH_BODY, ...AUTHED, 409, 422) },
+    },
+  }, async (request, reply) => {
+    const { artwork, created } = await postArtwork(app.db, request.auth.actor, artworkFromPost(request.body));
+    const { id, title, source_fingerprint, last_synced_at } = artwork;
+    return reply.code(201).send({ id, title, source_fingerprint, created, last_synced_at });
+  });
+
+  app.get('/artworks', {
+    config: { scope: 'artworks:read' },
+    schema: {
+      tags, summary: 'List the artworks of the key\'s entity, by id',
+      querystring: ArtworkListQuery,
+      response: { 200: ArtworkList, ...errors(400, ...AUTHED) },
+    },
+  }, async (request) => {
+    const { page, limit, availability } = request.query;
+    return { ...(await listArtworks(app.db, request.auth.entity.id, { page, limit, availability })), page, limit };
+  });
+
+  app.get('/artworks/:id', {
+    config: { scope: 'artworks:read' },
+    schema: { tags, summary: 'Get one artwork', params: IdParams, response: { 200: Artwork, ...errors(404, ...AUTHED) } },
+  }, async (request) => getArtwork(app.db, request.auth.entity.id, recordId(request.params)));
+
+  app.put('/artworks/:id', {
+    config: { scope: 'artworks:write' },
+    schema: {
+      tags, summary: 'Change fields of an artwork; null clears a field',
+      params: IdParams, body: ArtworkPut,
+      response: { 200: Artwork, ...errors(...WITH_BODY, 404, 409, 422, ...AUTHED) },
+    },
+  }, async (request) => {
+    const artwork = await updateArtwork(app.db, request.auth.actor, recordId(request.params), artworkFromPut(request.body));
+    return toArtwork(artwork);
+  });
+
+  app.delete('/artworks/:id', {
+    config: { scope: 'artworks:write' },
+    schema: { tags, summary: 'Delete an artwork', params: IdParams, response: { 200: Deleted, ...errors(404, 409, 422, ...AUTHED) } },
+  }, async (request) => {
+    const id = recordId(request.params);
+    await deleteArtwork(app.db, request.auth.actor, id);
+    return { deleted: true as const, id };
+  });
+};
+

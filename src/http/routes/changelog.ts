@@ -1,0 +1,33 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ANY_READ } from '../../domain/keys.js';
+import { ChangelogPage, ChangelogQuery } from '../../schemas/changelog.js';
+import { SyncStatus } from '../../schemas/sync.js';
+import { listChanges } from '../../store/changelog.js';
+import { syncStatus } from '../../store/sync.js';
+import { AUTHED, errors } from '../responses.js';
+import { toCanonicalTimestamp } from '../validation.js';
+
+const tags = ['changelog'];
+
+export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/changelog', {
+    config: { scope: ANY_READ },
+    schema: {
+      tags, summary: 'Every API write of the key\'s entity, oldest first',
+      querystring: ChangelogQuery,
+      response: { 200: ChangelogPage, ...errors(400, ...AUTHED) },
+    },
+  }, async (request) => {
+    const { page, limit } = request.query;
+    const since = request.query.since === undefined ? undefined : toCanonicalTimestamp(request.query.since);
+    return { ...(await listChanges(app.db, request.auth.entity.id, { page, limit, since })), page, limit };
+  });
+
+  app.get('/sync/status', {
+    config: { scope: ANY_READ },
+    schema: {
+      tags, summary: 'When artworks, artists and events were last synced, and how many there are',
+      response: { 200: SyncStatus, ...errors(...AUTHED) },
+    },
+  }, async (request) => syncStatus(app.db, request.auth.entity.id));
+};

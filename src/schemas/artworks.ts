@@ -1,0 +1,101 @@
+import Type, { type Static } from 'typebox';
+import {
+  CurrencyCode, HttpUrl, Id, LongText, Nullable, Page, ReadOnlyEcho, StringEnum, Text, Timestamp, pageQuery,
+} from './common.js';
+
+export const AVAILABILITY = ['available', 'reserved', 'sold'] as const;
+export type Availability = (typeof AVAILABILITY)[number];
+
+const Title = Type.String({ minLength: 1, description: '1 to 500 characters after trimming; stored trimmed.' });
+const CreationYear = Type.Integer({ minimum: -3000, description: 'From -3000 to next year (UTC).' });
+const Price = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'A whole number.' });
+const Availability = StringEnum(AVAILABILITY);
+const ArtistName = Type.String({ maxLength: 1000, description: 'Resolved to a platform-wide artist record.' });
+
+/** The optional writable fields; `null` means "not sent" on POST and "clear" on PUT. */
+const optionalFields = {
+  creation_year: Type.Optional(Nullable(CreationYear)),
+  medium: Type.Optional(Nullable(Text)),
+  dimensions: Type.Optional(Nullable(Text)),
+  price: Type.Optional(Nullable(Price)),
+  currency: Type.Optional(Nullable(CurrencyCode)),
+  availability: Type.Optional(Nullable(Availability)),
+  description: Type.Optional(Nullable(LongText)),
+  image_url: Type.Optional(Nullable(HttpUrl)),
+  external_url: Type.Optional(Nullable(HttpUrl)),
+  artist_name: Type.Optional(Nullable(ArtistName)),
+};
+
+const readOnlyFields = {
+  id: ReadOnlyEcho(),
+  source_fingerprint: ReadOnlyEcho(),
+  last_synced_at: ReadOnlyEcho(),
+  created_at: ReadOnlyEcho(),
+  updated_at: ReadOnlyEcho(),
+};
+
+const example = {
+  title: 'Abstract Painting', artist_name: 'Gerhard Richter', creation_year: 1990, medium: 'Oil on canvas',
+  dimensions: '200 x 160 cm', price: 1200000, currency: 'EUR', availability: 'available',
+  image_url: 'https://gallery.example/img/ap-1990.jpg', external_url: 'https://gallery.example/works/ap-1990',
+};
+
+export const ArtworkPost = Type.Object(
+  { title: Title, ...optionalFields, ...readOnlyFields },
+  { additionalProperties: false, examples: [example] },
+);
+export type ArtworkPostBody = Static<typeof ArtworkPost>;
+
+export const ArtworkPut = Type.Object(
+  { title: Type.Optional(Title), ...optionalFields, ...readOnlyFields },
+  { additionalProperties: false, examples: [{ price: 950000, availability: 'reserved' }] },
+);
+export type ArtworkPutBody = Static<typeof ArtworkPut>;
+
+export const WRITABLE_ARTWORK_FIELDS = ['title', ...Object.keys(optionalFields)] as (keyof ArtworkFields)[];
+
+const listedFields = {
+  id: Id,
+  title: Type.String(),
+  creation_year: Nullable(Type.Integer()),
+  medium: Nullable(Type.String()),
+  dimensions: Nullable(Type.String()),
+  price: Nullable(Type.Integer()),
+  currency: Nullable(Type.String()),
+  availability: Nullable(Availability),
+  artist_name: Nullable(Type.String()),
+  image_url: Nullable(Type.String()),
+};
+
+export const ArtworkListItem = Type.Object(listedFields);
+export type ArtworkListItemType = Static<typeof ArtworkListItem>;
+
+export const Artwork = Type.Object(
+  {
+    ...listedFields,
+    description: Nullable(Type.String()),
+    external_url: Nullable(Type.String()),
+    source_fingerprint: Type.String({ description: 'SHA-256 of slug(artist_name)|slug(title)|year.' }),
+    last_synced_at: Timestamp,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Artwork' },
+);
+export type ArtworkType = Static<typeof Artwork>;
+export type ArtworkFields = Omit<ArtworkType, 'id' | 'source_fingerprint' | 'last_synced_at' | 'created_at' | 'updated_at'>;
+
+export const ArtworkPostResult = Type.Object({
+  id: Id,
+  title: Type.String(),
+  source_fingerprint: Type.String(),
+  created: Type.Boolean({ description: 'true when the fingerprint was new.' }),
+  last_synced_at: Timestamp,
+});
+export type ArtworkPostResultType = Static<typeof ArtworkPostResult>;
+
+export const ArtworkListQuery = Type.Object({ ...pageQuery(50, 100), availability: Type.Optional(Availability) });
+
+export const ArtworkList = Type.Object({ artworks: Type.Array(ArtworkListItem), ...Page });
+
+export const Deleted = Type.Object({ deleted: Type.Literal(true), id: Id });

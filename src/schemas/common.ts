@@ -1,0 +1,65 @@
+import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
+
+/**
+ * Building blocks of the contract. Custom `format`s (uri, date, date-time, iso4217, iso3166-alpha2)
+ * are implemented once in http/validation.ts; they appear as-is in the OpenAPI document.
+ */
+
+/** `T | null` as a JSON type list, which keeps validation errors and serialization simple. */
+export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null> {
+  const { type, enum: values } = schema as { type?: string; enum?: unknown[] };
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}) });
+}
+
+export const StringEnum = <const V extends readonly string[]>(values: V, options: object = {}) =>
+  Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
+
+export const Id = Type.Integer({ minimum: 1, description: 'Identifier assigned by the service.' });
+export const Timestamp = Type.String({ format: 'date-time', description: 'UTC ISO 8601 with milliseconds.' });
+export const Text = Type.String({ maxLength: 1000 });
+export const LongText = Type.String({ maxLength: 20000 });
+export const HttpUrl = Type.String({
+  format: 'uri', maxLength: 2048, description: 'Absolute http or https URL.', examples: ['https://example.org/'],
+});
+export const IsoDate = Type.String({ format: 'date', description: 'Calendar date, YYYY-MM-DD.' });
+export const CountryCode = Type.String({
+  format: 'iso3166-alpha2', description: 'ISO 3166-1 alpha-2 code, any case; stored upper-case.',
+});
+export const CurrencyCode = Type.String({
+  format: 'iso4217', description: 'ISO 4217 code, any case; stored upper-case.',
+});
+
+/** Fields GET returns that a client may send back: accepted and ignored (decisions §3). */
+export const ReadOnlyEcho = (description = 'Read only: accepted and ignored.') => Type.Optional(Type.Unknown({ description }));
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'Machine-readable code, e.g. bad_request.' }),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    retry_after: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds to wait (429 only).' })),
+    existing_id: Type.Optional(Type.Integer({ description: 'The record that already has the fingerprint (409 duplicate).' })),
+  },
+  { $id: 'Error', description: 'Every error answer has this shape.' },
+);
+export type ErrorBodyType = Static<typeof ErrorBody>;
+
+export const IdParams = Type.Object({
+  id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'A positive integer.' }),
+});
+
+export const QueryBoolean = StringEnum(['true', 'false', '1', '0'], { default: 'false' });
+export const parseQueryBoolean = (value: string | undefined): boolean => value === 'true' || value === '1';
+
+export function pageQuery(defaultLimit: number, maxLimit: number) {
+  return {
+    page: Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1.' }),
+    limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit, description: `Results per page, 1 to ${maxLimit}.` }),
+  };
+}
+
+export const Page = {
+  total: Type.Integer({ minimum: 0 }),
+  page: Type.Integer({ minimum: 1 }),
+  limit: Type.Integer({ minimum: 1 }),
+};

@@ -1,0 +1,21 @@
+import Type, { type Static } from 'typebox';
+import { Id, Nullable, StringEnum, Timestamp } from './common.js';
+import { ENTITY_TYPES } from './profile.js';
+import { SCOPES, TIERS } from '../domain/keys.js';
+
+export const Me = Type.Object({
+  entity: Type.Object({ id: Id, type: StringEnum(ENTITY_TYPES), name: Type.String(), slug: Type.String() }),
+  key: Type.Object({
+    prefix: Type.String(),
+    tier: StringEnum(TIERS),
+    scopes: Type.Array(StringEnum(SCOPES)),
+    expires_at: Nullable(Timestamp),
+    created_at: Timestamp,
+  }),
+  rate_limit: Type.Object({
+    limit: Type.Integer(),
+    remaining: Type.Integer(),
+    reset: Type.Integer({ description: 'Unix epoch seconds when the window resets.' }),
+  }),
+});
+export type MeType = Static<typeof Me>;

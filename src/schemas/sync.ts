@@ -1,0 +1,10 @@
+import Type, { type Static } from 'typebox';
+import { Nullable, Timestamp } from './common.js';
+
+const KindStatus = Type.Object({
+  last_synced: Nullable(Timestamp),
+  count: Type.Integer({ minimum: 0 }),
+});
+
+export const SyncStatus = Type.Object({ artworks: KindStatus, artists: KindStatus, events: KindStatus });
+export type SyncStatusType = Static<typeof SyncStatus>;

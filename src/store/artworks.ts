@@ -1,0 +1,151 @@
+import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
+import { fieldChanges, mergeDefined, mergeNonNull, withoutNulls } from '../domain/diff.js';
+import { ApiError, notFound } from '../domain/errors.js';
+import { artworkFingerprint } from '../domain/fingerprint.js';
+import { SLUG_VERSION } from '../domain/slug.js';
+import type { ArtworkListItemType, ArtworkType, Availability } from '../schemas/artworks.js';
+import { isUniqueViolation } from '../db/errors.js';
+import type { ArtworkRow, Db, Trx } from '../db/types.js';
+import { resolveArtist } from './artists.js';
+import { recordChange, type Actor } from './changelog.js';
+import { lockForUpdate, nowIso } from './sql.js';
+
+export interface PostedArtwork {
+  artwork: ArtworkRow;
+  created: boolean;
+}
+
+/** Creates the artwork, or merges into the one with the same fingerprint (decisions §5). */
+export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
+  return db.transaction().execute(async (trx) => {
+    const at = nowIso();
+    const fingerprint = artworkFingerprint(input);
+    const artist = await linkArtist(trx, actor, input.artist_name, at);
+    const inserted = await trx.insertInto('artworks')
+      .values({
+        ...emptyArtwork(), ...withoutNulls(input), ...artist, title: input.title,
+        entity_id: actor.entityId,
+        source_fingerprint: fingerprint,
+        fingerprint_version: SLUG_VERSION,
+        last_synced_at: at, created_at: at, updated_at: at,
+      })
+      .onConflict((oc) => oc.columns(['entity_id', 'source_fingerprint']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (inserted) {
+      await recordArtworkChange(trx, actor, null, inserted, at);
+      return { artwork: inserted, created: true };
+    }
+    const existing = await lockForUpdate(trx,
+      trx.selectFrom('artworks').selectAll()
+        .where('entity_id', '=', actor.entityId).where('source_fingerprint', '=', fingerprint),
+    ).executeTakeFirstOrThrow();
+    const merged = mergeNonNull(existing, { ...input, ...artist });
+    const artwork = await saveArtwork(trx, merged, at);
+    await recordArtworkChange(trx, actor, existing, artwork, at);
+    return { artwork, created: false };
+  });
+}
+
+/** Applies a PUT: `null` clears; identity changes recompute the fingerprint, 409 if another artwork has it. */
+export async function updateArtwork(db: Db, actor: Actor, id: number, patch: ArtworkPatch): Promise<ArtworkRow> {
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const existing = await lockForUpdate(trx, ownArtwork(trx, actor.entityId, id)).executeTakeFirst();
+      if (!existing) throw notFound('Artwork');
+      const at = nowIso();
+      const artist = patch.artist_name === undefined ? {} : await linkArtist(trx, actor, patch.artist_name, at);
+      const merged = mergeDefined(existing, { ...patch, ...artist });
+      merged.source_fingerprint = artworkFingerprint(merged);
+      merged.fingerprint_version = SLUG_VERSION;
+      const artwork = await saveArtwork(trx, merged, at);
+      await recordArtworkChange(trx, actor, existing, artwork, at);
+      return artwork;
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw await duplicateOf(db, actor.entityId, id, patch);
+  }
+}
+
+export async function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const deleted = await trx.deleteFrom('artworks')
+      .where('entity_id', '=', actor.entityId).where('id', '=', id)
+      .returningAll().executeTakeFirst();
+    if (!deleted) throw notFound('Artwork');
+    await recordChange(trx, actor, {
+      entityType: 'artwork', recordId: id, action: 'delete',
+      fieldChanges: fieldChanges(deleted, null, ARTWORK_CHANGE_FIELDS),
+    }, nowIso());
+  });
+}
+
+export async function getArtwork(db: Db, entityId: number, id: number): Promise<ArtworkType> {
+  const row = await ownArtwork(db, entityId, id).executeTakeFirst();
+  if (!row) throw notFound('Artwork');
+  return toArtwork(row);
+}
+
+export interface ArtworkListQuery {
+  page: number;
+  limit: number;
+  availability?: Availability | undefined;
+}
+
+export async function listArtworks(db: Db, entityId: number, { page, limit, availability }: ArtworkListQuery) {
+  let query = db.selectFrom('artworks').where('entity_id', '=', entityId);
+  if (availability) query = query.where('availability', '=', availability);
+  const [rows, count] = await Promise.all([
+    query.select(['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'])
+      .orderBy('id').limit(limit).offset((page - 1) * limit).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { artworks: rows as ArtworkListItemType[], total: Number(count.total) };
+}
+
+export function toArtwork(row: ArtworkRow): ArtworkType {
+  const { entity_id, artist_id, artist_linked_at, fingerprint_version, ...artwork } = row;
+  return artwork;
+}
+
+const ownArtwork = (db: Db | Trx, entityId: number, id: number) =>
+  db.selectFrom('artworks').selectAll().where('entity_id', '=', entityId).where('id', '=', id);
+
+/** The artist columns for an `artist_name` as sent: linked (or created), or cleared by `null`. */
+async function linkArtist(trx: Trx, actor: Actor, name: string | null | undefined, at: string) {
+  if (name == null) return name === null ? { artist_id: null, artist_linked_at: null } : {};
+  return { artist_id: await resolveArtist(trx, actor, name, at), artist_linked_at: at };
+}
+
+async function saveArtwork(trx: Trx, artwork: ArtworkRow, at: string): Promise<ArtworkRow> {
+  const { id, entity_id, created_at, ...columns } = artwork;
+  return trx.updateTable('artworks')
+    .set({ ...columns, last_synced_at: at, updated_at: at })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+function recordArtworkChange(trx: Trx, actor: Actor, before: ArtworkRow | null, after: ArtworkRow, at: string) {
+  return recordChange(trx, actor, {
+    entityType: 'artwork', recordId: after.id, action: before ? 'update' : 'create',
+    fieldChanges: fieldChanges(before, after, ARTWORK_CHANGE_FIELDS),
+  }, at);
+}
+
+/** The 409 for a PUT whose new fingerprint another artwork of the entity already has. */
+async function duplicateOf(db: Db, entityId: number, id: number, patch: ArtworkPatch): Promise<ApiError> {
+  const current = await ownArtwork(db, entityId, id).executeTakeFirstOrThrow();
+  const fingerprint = artworkFingerprint(mergeDefined(current, patch));
+  const other = await db.selectFrom('artworks').select('id')
+    .where('entity_id', '=', entityId).where('source_fingerprint', '=', fingerprint).executeTakeFirst();
+  return new ApiError('duplicate', 'Another artwork of this catalog already has this title, artist and year.', {
+    ...(other ? { existing_id: other.id } : {}),
+  });
+}
+
+const emptyArtwork = () => ({
+  creation_year: null, medium: null, dimensions: null, price: null, currency: null, availability: null,
+  description: null, image_url: null, external_url: null, artist_name: null,
+});
