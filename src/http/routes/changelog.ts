@@ -5,7 +5,7 @@ import { SyncStatus } from '../../schemas/sync.js';
 import { listChanges } from '../../store/changelog.js';
 import { syncStatus } from '../../store/sync.js';
 import { AUTHED, errors } from '../responses.js';
-import { toCanonicalTimestamp } from '../validation.js';
+import { toCanonicalTimestamp } from '../../domain/formats.js';
 
 const tags = ['changelog'];
 

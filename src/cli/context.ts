@@ -1,0 +1,28 @@
+import { loadConfig } from '../config.js';
+import { connect, type DatabaseHandle } from '../db/connect.js';
+import { migrateToLatest } from '../db/migrate.js';
+
+/** An error meant for the operator: printed as one line on stderr, exit status 1. */
+export class CliError extends Error {}
+
+/** Runs an admin command on the database of DATABASE_URL, migrated first; no server needed. */
+export async function withDatabase<T>(run: (handle: DatabaseHandle) => Promise<T>, { migrate = true } = {}): Promise<T> {
+  const config = loadConfig();
+  const handle = connect(config.databaseUrl, { poolSize: 2, statementTimeoutMs: config.pgStatementTimeoutMs });
+  try {
+    if (migrate) await migrateToLatest(handle);
+    return await run(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** With --json, exactly one JSON document on stdout; otherwise the human-readable lines. */
+export function output(json: boolean | undefined, value: unknown, text: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
+}
+
+export function positiveId(raw: string, what = 'ID'): number {
+  if (!/^[1-9][0-9]{0,9}$/.test(raw)) throw new CliError(`${what} must be a positive integer (got "${raw}")`);
+  return Number(raw);
+}

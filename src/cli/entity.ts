@@ -1,0 +1,82 @@
+import type { Command } from 'commander';
+import { isCountryCode } from '../domain/codes.js';
+import { slugify } from '../domain/slug.js';
+import type { EntityRow } from '../db/types.js';
+import { ENTITY_TYPES, type EntityKind } from '../schemas/profile.js';
+import { createEntity, listEntities, setPaused, updateEntity } from '../store/entities.js';
+import { CliError, output, positiveId, withDatabase } from './context.js';
+
+const summary = (e: EntityRow) => ({ id: e.id, type: e.type, name: e.name, slug: e.slug });
+const describe = (e: EntityRow) => ({
+  ...summary(e), location_city: e.location_city, location_country: e.location_country,
+  paused: e.paused_at !== null, created_at: e.created_at,
+});
+const line = (e: EntityRow) =>
+  `${e.id}\t${e.type}\t${e.slug}\t${e.name}${e.paused_at ? '\t(paused)' : ''}`;
+
+function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (slugify(trimmed) === '') throw new CliError('--name must contain a letter or a digit');
+  if (trimmed.length > 500) throw new CliError('--name must be at most 500 characters');
+  return trimmed;
+}
+
+function checkCountry(country: string | undefined): string | undefined {
+  if (country === undefined || country === '') return country;
+  if (!isCountryCode(country)) throw new CliError(`--country must be an ISO 3166-1 alpha-2 code (got "${country}")`);
+  return country.toUpperCase();
+}
+
+export function registerEntityCommands(program: Command): void {
+  const entity = program.command('entity').description('manage galleries and artists');
+
+  entity.command('create')
+    .description('create a gallery or an artist')
+    .requiredOption('--type <type>', 'gallery or artist')
+    .requiredOption('--name <name>', 'display name; the profile slug is derived from it')
+    .option('--city <city>', 'location city')
+    .option('--country <cc>', 'ISO 3166-1 alpha-2 country code')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { type: string; name: string; city?: string; country?: string; json?: boolean }) => {
+      if (!ENTITY_TYPES.includes(opts.type as EntityKind)) throw new CliError(`--type must be gallery or artist (got "${opts.type}")`);
+      const spec = { type: opts.type as EntityKind, name: checkName(opts.name), city: opts.city, country: checkCountry(opts.country) };
+      const row = await withDatabase(({ db }) => createEntity(db, spec));
+      output(opts.json, summary(row), () => `created ${row.type} ${row.id} "${row.name}" (slug ${row.slug})`);
+    });
+
+  entity.command('list')
+    .description('list every entity')
+    .option('--json', 'print a JSON array')
+    .action(async (opts: { json?: boolean }) => {
+      const rows = await withDatabase(({ db }) => listEntities(db));
+      output(opts.json, rows.map(describe), () => (rows.length ? rows.map(line).join('\n') : 'no entities'));
+    });
+
+  entity.command('update')
+    .description('change fields the API cannot write (the slug stays, so public links keep working)')
+    .argument('<id>', 'entity id')
+    .option('--name <name>', 'display name')
+    .option('--city <city>', 'location city ("" clears)')
+    .option('--country <cc>', 'ISO 3166-1 alpha-2 country code ("" clears)')
+    .option('--json', 'print one JSON object')
+    .action(async (id: string, opts: { name?: string; city?: string; country?: string; json?: boolean }) => {
+      const changes = {
+        name: opts.name === undefined ? undefined : checkName(opts.name),
+        city: opts.city,
+        country: checkCountry(opts.country),
+      };
+      const row = await withDatabase(({ db }) => updateEntity(db, positiveId(id), changes));
+      output(opts.json, describe(row), () => `updated ${line(row)}`);
+    });
+
+  for (const [name, paused] of [['pause', true], ['resume', false]] as const) {
+    entity.command(name)
+      .description(paused ? 'pause an entity: its keys get 403, its public pages 404' : 'resume a paused entity')
+      .argument('<id>', 'entity id')
+      .option('--json', 'print one JSON object')
+      .action(async (id: string, opts: { json?: boolean }) => {
+        const row = await withDatabase(({ db }) => setPaused(db, positiveId(id), paused));
+        output(opts.json, describe(row), () => `${paused ? 'paused' : 'resumed'} ${row.type} ${row.id} "${row.name}"`);
+      });
+  }
+}

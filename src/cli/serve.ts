@@ -1,0 +1,37 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+
+const SHUTDOWN_DEADLINE_MS = 9_000;
+
+/** `serve`: the app plus the process concerns — listening, signals, graceful close. */
+export function registerServeCommand(program: Command): void {
+  program.command('serve')
+    .description('run the HTTP server (applies pending migrations first)')
+    .action(async () => {
+      const config = loadConfig();
+      // Loaded here so admin commands do not pay for the HTTP stack at start-up.
+      const { buildApp } = await import('../http/app.js');
+      const app = await buildApp({ config });
+      const address = await app.listen({ port: config.port, host: config.host });
+      process.stdout.write(`Art Catalog Service listening on ${address}\n`);
+
+      let closing = false;
+      const shutdown = (signal: string) => {
+        if (closing) return;
+        closing = true;
+        app.log.info({ signal }, 'shutting down: finishing requests in flight');
+        // A request that still hangs after the deadline is cut rather than keeping the process alive.
+        const deadline = setTimeout(() => {
+          app.log.error('shutdown deadline passed; exiting with requests still open');
+          process.exit(1);
+        }, SHUTDOWN_DEADLINE_MS);
+        deadline.unref();
+        app.close().then(() => process.exit(0), (error: unknown) => {
+          app.log.error({ err: error }, 'error while closing');
+          process.exit(1);
+        });
+      };
+      process.on('SIGTERM', () => shutdown('SIGTERM'));
+      process.on('SIGINT', () => shutdown('SIGINT'));
+    });
+}

@@ -1,0 +1,140 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { connect } from '../src/db/connect.js';
+
+const run = promisify(execFile);
+const BIN = join(import.meta.dirname, '..', 'bin', 'art-catalog');
+
+let dir: string;
+let databaseUrl: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'art-catalog-cli-'));
+  databaseUrl = `sqlite:${join(dir, 'cli.db')}`;
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(BIN, args, { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const json = async (...args: string[]) => {
+  const result = await cli(...args, '--json');
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout);
+};
+
+describe('admin commands', () => {
+  test('migrate applies the schema once and then reports nothing to do', async () => {
+    expect(await json('migrate')).toEqual({ applied: ['001_initial'] });
+    expect(await json('migrate')).toEqual({ applied: [] });
+  });
+
+  test('entity create prints exactly id, type, name and slug, and a second same name gets -2', async () => {
+    const first = await json('entity', 'create', '--type', 'gallery', '--name', 'Müller & Söhne', '--city', 'Berlin', '--country', 'de');
+    expect(first).toEqual({ id: expect.any(Number), type: 'gallery', name: 'Müller & Söhne', slug: 'muller-sohne' });
+    const second = await json('entity', 'create', '--type', 'artist', '--name', 'Muller Sohne');
+    expect(second.slug).toBe('muller-sohne-2');
+    const list = await json('entity', 'list');
+    expect(list.map((e: { slug: string }) => e.slug)).toEqual(['muller-sohne', 'muller-sohne-2']);
+    expect(list[0]).toMatchObject({ location_city: 'Berlin', location_country: 'DE', paused: false });
+  });
+
+  test('key create prints the key once, key list never shows it, and only its hash is stored', async () => {
+    const { id } = await json('entity', 'create', '--type', 'gallery', '--name', 'Key Gallery');
+    const created = await json('key', 'create', '--entity', String(id), '--tier', 'free', '--scopes', 'artworks:read,events:read');
+    expect(created).toEqual({ key: expect.stringMatching(/^ak_live_[A-Za-z0-9]{32}$/), prefix: created.key.slice(0, 16), tier: 'free', scopes: ['artworks:read', 'events:read'], expires_at: null });
+    const listed = await cli('key', 'list', '--entity', String(id), '--json');
+    expect(listed.stdout).not.toContain(created.key);
+    expect(JSON.parse(listed.stdout)).toEqual([{ prefix: created.prefix, tier: 'free', scopes: ['artworks:read', 'events:read'], expires_at: null, revoked_at: null, created_at: expect.any(String), last_used_at: null }]);
+
+    const handle = connect(databaseUrl);
+    const rows = await handle.db.selectFrom('api_keys').selectAll().execute();
+    await handle.close();
+    expect(JSON.stringify(rows)).not.toContain(created.key);
+  });
+
+  test('a default key gets every scope of the subscriber tier and an expiry is normalised to UTC', async () => {
+    const { id } = await json('entity', 'create', '--type', 'gallery', '--name', 'Default Gallery');
+    const created = await json('key', 'create', '--entity', String(id), '--expires-at', '2030-01-01T12:00:00+02:00');
+    expect(created.tier).toBe('subscriber');
+    expect(created.scopes).toHaveLength(6);
+    expect(created.expires_at).toBe('2030-01-01T10:00:00.000Z');
+  });
+
+  test('key revoke marks the key revoked; revoking it again fails', async () => {
+    const { id } = await json('entity', 'create', '--type', 'gallery', '--name', 'Revoke Gallery');
+    const { prefix } = await json('key', 'create', '--entity', String(id));
+    expect(await json('key', 'revoke', prefix)).toEqual({ prefix, revoked: true });
+    const [listed] = await json('key', 'list', '--entity', String(id));
+    expect(listed.revoked_at).toEqual(expect.any(String));
+    const again = await cli('key', 'revoke', prefix);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+  });
+
+  test('entity pause and resume flip the paused flag; update changes name and location but not the slug', async () => {
+    const { id, slug } = await json('entity', 'create', '--type', 'artist', '--name', 'Pause Artist');
+    expect((await json('entity', 'pause', String(id))).paused).toBe(true);
+    expect((await json('entity', 'resume', String(id))).paused).toBe(false);
+    const updated = await json('entity', 'update', String(id), '--name', 'Renamed Artist', '--country', 'fr');
+    expect(updated).toMatchObject({ id, name: 'Renamed Artist', slug, location_country: 'FR' });
+  });
+
+  test('demo seeds a gallery and prints a working subscriber key', async () => {
+    const demo = await json('demo');
+    expect(demo).toMatchObject({ entity: { type: 'gallery', name: 'Demo Gallery' }, key: expect.stringMatching(/^ak_live_/), artworks: 10, events: 4 });
+  });
+
+  test.each([
+    [['entity', 'create', '--type', 'museum', '--name', 'X'], /--type must be gallery or artist/],
+    [['entity', 'create', '--type', 'gallery'], /--name/],
+    [['entity', 'create', '--type', 'gallery', '--name', '!!!'], /letter or a digit/],
+    [['entity', 'create', '--type', 'gallery', '--name', 'X', '--country', 'ZZ'], /ISO 3166-1/],
+    [['key', 'create', '--entity', '1', '--tier', 'gold'], /--tier must be one of/],
+    [['key', 'create', '--entity', '1', '--tier', 'free', '--scopes', 'artworks:write'], /not available to the free tier/],
+    [['key', 'create', '--entity', '1', '--scopes', 'art:read'], /unknown scope/],
+    [['key', 'create', '--entity', '1', '--expires-at', 'tomorrow'], /ISO 8601/],
+    [['key', 'create', '--entity', '999999'], /no entity with id 999999/],
+    [['key', 'create', '--entity', 'abc'], /positive integer/],
+    [['entity', 'pause', '999999'], /not found/i],
+    [['nonsense'], /unknown command/],
+  ])('%j fails with one line on stderr, nothing on stdout and a non-zero exit', async (args, message) => {
+    const result = await cli(...args, '--json');
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(message);
+  });
+});
+
+describe('serve', () => {
+  test('serve on PORT=0 prints its URL, answers /healthz, and exits 0 on SIGTERM', async () => {
+    const child = spawn(BIN, ['serve'], { env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'silent' } });
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(out);
+        if (match?.[1]) resolve(match[1]);
+      });
+      child.on('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
+    });
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});

@@ -1,0 +1,62 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+const run = promisify(execFile);
+
+/** The shell blocks of the README's API tour, in order, except the one that starts the server. */
+function tourBlocks(): string[] {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const tour = readme.slice(readme.indexOf('## API tour'), readme.indexOf('\n## ', readme.indexOf('## API tour') + 1));
+  return [...tour.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((block) => block.trim() !== 'npm start');
+}
+
+let dir: string;
+let server: ChildProcess;
+let base: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'art-catalog-readme-'));
+  env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'readme.db')}`, LOG_LEVEL: 'silent' };
+  server = spawn(join(ROOT, 'bin', 'art-catalog'), ['serve'], { env: { ...env, PORT: '0' } });
+  base = await new Promise<string>((resolve) => {
+    let out = '';
+    server.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) resolve(match[1]);
+    });
+  });
+});
+
+afterAll(() => {
+  server.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('every curl example of the README API tour works as written', async () => {
+  const blocks = tourBlocks();
+  expect(blocks.length).toBeGreaterThan(6);
+  // One shell session: the tour's exports carry over from block to block, as in a reader's terminal.
+  const script = blocks.map((block, i) => `echo "@@block ${i}"\n${block.replace('export BASE=http://127.0.0.1:3000', `export BASE=${base}`)}\necho`).join('\n');
+  const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env });
+  const outputs = stdout.split(/@@block \d+\n/).slice(1);
+  expect(outputs).toHaveLength(blocks.length);
+  for (const [i, block] of blocks.entries()) {
+    const output = outputs[i]!;
+    if (!block.includes('curl')) continue;
+    if (block.includes('"error":"bad_request"')) {
+      expect(output).toContain('"error":"bad_request"');
+      continue;
+    }
+    expect(output, `block ${i}:\n${block}`).not.toContain('"error"');
+    expect(output.trim().length, `block ${i} printed nothing`).toBeGreaterThan(0);
+  }
+  expect(stdout).toContain('"created":false');
+  expect(stdout).toContain('"deleted":true');
+});
