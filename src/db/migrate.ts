@@ -1,12 +1,13 @@
 import { Migrator, type MigrationResultSet } from 'kysely';
 import type { DatabaseHandle } from './connect.js';
 import { initial } from './migrations/001_initial.js';
+import { idempotency } from './migrations/002_idempotency.js';
 
 /** Applies every pending migration; throws (so `serve` and `migrate` fail) when one fails. */
 export async function migrateToLatest({ db, dialect }: DatabaseHandle): Promise<string[]> {
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => ({ '001_initial': initial(dialect) }) },
+    provider: { getMigrations: async () => ({ '001_initial': initial(dialect), '002_idempotency': idempotency(dialect) }) },
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) {

@@ -97,6 +97,20 @@ export interface ChangelogTable {
   created_at: string;
 }
 
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  api_key_id: number;
+  key: string;
+  request_hash: string;
+  state: 'in_flight' | 'done';
+  status: number | null;
+  /** The serialized response body of a done request. */
+  body: string | null;
+  created_at: string;
+  /** An in-flight claim older than this was abandoned (a crash) and may be taken over. */
+  locked_until: string;
+}
+
 export interface Database {
   entities: EntitiesTable;
   api_keys: ApiKeysTable;
@@ -104,6 +118,7 @@ export interface Database {
   artworks: ArtworksTable;
   events: EventsTable;
   changelog: ChangelogTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type Db = Kysely<Database>;

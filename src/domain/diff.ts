@@ -34,3 +34,6 @@ export function mergeDefined<T extends Values>(base: T, patch: Partial<T>): T {
 export function withoutNulls<T extends object>(values: T): Partial<T> {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v != null)) as Partial<T>;
 }
+
+/** Whether a write changed anything a caller sees, beyond the sync time every write refreshes. */
+export const isRealChange = (changes: FieldChanges): boolean => Object.keys(changes).some((f) => f !== 'last_synced_at');

@@ -6,6 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import type { Db } from '../db/types.js';
 import authPlugin from './plugins/auth.js';
 import errorsPlugin from './plugins/errors.js';
+import idempotencyPlugin from './plugins/idempotency.js';
 import { MemoryRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { artworkRoutes } from './routes/artworks.js';
 import { changelogRoutes } from './routes/changelog.js';
@@ -68,6 +69,7 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
   await app.register(healthRoutes);
   await app.register(async (api) => {
     await api.register(authPlugin);
+    await api.register(idempotencyPlugin);
     for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   return app;

@@ -69,3 +69,9 @@ function describe(error: Partial<ErrorObject>, part: string): [string, string] {
     default: return [path, error.message ?? 'is invalid'];
   }
 }
+
+/** A strict validator for one value against a body schema, as for a whole body (used per batch item). */
+export function compileBodyValidator(schema: object, part = 'item'): (value: unknown) => FieldProblem[] {
+  const validate = strictAjv.compile(schema);
+  return (value) => (validate(value) ? [] : toFieldProblems(validate.errors ?? [], part));
+}

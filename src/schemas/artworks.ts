@@ -34,7 +34,7 @@ const readOnlyFields = {
   updated_at: ReadOnlyEcho(),
 };
 
-const example = {
+export const ARTWORK_EXAMPLE = {
   title: 'Abstract Painting', artist_name: 'Gerhard Richter', creation_year: 1990, medium: 'Oil on canvas',
   dimensions: '200 x 160 cm', price: 1200000, currency: 'EUR', availability: 'available',
   image_url: 'https://gallery.example/img/ap-1990.jpg', external_url: 'https://gallery.example/works/ap-1990',
@@ -42,7 +42,7 @@ const example = {
 
 export const ArtworkPost = Type.Object(
   { title: Title, ...optionalFields, ...readOnlyFields },
-  { additionalProperties: false, examples: [example] },
+  { additionalProperties: false, examples: [ARTWORK_EXAMPLE] },
 );
 export type ArtworkPostBody = Static<typeof ArtworkPost>;
 

@@ -19,6 +19,11 @@ const eventFields = {
   ical_url: Type.Optional(Nullable(HttpUrl)),
 };
 
+export const EVENT_EXAMPLE = {
+  title: 'Summer Exhibition', event_type: 'exhibition', location_city: 'Berlin', location_country: 'DE',
+  start_date: '2027-06-01', end_date: '2027-08-31', external_url: 'https://gallery.example/summer',
+};
+
 export const EventPost = Type.Object(
   {
     title: Type.String({ minLength: 1, description: '1 to 500 characters after trimming; stored trimmed.' }),
@@ -31,10 +36,7 @@ export const EventPost = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{
-      title: 'Summer Exhibition', event_type: 'exhibition', location_city: 'Berlin', location_country: 'DE',
-      start_date: '2027-06-01', end_date: '2027-08-31', external_url: 'https://gallery.example/summer',
-    }],
+    examples: [EVENT_EXAMPLE],
   },
 );
 export type EventPostBody = Static<typeof EventPost>;

@@ -1,5 +1,5 @@
 import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
-import { fieldChanges, mergeDefined, mergeNonNull, withoutNulls } from '../domain/diff.js';
+import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, withoutNulls } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
 import { artworkFingerprint } from '../domain/fingerprint.js';
 import { SLUG_VERSION } from '../domain/slug.js';
@@ -13,6 +13,8 @@ import { lockForUpdate, nowIso } from './sql.js';
 export interface PostedArtwork {
   artwork: ArtworkRow;
   created: boolean;
+  /** false when a re-post changed nothing but last_synced_at. */
+  changed: boolean;
 }
 
 /** Creates the artwork, or merges into the one with the same fingerprint (decisions §5). */
@@ -34,7 +36,7 @@ export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<
       .executeTakeFirst();
     if (inserted) {
       await recordArtworkChange(trx, actor, null, inserted, at);
-      return { artwork: inserted, created: true };
+      return { artwork: inserted, created: true, changed: true };
     }
     const existing = await lockForUpdate(trx,
       trx.selectFrom('artworks').selectAll()
@@ -42,8 +44,8 @@ export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<
     ).executeTakeFirstOrThrow();
     const merged = mergeNonNull(existing, { ...input, ...artist });
     const artwork = await saveArtwork(trx, merged, at);
-    await recordArtworkChange(trx, actor, existing, artwork, at);
-    return { artwork, created: false };
+    const changes = await recordArtworkChange(trx, actor, existing, artwork, at);
+    return { artwork, created: false, changed: isRealChange(changes) };
   });
 }
 
@@ -127,11 +129,10 @@ async function saveArtwork(trx: Trx, artwork: ArtworkRow, at: string): Promise<A
     .executeTakeFirstOrThrow();
 }
 
-function recordArtworkChange(trx: Trx, actor: Actor, before: ArtworkRow | null, after: ArtworkRow, at: string) {
-  return recordChange(trx, actor, {
-    entityType: 'artwork', recordId: after.id, action: before ? 'update' : 'create',
-    fieldChanges: fieldChanges(before, after, ARTWORK_CHANGE_FIELDS),
-  }, at);
+async function recordArtworkChange(trx: Trx, actor: Actor, before: ArtworkRow | null, after: ArtworkRow, at: string) {
+  const changes = fieldChanges(before, after, ARTWORK_CHANGE_FIELDS);
+  await recordChange(trx, actor, { entityType: 'artwork', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }, at);
+  return changes;
 }
 
 /** The 409 for a PUT whose new fingerprint another artwork of the entity already has. */

@@ -1,4 +1,4 @@
-import { fieldChanges, mergeNonNull, withoutNulls } from '../domain/diff.js';
+import { fieldChanges, isRealChange, mergeNonNull, withoutNulls } from '../domain/diff.js';
 import { notFound } from '../domain/errors.js';
 import { EVENT_CHANGE_FIELDS, checkMergedDates, type EventInput } from '../domain/event.js';
 import { slugify } from '../domain/slug.js';
@@ -11,7 +11,7 @@ import { lockForUpdate, nowIso } from './sql.js';
 export const eventSlug = (entitySlug: string, title: string): string => slugify(`${entitySlug} ${title}`);
 
 /** Creates the event, or merges into the entity's event with the same slug. */
-export function postEvent(db: Db, actor: Actor, input: EventInput): Promise<{ event: EventRow; created: boolean }> {
+export function postEvent(db: Db, actor: Actor, input: EventInput): Promise<{ event: EventRow; created: boolean; changed: boolean }> {
   return db.transaction().execute(async (trx) => {
     const at = nowIso();
     const slug = eventSlug(actor.entitySlug, input.title);
@@ -25,7 +25,7 @@ export function postEvent(db: Db, actor: Actor, input: EventInput): Promise<{ ev
       .executeTakeFirst();
     if (inserted) {
       await recordEventChange(trx, actor, null, inserted, at);
-      return { event: inserted, created: true };
+      return { event: inserted, created: true, changed: true };
     }
     const existing = await lockForUpdate(trx,
       trx.selectFrom('events').selectAll().where('entity_id', '=', actor.entityId).where('slug', '=', slug),
@@ -36,8 +36,8 @@ export function postEvent(db: Db, actor: Actor, input: EventInput): Promise<{ ev
     const event = await trx.updateTable('events')
       .set({ ...columns, last_synced_at: at, updated_at: at })
       .where('id', '=', id).returningAll().executeTakeFirstOrThrow();
-    await recordEventChange(trx, actor, existing, event, at);
-    return { event, created: false };
+    const changes = await recordEventChange(trx, actor, existing, event, at);
+    return { event, created: false, changed: isRealChange(changes) };
   });
 }
 
@@ -90,11 +90,10 @@ export function toEvent(row: EventRow): EventType {
   return event;
 }
 
-function recordEventChange(trx: Trx, actor: Actor, before: EventRow | null, after: EventRow, at: string) {
-  return recordChange(trx, actor, {
-    entityType: 'event', recordId: after.id, action: before ? 'update' : 'create',
-    fieldChanges: fieldChanges(before, after, EVENT_CHANGE_FIELDS),
-  }, at);
+async function recordEventChange(trx: Trx, actor: Actor, before: EventRow | null, after: EventRow, at: string) {
+  const changes = fieldChanges(before, after, EVENT_CHANGE_FIELDS);
+  await recordChange(trx, actor, { entityType: 'event', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }, at);
+  return changes;
 }
 
 const emptyEvent = () => ({

@@ -27,7 +27,10 @@ export function toApiError(error: FastifyError): ApiError {
   }
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
   if (known) return new ApiError(known[0], known[1]);
-  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new ApiError('bad_request', 'The body is not valid JSON.');
+  if (error instanceof SyntaxError && /prototype/.test(error.message)) {
+    return new ApiError('bad_request', 'The body contains a forbidden key (__proto__ or constructor.prototype).');
+  }
+  if (error instanceof SyntaxError) return new ApiError('bad_request', 'The body is not valid JSON.');
   const status = error.statusCode ?? 500;
   const code = BY_STATUS[status];
   if (code) return new ApiError(code, status === 400 ? error.message : undefined);

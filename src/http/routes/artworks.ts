@@ -1,13 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { artworkFromPost, artworkFromPut } from '../../domain/artwork.js';
 import {
-  Artwork, ArtworkList, ArtworkListQuery, ArtworkPost, ArtworkPostResult, ArtworkPut, Deleted,
+  Artwork, ArtworkList, ArtworkListQuery, ArtworkPost, ARTWORK_EXAMPLE, ArtworkPostResult, ArtworkPut, Deleted, type ArtworkPostBody,
 } from '../../schemas/artworks.js';
 import { IdParams } from '../../schemas/common.js';
 import { deleteArtwork, getArtwork, listArtworks, postArtwork, toArtwork, updateArtwork } from '../../store/artworks.js';
+import { BatchResponse, batchRequest } from '../../schemas/batch.js';
+import { runBatch } from '../batch.js';
 import { AUTHED, WITH_BODY, errors, recordId } from '../responses.js';
+import { compileBodyValidator } from '../validation.js';
 
 const tags = ['artworks'];
+
+const validateArtwork = compileBodyValidator(ArtworkPost);
 
 export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artworks', {
@@ -22,6 +27,21 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { id, title, source_fingerprint, last_synced_at } = artwork;
     return reply.code(201).send({ id, title, source_fingerprint, created, last_synced_at });
   });
+
+  app.post('/artworks/batch', {
+    config: { scope: 'artworks:write' },
+    schema: {
+      tags, summary: 'Post up to 100 artworks in one request (one rate-limit unit)',
+      body: batchRequest('POST /v1/artworks', ARTWORK_EXAMPLE),
+      response: { 200: BatchResponse, ...errors(...WITH_BODY, ...AUTHED, 409, 422) },
+    },
+  }, async (request) => ({
+    results: await runBatch<ArtworkPostBody>(request.body.items, validateArtwork, async (item) => {
+      const { artwork, created, changed } = await postArtwork(app.db, request.auth.actor, artworkFromPost(item));
+      const { id, title, source_fingerprint, last_synced_at } = artwork;
+      return { id, title, source_fingerprint, created, changed, last_synced_at };
+    }),
+  }));
 
   app.get('/artworks', {
     config: { scope: 'artworks:read' },

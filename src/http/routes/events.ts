@@ -3,11 +3,16 @@ import { ApiError } from '../../domain/errors.js';
 import { eventFromPost } from '../../domain/event.js';
 import { Deleted } from '../../schemas/artworks.js';
 import { IdParams, parseQueryBoolean } from '../../schemas/common.js';
-import { Event, EventList, EventListQuery, EventPost, EventPostResult } from '../../schemas/events.js';
+import { Event, EventList, EventListQuery, EventPost, EVENT_EXAMPLE, EventPostResult, type EventPostBody } from '../../schemas/events.js';
 import { deleteEvent, getEvent, listEvents, postEvent } from '../../store/events.js';
+import { BatchResponse, batchRequest } from '../../schemas/batch.js';
+import { runBatch } from '../batch.js';
 import { AUTHED, WITH_BODY, errors, recordId } from '../responses.js';
+import { compileBodyValidator } from '../validation.js';
 
 const tags = ['events'];
+
+const validateEvent = compileBodyValidator(EventPost);
 
 export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/events', {
@@ -22,6 +27,21 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { id, title, slug, last_synced_at } = event;
     return reply.code(201).send({ id, title, slug, created, last_synced_at });
   });
+
+  app.post('/events/batch', {
+    config: { scope: 'events:write' },
+    schema: {
+      tags, summary: 'Post up to 100 events in one request (one rate-limit unit)',
+      body: batchRequest('POST /v1/events', EVENT_EXAMPLE),
+      response: { 200: BatchResponse, ...errors(...WITH_BODY, ...AUTHED, 409, 422) },
+    },
+  }, async (request) => ({
+    results: await runBatch<EventPostBody>(request.body.items, validateEvent, async (item) => {
+      const { event, created, changed } = await postEvent(app.db, request.auth.actor, eventFromPost(item));
+      const { id, title, slug, last_synced_at } = event;
+      return { id, title, slug, created, changed, last_synced_at };
+    }),
+  }));
 
   app.get('/events', {
     config: { scope: 'events:read' },

@@ -1,0 +1,27 @@
+import type { ColumnDefinitionBuilder, Kysely, Migration } from 'kysely';
+import type { Dialect } from '../connect.js';
+
+/** Idempotency-Key records: the first final answer to a request, replayed for 24 hours. */
+export function idempotency(dialect: Dialect): Migration {
+  const pk = (c: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema.createTable('idempotency_keys')
+        .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', pk)
+        .addColumn('api_key_id', 'integer', (c) => c.notNull().references('api_keys.id'))
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('request_hash', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('status', 'integer')
+        .addColumn('body', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('locked_until', 'text', (c) => c.notNull())
+        .addUniqueConstraint('idempotency_keys_key', ['api_key_id', 'key'])
+        .execute();
+      await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('idempotency_keys').execute();
+    },
+  };
+}

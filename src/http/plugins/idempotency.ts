@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { ApiError } from '../../domain/errors.js';
+import {
+  claimIdempotencyKey, completeIdempotencyKey, deleteExpiredIdempotencyKeys, releaseIdempotencyKey,
+} from '../../store/idempotency.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The idempotency record this request claimed, completed or released when the answer is sent. */
+    idempotencyId: number | null;
+  }
+}
+
+const HEADER = 'idempotency-key';
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE']);
+/** Longer than the request timeout: a claim older than this belongs to a process that died. */
+const LEASE_MS = 60_000;
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
+/**
+ * Idempotency-Key on POST, PUT and DELETE (decisions §8): the first final answer is stored and replayed
+ * for the same key and body; a different body gets 422; a request still running gets 409. Runs after
+ * authentication and body parsing, before validation, so a replay needs no second validation or write.
+ */
+async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
+  app.decorateRequest('idempotencyId', null);
+
+  app.addHook('preValidation', async (request, reply) => {
+    const header = request.headers[HEADER];
+    if (header === undefined || !WRITE_METHODS.has(request.method) || !request.auth) return;
+    if (typeof header !== 'string' || !VALID_KEY.test(header)) {
+      throw new ApiError('bad_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', {
+        details: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
+      });
+    }
+    const requestHash = createHash('sha256')
+      .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+    const claim = await claimIdempotencyKey(app.db, request.auth.key.id, header, requestHash, LEASE_MS);
+    switch (claim.outcome) {
+      case 'claimed':
+        request.idempotencyId = claim.id;
+        return;
+      case 'mismatch':
+        throw new ApiError('idempotency_key_reused');
+      case 'in_flight':
+        throw new ApiError('idempotency_conflict');
+      case 'replay':
+        return reply.code(claim.status).header('idempotent-replayed', 'true')
+          .type('application/json; charset=utf-8').send(claim.body);
+    }
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const id = request.idempotencyId;
+    if (id === null) return payload;
+    request.idempotencyId = null;
+    const final = reply.statusCode < 500 && reply.statusCode !== 429;
+    if (final && typeof payload === 'string') await completeIdempotencyKey(app.db, id, reply.statusCode, payload);
+    else await releaseIdempotencyKey(app.db, id);
+    return payload;
+  });
+
+  const sweep = setInterval(() => {
+    deleteExpiredIdempotencyKeys(app.db).catch((error: unknown) => app.log.warn({ err: error }, 'idempotency sweep failed'));
+  }, SWEEP_INTERVAL_MS);
+  sweep.unref();
+  app.addHook('onClose', async () => clearInterval(sweep));
+}
+
+export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['auth'] });
