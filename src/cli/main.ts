@@ -4,6 +4,7 @@ import { CliError, output, withDatabase } from './context.js';
 import { registerDemoCommand } from './demo.js';
 import { registerEntityCommands } from './entity.js';
 import { registerKeyCommands } from './key.js';
+import { registerPushCommand } from './push.js';
 import { registerServeCommand } from './serve.js';
 
 const program = new Command('art-catalog')
@@ -23,6 +24,7 @@ program.command('migrate')
 registerEntityCommands(program);
 registerKeyCommands(program);
 registerDemoCommand(program);
+registerPushCommand(program);
 
 try {
   await program.parseAsync(process.argv);

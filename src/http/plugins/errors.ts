@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, invalidFields, type ErrorCode } from '../../domain/errors.js';
-import { toFieldProblems } from '../validation.js';
+import { toFieldProblems } from '../../schemas/validator.js';
 
 /** Fastify's own errors (body parsing, limits) mapped onto the catalog. */
 const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {

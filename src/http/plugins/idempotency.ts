@@ -17,8 +17,12 @@ const HEADER = 'idempotency-key';
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE']);
 /** Longer than the request timeout: a claim older than this belongs to a process that died. */
-const LEASE_MS = 60_000;
+export const LEASE_MS = 60_000;
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
+/** What makes two requests "the same": method, path with query, and the parsed body. */
+export const requestHash = (method: string, url: string, body: unknown): string =>
+  createHash('sha256').update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('hex');
 
 /**
  * Idempotency-Key on POST, PUT and DELETE (decisions §8): the first final answer is stored and replayed
@@ -36,9 +40,8 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
         details: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
       });
     }
-    const requestHash = createHash('sha256')
-      .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
-    const claim = await claimIdempotencyKey(app.db, request.auth.key.id, header, requestHash, LEASE_MS);
+    const hash = requestHash(request.method, request.url, request.body);
+    const claim = await claimIdempotencyKey(app.db, request.auth.key.id, header, hash, LEASE_MS);
     switch (claim.outcome) {
       case 'claimed':
         request.idempotencyId = claim.id;

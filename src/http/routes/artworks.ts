@@ -8,7 +8,7 @@ import { deleteArtwork, getArtwork, listArtworks, postArtwork, toArtwork, update
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
 import { AUTHED, WITH_BODY, errors, recordId } from '../responses.js';
-import { compileBodyValidator } from '../validation.js';
+import { compileBodyValidator } from '../../schemas/validator.js';
 
 const tags = ['artworks'];
 

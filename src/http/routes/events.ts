@@ -8,7 +8,7 @@ import { deleteEvent, getEvent, listEvents, postEvent } from '../../store/events
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
 import { AUTHED, WITH_BODY, errors, recordId } from '../responses.js';
-import { compileBodyValidator } from '../validation.js';
+import { compileBodyValidator } from '../../schemas/validator.js';
 
 const tags = ['events'];
 

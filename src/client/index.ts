@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import type { Static } from 'typebox';
+import type {
+  Artwork, ArtworkList, ArtworkPostBody, ArtworkPostResult, ArtworkPutBody, Deleted,
+} from '../schemas/artworks.js';
+import type { BatchResponse } from '../schemas/batch.js';
+import type { ChangelogPage } from '../schemas/changelog.js';
+import type { ErrorBodyType } from '../schemas/common.js';
+import type { Event, EventList, EventPostBody, EventPostResult } from '../schemas/events.js';
+import type { Me } from '../schemas/me.js';
+import type { Profile, ProfilePutBody, ProfileUpdated } from '../schemas/profile.js';
+import type { SyncStatus } from '../schemas/sync.js';
+import { ApiClientError, NetworkError } from './errors.js';
+import { DEFAULT_RETRY, shouldRetry, type Decision, type Outcome, type RetryPolicy } from './retry.js';
+
+export { ApiClientError, NetworkError } from './errors.js';
+export { shouldRetry, DEFAULT_RETRY, type RetryPolicy } from './retry.js';
+
+export interface RetryEvent {
+  method: string;
+  path: string;
+  reason: Extract<Decision, { retry: true }>['reason'];
+  delayMs: number;
+  attempt: number;
+  status?: number;
+}
+
+export interface ClientOptions {
+  /** Where the service runs, e.g. http://127.0.0.1:3000. */
+  baseUrl: string;
+  /** An API key, `ak_live_…`. */
+  key: string;
+  retry?: Partial<RetryPolicy>;
+  /** Told before each wait, e.g. to show "rate limited: waiting 2 s". */
+  onRetry?: (event: RetryEvent) => void;
+  /** Replaceable for tests. */
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface WriteOptions {
+  /** Sent as Idempotency-Key on every attempt; a random one is made when absent. */
+  idempotencyKey?: string;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+/** A typed client of the v1 API. Every method returns the body of the success answer. */
+export class ArtCatalogClient {
+  private readonly baseUrl: string;
+  private readonly policy: RetryPolicy;
+  private readonly fetchImpl: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.policy = { ...DEFAULT_RETRY, ...options.retry };
+    this.fetchImpl = options.fetch ?? fetch;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  me = () => this.request<Static<typeof Me>>('GET', '/v1/me');
+
+  postArtwork = (body: ArtworkPostBody, o?: WriteOptions) => this.request<Static<typeof ArtworkPostResult>>('POST', '/v1/artworks', { body, ...o });
+  postArtworks = (items: unknown[], o?: WriteOptions) => this.request<Static<typeof BatchResponse>>('POST', '/v1/artworks/batch', { body: { items }, ...o });
+  listArtworks = (query: { page?: number; limit?: number; availability?: string } = {}) => this.request<Static<typeof ArtworkList>>('GET', '/v1/artworks', { query });
+  getArtwork = (id: number) => this.request<Static<typeof Artwork>>('GET', `/v1/artworks/${id}`);
+  updateArtwork = (id: number, body: ArtworkPutBody, o?: WriteOptions) => this.request<Static<typeof Artwork>>('PUT', `/v1/artworks/${id}`, { body, ...o });
+  deleteArtwork = (id: number, o?: WriteOptions) => this.request<Static<typeof Deleted>>('DELETE', `/v1/artworks/${id}`, o);
+
+  postEvent = (body: EventPostBody, o?: WriteOptions) => this.request<Static<typeof EventPostResult>>('POST', '/v1/events', { body, ...o });
+  postEvents = (items: unknown[], o?: WriteOptions) => this.request<Static<typeof BatchResponse>>('POST', '/v1/events/batch', { body: { items }, ...o });
+  listEvents = (query: { page?: number; limit?: number; upcoming?: boolean; past?: boolean } = {}) => this.request<Static<typeof EventList>>('GET', '/v1/events', { query });
+  getEvent = (id: number) => this.request<Static<typeof Event>>('GET', `/v1/events/${id}`);
+  deleteEvent = (id: number, o?: WriteOptions) => this.request<Static<typeof Deleted>>('DELETE', `/v1/events/${id}`, o);
+
+  getProfile = () => this.request<Static<typeof Profile>>('GET', '/v1/profile');
+  updateProfile = (body: ProfilePutBody, o?: WriteOptions) => this.request<Static<typeof ProfileUpdated>>('PUT', '/v1/profile', { body, ...o });
+
+  changelog = (query: { page?: number; limit?: number; since?: string } = {}) => this.request<Static<typeof ChangelogPage>>('GET', '/v1/changelog', { query });
+  syncStatus = () => this.request<Static<typeof SyncStatus>>('GET', '/v1/sync/status');
+
+  /** One call: attempts until success, a final error, or the retry policy gives up. */
+  async request<T>(method: string, path: string, { body, query, idempotencyKey }: { body?: unknown; query?: Query; idempotencyKey?: string } = {}): Promise<T> {
+    const url = this.baseUrl + path + queryString(query);
+    const headers: Record<string, string> = { authorization: `Bearer ${this.options.key}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (method !== 'GET') headers['idempotency-key'] = idempotencyKey ?? randomUUID();
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const attempts = { failures: 0, rateLimitWaits: 0 };
+    for (;;) {
+      let outcome: Outcome;
+      let failure: Error;
+      try {
+        const response = await this.fetchImpl(url, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+        const text = await response.text();
+        const parsed = parseJson(text);
+        if (response.ok) return parsed as T;
+        const errorBody = parsed as Partial<ErrorBodyType> | undefined;
+        failure = new ApiClientError(response.status, errorBody);
+        outcome = { kind: 'status', status: response.status, error: errorBody?.error, retryAfterS: errorBody?.retry_after ?? headerSeconds(response.headers.get('retry-after')) };
+      } catch (error) {
+        if (error instanceof ApiClientError) throw error;
+        failure = new NetworkError(error);
+        outcome = { kind: 'network' };
+      }
+      const decision = shouldRetry(outcome, attempts, this.policy);
+      if (!decision.retry) throw failure;
+      if (decision.reason === 'rate_limited') attempts.rateLimitWaits++;
+      else attempts.failures++;
+      this.options.onRetry?.({
+        method, path, reason: decision.reason, delayMs: decision.delayMs,
+        attempt: attempts.failures + attempts.rateLimitWaits,
+        ...(outcome.kind === 'status' ? { status: outcome.status } : {}),
+      });
+      await this.sleep(decision.delayMs);
+    }
+  }
+}
+
+function queryString(query: Query | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function headerSeconds(value: string | null): number | undefined {
+  const seconds = value === null ? NaN : Number(value);
+  return Number.isFinite(seconds) ? seconds : undefined;
+}
