@@ -1,3 +1,4 @@
+import helmet from '@fastify/helmet';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
@@ -7,6 +8,7 @@ import type { Db } from '../db/types.js';
 import authPlugin from './plugins/auth.js';
 import errorsPlugin from './plugins/errors.js';
 import idempotencyPlugin from './plugins/idempotency.js';
+import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
 import { MemoryRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { artworkRoutes } from './routes/artworks.js';
 import { changelogRoutes } from './routes/changelog.js';
@@ -15,6 +17,7 @@ import { healthRoutes } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { validatorCompiler } from './validation.js';
+import { webRoutes } from '../web/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,6 +35,20 @@ export interface AppOptions {
 }
 
 export const BODY_LIMIT = 1024 * 1024;
+
+/** No inline scripts or styles anywhere; artwork images may come from any http(s) host. */
+const CSP = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'https:', 'http:', 'data:'],
+  objectSrc: ["'none'"],
+  baseUri: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  // The pages are also served over plain http (development, an internal network): keep their assets loading.
+  upgradeInsecureRequests: null,
+};
 
 /** A ready application: migrated database, every route, no listening socket (`serve` adds that). */
 export async function buildApp({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
@@ -66,11 +83,15 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
   });
 
   await app.register(errorsPlugin);
+  await app.register(helmet, { contentSecurityPolicy: { directives: CSP } });
+  await app.register(openapiPlugin);
   await app.register(healthRoutes);
   await app.register(async (api) => {
     await api.register(authPlugin);
     await api.register(idempotencyPlugin);
     for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
+  await app.register(webRoutes);
+  await registerOpenapiRoutes(app);
   return app;
 }

@@ -100,3 +100,17 @@ const emptyEvent = () => ({
   event_type: null, description: null, location_city: null, location_country: null, start_date: null,
   end_date: null, external_url: null, image_url: null, ical_url: null,
 });
+
+/** The public side: upcoming events (ending today or later) of an entity, soonest first. */
+export const upcomingEvents = (db: Db, entityId: number, today: string, limit: number): Promise<EventRow[]> =>
+  db.selectFrom('events').selectAll().where('entity_id', '=', entityId)
+    .where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), '>=', today))
+    .orderBy('start_date').orderBy('id').limit(limit).execute();
+
+/** Every dated event of an entity, for its calendar feed. */
+export const datedEvents = (db: Db, entityId: number): Promise<EventRow[]> =>
+  db.selectFrom('events').selectAll().where('entity_id', '=', entityId)
+    .where('start_date', 'is not', null).orderBy('start_date').orderBy('id').execute();
+
+export const findEventBySlug = (db: Db, entityId: number, slug: string): Promise<EventRow | undefined> =>
+  db.selectFrom('events').selectAll().where('entity_id', '=', entityId).where('slug', '=', slug).executeTakeFirst();

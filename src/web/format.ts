@@ -1,0 +1,40 @@
+const dateFormat = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'long', year: 'numeric' });
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+
+export const formatDate = (isoDate: string): string => dateFormat.format(new Date(`${isoDate}T00:00:00Z`));
+
+export function formatDates(start: string | null, end: string | null): string {
+  if (!start) return 'Date to be announced';
+  return end && end !== start ? `${formatDate(start)} – ${formatDate(end)}` : formatDate(start);
+}
+
+export function countryName(code: string | null): string | null {
+  if (!code) return null;
+  try {
+    return regionNames.of(code) ?? code;
+  } catch {
+    return code;
+  }
+}
+
+export const formatPlace = (city: string | null, country: string | null): string =>
+  [city, countryName(country)].filter(Boolean).join(', ');
+
+export function formatPrice(price: number | null, currency: string | null): string | null {
+  if (price === null) return null;
+  if (!currency) return price.toLocaleString('en');
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency, maximumFractionDigits: 0 }).format(price);
+  } catch {
+    return `${price.toLocaleString('en')} ${currency}`;
+  }
+}
+
+/** The same feed address for calendar apps: webcal: makes them offer a subscription. */
+export const webcalUrl = (icalUrl: string): string => icalUrl.replace(/^https?:/i, 'webcal:');
+export const googleCalendarUrl = (icalUrl: string): string =>
+  `https://calendar.google.com/calendar/r?cid=${encodeURIComponent(webcalUrl(icalUrl))}`;
+
+export const profilePath = (slug: string): string => `/profiles/${encodeURIComponent(slug)}`;
+export const eventPath = (profileSlug: string, eventSlug: string): string =>
+  `${profilePath(profileSlug)}/events/${encodeURIComponent(eventSlug)}`;
