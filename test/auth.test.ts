@@ -5,6 +5,7 @@ import { generateKey } from '../src/domain/keys.js';
 import { setPaused } from '../src/store/entities.js';
 import { revokeKey } from '../src/store/keys.js';
 import { client, keyFor, startApp, tenant, type Reply, type TestApp } from './helpers.js';
+import { DIALECT } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await startApp(); });
@@ -465,7 +466,9 @@ describe('key storage', () => {
     for (const key of keys) expect(hashes).toContain(createHash('sha256').update(key).digest('hex'));
 
     // No other table holds a clear key either.
-    const tables = await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(t.handle.db);
+    const tables = DIALECT === 'sqlite'
+      ? await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(t.handle.db)
+      : await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'public'`.execute(t.handle.db);
     expect(tables.rows.length).toBeGreaterThan(1);
     for (const { name } of tables.rows) {
       const all = await sql<Record<string, unknown>>`select * from ${sql.table(name)}`.execute(t.handle.db);

@@ -55,7 +55,7 @@ run('public pages in a real browser', () => {
     await expect(cards.allTextContents()).resolves.toEqual(['Abstract Painting', 'Infinity Nets', 'Nachtstück']);
     const events = await page.locator('.events li strong').allTextContents();
     expect(events).toEqual(['Colour and Silence']);
-    const stylesheetApplied = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const stylesheetApplied = await page.evaluate('getComputedStyle(document.body).backgroundColor');
     expect(stylesheetApplied).toBe('rgb(251, 250, 248)');
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: join(SCREENSHOTS, 'profile.png'), fullPage: true });

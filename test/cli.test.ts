@@ -1,21 +1,20 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../src/db/connect.js';
+import { freshDatabase, type FreshDatabase } from './helpers.js';
 
 const run = promisify(execFile);
 const BIN = join(import.meta.dirname, '..', 'bin', 'art-catalog');
 
-let dir: string;
+let database: FreshDatabase;
 let databaseUrl: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'art-catalog-cli-'));
-  databaseUrl = `sqlite:${join(dir, 'cli.db')}`;
+beforeAll(async () => {
+  database = await freshDatabase();
+  databaseUrl = database.url;
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => database.drop());
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

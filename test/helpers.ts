@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../src/config.js';
 import { connect, type DatabaseHandle } from '../src/db/connect.js';
@@ -9,6 +6,9 @@ import { TIER_SCOPES } from '../src/domain/keys.js';
 import { buildApp } from '../src/http/app.js';
 import { createEntity } from '../src/store/entities.js';
 import { createKey } from '../src/store/keys.js';
+import { freshDatabase } from './support/database.js';
+
+export { DIALECT, freshDatabase, type FreshDatabase } from './support/database.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -17,10 +17,10 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real app on a fresh SQLite database of its own, torn down by `close`. */
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const dir = mkdtempSync(join(tmpdir(), 'art-catalog-test-'));
-  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'test.db')}`, LOG_LEVEL: 'silent', ...env });
+/** The real app on a fresh database of its own (SQLite or PostgreSQL, per the run), torn down by `close`. */
+export async function startApp(env: Record<string, string> = {}, database?: string): Promise<TestApp> {
+  const fresh = database ? undefined : await freshDatabase();
+  const config = loadConfig({ DATABASE_URL: database ?? fresh!.url, LOG_LEVEL: 'silent', ...env });
   const handle = connect(config.databaseUrl);
   const app = await buildApp({ config, database: handle, logger: false });
   await app.ready();
@@ -29,7 +29,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     async close() {
       await app.close();
       await handle.close();
-      rmSync(dir, { recursive: true, force: true });
+      await fresh?.drop();
     },
   };
 }

@@ -1,13 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { connect } from '../src/db/connect.js';
-import { buildApp } from '../src/http/app.js';
 import { LEASE_MS, requestHash } from '../src/http/plugins/idempotency.js';
 import { claimIdempotencyKey } from '../src/store/idempotency.js';
-import { client, keyFor, startApp, tenant, type Reply, type TestApp } from './helpers.js';
+import { client, freshDatabase, keyFor, startApp, tenant, type Reply, type TestApp } from './helpers.js';
 
 /** Idempotency-Key on POST, PUT and DELETE (decisions §8). */
 
@@ -284,14 +278,8 @@ describe('the header value', () => {
 
 describe('across a restart', () => {
   test('a replay still works after the server restarts on the same database file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'art-catalog-idem-'));
-    const start = async (): Promise<TestApp> => {
-      const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'test.db')}`, LOG_LEVEL: 'silent' });
-      const handle = connect(config.databaseUrl);
-      const app = await buildApp({ config, database: handle, logger: false });
-      await app.ready();
-      return { app, handle, config, async close() { await app.close(); await handle.close(); } };
-    };
+    const database = await freshDatabase();
+    const start = () => startApp({}, database.url);
     try {
       const one = await start();
       const g = await tenant(one);
@@ -314,7 +302,7 @@ describe('across a restart', () => {
         await two.close();
       }
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await database.drop();
     }
   });
 });

@@ -1,9 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { freshDatabase, type FreshDatabase } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -22,14 +22,14 @@ function tourBlocks(): string[] {
 /** An error answer's body starts with "error"; a batch result merely contains per-item errors. */
 const ERROR_ANSWER = /(^|[}\n])\{"error":/;
 
-let dir: string;
+let database: FreshDatabase;
 let server: ChildProcess;
 let base: string;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'art-catalog-readme-'));
-  env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'readme.db')}`, LOG_LEVEL: 'silent' };
+  database = await freshDatabase();
+  env = { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' };
   server = spawn(join(ROOT, 'bin', 'art-catalog'), ['serve'], { env: { ...env, PORT: '0' } });
   base = await new Promise<string>((resolve) => {
     let out = '';
@@ -41,9 +41,11 @@ beforeAll(async () => {
   });
 });
 
-afterAll(() => {
+afterAll(async () => {
+  const exited = new Promise((resolve) => server.once('exit', resolve));
   server.kill('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
+  await exited;
+  await database.drop();
 });
 
 test('every curl example of the README API tour works as written', async () => {

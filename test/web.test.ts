@@ -1,0 +1,440 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { setPaused } from '../src/store/entities.js';
+import { client, startApp, tenant, type TestApp } from './helpers.js';
+
+/** Public pages (decisions §9, §6a): no key, HTML, every user text escaped, calendar links, 404s, headers, ETags. */
+
+let t: TestApp;
+beforeAll(async () => { t = await startApp({ PUBLIC_BASE_URL: 'https://catalog.example', RATE_LIMIT_SUBSCRIBER: '100000' }); });
+afterAll(async () => { await t.close(); });
+
+let galleries = 0;
+async function gallery(name = `Web Gallery ${++galleries}`, type: 'gallery' | 'artist' = 'gallery') {
+  const g = await tenant(t, { name, type });
+  return { ...g, api: client(t, g.key) };
+}
+
+/** The UTC calendar date `offset` days from today, YYYY-MM-DD. */
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+
+/** A keyless request, as a browser would send it. */
+async function visit(url: string, headers: Record<string, string> = {}) {
+  const r = await t.app.inject({ method: 'GET', url, headers });
+  return { status: r.statusCode, body: r.body, headers: r.headers };
+}
+
+const profileUrl = (slug: string) => `/profiles/${encodeURIComponent(slug)}`;
+const eventUrl = (slug: string, eventSlug: string) => `${profileUrl(slug)}/events/${encodeURIComponent(eventSlug)}`;
+
+/** Decodes the character references an HTML parser would decode in text and attribute values. */
+function decodeEntities(s: string): string {
+  const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#39': "'" };
+  return s
+    .replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => String.fromCodePoint(parseInt(hex, 16)))
+    .replace(/&#(\d+);/g, (_, dec: string) => String.fromCodePoint(Number(dec)))
+    .replace(/&(amp|lt|gt|quot|apos);/g, (_, name: string) => named[name]!);
+}
+
+/** Every <a> of the page: decoded href and its text content (tags stripped, entities decoded). */
+function anchors(htmlText: string): { href: string; text: string }[] {
+  return [...htmlText.matchAll(/<a\b([^>]*)>([\s\S]*?)<\/a>/gi)].map((m) => {
+    const href = /\bhref\s*=\s*"([^"]*)"/i.exec(m[1]!)?.[1] ?? /\bhref\s*=\s*'([^']*)'/i.exec(m[1]!)?.[1] ?? '';
+    return { href: decodeEntities(href), text: decodeEntities(m[2]!.replace(/<[^>]*>/g, '')).trim() };
+  });
+}
+
+const hrefsWithText = (htmlText: string, text: string) => anchors(htmlText).filter((a) => a.text.includes(text)).map((a) => a.href);
+
+/** The text of the page as a reader sees it (tags removed, entities decoded). */
+const visibleText = (htmlText: string) => decodeEntities(htmlText.replace(/<[^>]*>/g, ' ')).replace(/\s+/g, ' ');
+
+function cspDirectives(header: unknown): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const part of String(header ?? '').split(';')) {
+    const [name, ...values] = part.trim().split(/\s+/);
+    if (name) map.set(name.toLowerCase(), values);
+  }
+  return map;
+}
+
+/** The attribute names of every tag, parsed the way an HTML tokenizer splits quoted values. */
+function attributeNames(htmlText: string): string[] {
+  const names: string[] = [];
+  for (const tag of htmlText.matchAll(/<[a-z][a-z0-9-]*((?:\s+[^\s=/>"']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?)*)\s*\/?>/gi)) {
+    for (const attr of tag[1]!.matchAll(/([^\s=/>"']+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?/g)) names.push(attr[1]!.toLowerCase());
+  }
+  return names;
+}
+
+const XSS = '<script>alert(1)</script><img src=x onerror=alert(2)>';
+/** The payload's opening tag in any escaped form: named, decimal or hex character references. */
+const ESCAPED_SCRIPT = /(&lt;|&#60;|&#x0*3c;)script(&gt;|&#62;|&#x0*3e;)alert\(1\)/i;
+
+describe('GET /profiles/:slug', () => {
+  test('the profile page needs no key and answers 200 text/html with the name, location, description and links', async () => {
+    const g = await gallery('Galerie Nordlicht');
+    expect((await g.api.put('/v1/profile', {
+      description: 'Contemporary painting since 1972.',
+      external_url: 'https://nordlicht.example/',
+      social_instagram: 'https://instagram.example/nordlicht',
+      social_twitter: 'https://twitter.example/nordlicht',
+    })).status).toBe(200);
+
+    const r = await visit(profileUrl(g.slug));
+    expect(r.status).toBe(200);
+    expect(String(r.headers['content-type'])).toMatch(/^text\/html\b/);
+    expect(r.body).toMatch(/^<!doctype html>/i);
+    const text = visibleText(r.body);
+    expect(text).toContain('Galerie Nordlicht');
+    expect(text).toContain('Berlin');
+    expect(text).toMatch(/Germany|\bDE\b/);
+    expect(text).toContain('Contemporary painting since 1972.');
+    const hrefs = anchors(r.body).map((a) => a.href);
+    expect(hrefs).toContain('https://nordlicht.example/');
+    expect(hrefs).toContain('https://instagram.example/nordlicht');
+    expect(hrefs).toContain('https://twitter.example/nordlicht');
+  });
+
+  test('the profile page lists each artwork with title, artist, year, medium, availability and price', async () => {
+    const g = await gallery();
+    const works = [
+      { title: 'Abstraktes Bild', artist_name: 'Gerhard Richter', creation_year: 1987, medium: 'Oil on canvas', availability: 'available', price: 12345, currency: 'EUR' },
+      { title: 'Blue Horizon', artist_name: 'Agnes Nilsson', creation_year: 2011, medium: 'Etching on paper', availability: 'reserved', price: 67890, currency: 'USD' },
+    ];
+    for (const w of works) expect((await g.api.post('/v1/artworks', w)).status).toBe(201);
+
+    const r = await visit(profileUrl(g.slug));
+    expect(r.status).toBe(200);
+    const text = visibleText(r.body);
+    for (const w of works) {
+      expect(text).toContain(w.title);
+      expect(text).toContain(w.artist_name);
+      expect(text).toContain(String(w.creation_year));
+      expect(text).toContain(w.medium);
+      expect(text).toContain(w.availability);
+    }
+    expect(text).toMatch(/12[,.\s\u00a0\u202f]?345/);
+    expect(text).toMatch(/67[,.\s\u00a0\u202f]?890/);
+  });
+
+  test('every image on the profile page is lazy-loaded', async () => {
+    const g = await gallery();
+    for (const n of [1, 2]) {
+      expect((await g.api.post('/v1/artworks', { title: `Pictured ${n}`, image_url: `https://img.example/${n}.jpg` })).status).toBe(201);
+    }
+    const r = await visit(profileUrl(g.slug));
+    const imgs = [...r.body.matchAll(/<img\b[^>]*>/gi)].map((m) => m[0]);
+    expect(imgs.length).toBeGreaterThanOrEqual(2);
+    expect(imgs.some((tag) => tag.includes('https://img.example/1.jpg'))).toBe(true);
+    for (const tag of imgs) expect(tag).toMatch(/\bloading="lazy"/);
+  });
+
+  test('upcoming and ongoing events are shown, past and undated events are not', async () => {
+    const g = await gallery();
+    const events = [
+      { title: 'Future Opening Night', start_date: day(30) },
+      { title: 'Running Exhibition', start_date: day(-10), end_date: day(10) },
+      { title: 'Long Gone Show', start_date: '2020-01-10', end_date: '2020-02-10' },
+      { title: 'Ended Yesterday', start_date: day(-5), end_date: day(-1) },
+    ];
+    for (const e of events) expect((await g.api.post('/v1/events', e)).status).toBe(201);
+    const r = await visit(profileUrl(g.slug));
+    const text = visibleText(r.body);
+    expect(text).toContain('Future Opening Night');
+    expect(text).toContain('Running Exhibition');
+    expect(text).not.toContain('Long Gone Show');
+    expect(text).not.toContain('Ended Yesterday');
+  });
+
+  test('an unknown slug answers 404 with a friendly HTML page', async () => {
+    const r = await visit('/profiles/no-such-gallery-anywhere');
+    expect(r.status).toBe(404);
+    expect(String(r.headers['content-type'])).toMatch(/^text\/html\b/);
+    expect(r.body).toMatch(/<html/i);
+    expect(r.body).toMatch(/not found/i);
+    expect(r.body).not.toContain('"error"');
+  });
+
+  test('a non-Latin profile slug works percent-encoded, and so do its event links', async () => {
+    const g = await gallery('草間彌生', 'artist');
+    expect(g.slug).toBe('草間彌生');
+    const posted = await g.api.post('/v1/events', { title: '無限の網', start_date: day(20) });
+    expect(posted.status).toBe(201);
+
+    const url = profileUrl(g.slug);
+    expect(url).toBe('/profiles/%E8%8D%89%E9%96%93%E5%BD%8C%E7%94%9F');
+    const r = await visit(url);
+    expect(r.status).toBe(200);
+    expect(visibleText(r.body)).toContain('草間彌生');
+    const link = hrefsWithText(r.body, '無限の網')[0];
+    expect(link).toBeDefined();
+    // Whatever form the page links in, following it reaches the event page.
+    const followed = await visit(new URL(link!, 'https://catalog.example').pathname);
+    expect(followed.status).toBe(200);
+    expect(visibleText(followed.body)).toContain('無限の網');
+    expect((await visit(eventUrl(g.slug, posted.body.slug))).status).toBe(200);
+  });
+});
+
+describe('calendar links on the profile page', () => {
+  test('with ical_url set the page links Subscribe (webcal:), Add to Google Calendar and the feed itself', async () => {
+    const g = await gallery();
+    expect((await g.api.put('/v1/profile', { ical_url: 'https://x.example/cal.ics' })).status).toBe(200);
+    const r = await visit(profileUrl(g.slug));
+    expect(r.status).toBe(200);
+    expect(hrefsWithText(r.body, 'Subscribe to calendar')).toEqual(['webcal://x.example/cal.ics']);
+    expect(hrefsWithText(r.body, 'Add to Google Calendar')).toEqual([
+      `https://calendar.google.com/calendar/r?cid=${encodeURIComponent('webcal://x.example/cal.ics')}`,
+    ]);
+    expect(hrefsWithText(r.body, 'Add to Google Calendar')[0]).toBe(
+      'https://calendar.google.com/calendar/r?cid=webcal%3A%2F%2Fx.example%2Fcal.ics',
+    );
+    expect(anchors(r.body).map((a) => a.href)).toContain('https://x.example/cal.ics');
+  });
+
+  test('an http ical_url with a query string becomes webcal: with the query intact', async () => {
+    const g = await gallery();
+    const ical = 'http://cal.example/feed.ics?user=7&lang=de';
+    expect((await g.api.put('/v1/profile', { ical_url: ical })).status).toBe(200);
+    const r = await visit(profileUrl(g.slug));
+    expect(hrefsWithText(r.body, 'Subscribe to calendar')).toEqual(['webcal://cal.example/feed.ics?user=7&lang=de']);
+    expect(hrefsWithText(r.body, 'Add to Google Calendar')).toEqual([
+      `https://calendar.google.com/calendar/r?cid=${encodeURIComponent('webcal://cal.example/feed.ics?user=7&lang=de')}`,
+    ]);
+    // A raw "&" would be left to the parser's error recovery; it must be escaped in the attribute.
+    expect(r.body).not.toContain('user=7&lang=de"');
+  });
+
+  test('without ical_url there are no calendar links, and clearing it removes them', async () => {
+    const g = await gallery();
+    const before = await visit(profileUrl(g.slug));
+    expect(before.status).toBe(200);
+    expect(before.body).not.toContain('Subscribe to calendar');
+    expect(before.body).not.toContain('Add to Google Calendar');
+    expect(before.body).not.toContain('webcal:');
+
+    expect((await g.api.put('/v1/profile', { ical_url: 'https://x.example/cal.ics' })).status).toBe(200);
+    expect((await visit(profileUrl(g.slug))).body).toContain('Subscribe to calendar');
+
+    expect((await g.api.put('/v1/profile', { ical_url: null })).status).toBe(200);
+    const cleared = await visit(profileUrl(g.slug));
+    expect(cleared.body).not.toContain('Subscribe to calendar');
+    expect(cleared.body).not.toContain('Add to Google Calendar');
+    expect(cleared.body).not.toContain('calendar.google.com');
+
+    expect((await g.api.put('/v1/profile', { ical_url: 'https://x.example/cal.ics' })).status).toBe(200);
+    expect((await g.api.put('/v1/profile', { ical_url: '' })).status).toBe(200);
+    const emptied = await visit(profileUrl(g.slug));
+    expect(emptied.body).not.toContain('Subscribe to calendar');
+    expect(emptied.body).not.toContain('webcal:');
+  });
+});
+
+describe('escaping user text', () => {
+  test('a script in the description and in an artwork title is shown as text, never as markup', async () => {
+    const g = await gallery();
+    expect((await g.api.put('/v1/profile', { description: XSS })).status).toBe(200);
+    expect((await g.api.post('/v1/artworks', { title: XSS, artist_name: XSS, medium: XSS, image_url: 'https://img.example/x.jpg' })).status).toBe(201);
+
+    const r = await visit(profileUrl(g.slug));
+    expect(r.status).toBe(200);
+    expect(r.body).not.toContain('<script>alert(1)');
+    expect(r.body).not.toContain('<img src=x onerror');
+    expect(r.body).not.toMatch(/<script\b/i);
+    expect(r.body).toMatch(ESCAPED_SCRIPT);
+    // Escaped, the payload still reads as it was written.
+    expect(visibleText(r.body)).toContain(XSS);
+  });
+
+  test('a quote in a title cannot break out of an attribute', async () => {
+    const g = await gallery();
+    const title = 'Untitled" onmouseover="alert(3)';
+    expect((await g.api.post('/v1/artworks', { title, image_url: 'https://img.example/q.jpg' })).status).toBe(201);
+    const r = await visit(profileUrl(g.slug));
+    expect(r.status).toBe(200);
+    expect(r.body).toContain('https://img.example/q.jpg');
+    expect(r.body).not.toContain('" onmouseover="alert(3)');
+    const names = attributeNames(r.body);
+    expect(names).toContain('alt');
+    expect(names).not.toContain('onmouseover');
+    expect(decodeEntities(r.body)).toContain(`alt="${title}`);
+  });
+
+  test('a script in an event title and description is escaped on the profile and the event page', async () => {
+    const g = await gallery();
+    const posted = await g.api.post('/v1/events', { title: `Opening ${XSS}`, description: XSS, start_date: day(15) });
+    expect(posted.status).toBe(201);
+    for (const url of [profileUrl(g.slug), eventUrl(g.slug, posted.body.slug)]) {
+      const r = await visit(url);
+      expect(r.status).toBe(200);
+      expect(r.body).not.toContain('<script>alert(1)');
+      expect(r.body).not.toContain('<img src=x onerror');
+      expect(r.body).toMatch(ESCAPED_SCRIPT);
+    }
+  });
+});
+
+describe('GET /profiles/:slug/events/:event_slug', () => {
+  test('the event page shows the event and links its .ics download', async () => {
+    const g = await gallery();
+    const posted = await g.api.post('/v1/events', {
+      title: 'Summer Exhibition', event_type: 'exhibition', description: 'Works on paper.',
+      location_city: 'Paris', location_country: 'FR', start_date: '2027-06-01', end_date: '2027-08-31',
+    });
+    expect(posted.status).toBe(201);
+    const url = eventUrl(g.slug, posted.body.slug);
+    const r = await visit(url);
+    expect(r.status).toBe(200);
+    expect(String(r.headers['content-type'])).toMatch(/^text\/html\b/);
+    const text = visibleText(r.body);
+    expect(text).toContain('Summer Exhibition');
+    expect(text).toContain('Works on paper.');
+    expect(text).toContain('Paris');
+    expect(text).toContain('2027');
+    const ics = anchors(r.body).map((a) => a.href).filter((href) => href.endsWith('/event.ics'));
+    expect(ics).toHaveLength(1);
+    expect(new URL(ics[0]!, 'https://catalog.example').pathname).toBe(`${url}/event.ics`);
+    const download = await visit(`${url}/event.ics`);
+    expect(download.status).toBe(200);
+    expect(download.body).toContain('BEGIN:VEVENT');
+  });
+
+  test('an unknown event slug answers 404 HTML', async () => {
+    const g = await gallery();
+    const r = await visit(eventUrl(g.slug, 'no-such-event'));
+    expect(r.status).toBe(404);
+    expect(String(r.headers['content-type'])).toMatch(/^text\/html\b/);
+    expect((await visit(`${eventUrl(g.slug, 'no-such-event')}/event.ics`)).status).toBe(404);
+  });
+
+  test("another entity's event slug under this profile answers 404", async () => {
+    const a = await gallery();
+    const b = await gallery();
+    const posted = await b.api.post('/v1/events', { title: 'Only At B', start_date: day(5) });
+    expect(posted.status).toBe(201);
+    expect((await visit(eventUrl(b.slug, posted.body.slug))).status).toBe(200);
+    expect((await visit(eventUrl(a.slug, posted.body.slug))).status).toBe(404);
+  });
+});
+
+describe('paused entities', () => {
+  test('a paused entity has no public profile, feed or event pages, and they return on resume', async () => {
+    const g = await gallery();
+    const posted = await g.api.post('/v1/events', { title: 'Paused Show', start_date: day(12) });
+    expect(posted.status).toBe(201);
+    const urls = [
+      profileUrl(g.slug),
+      `${profileUrl(g.slug)}/events.ics`,
+      eventUrl(g.slug, posted.body.slug),
+      `${eventUrl(g.slug, posted.body.slug)}/event.ics`,
+    ];
+    for (const url of urls) expect((await visit(url)).status, url).toBe(200);
+
+    await setPaused(t.handle.db, g.entityId, true);
+    for (const url of urls) {
+      const r = await visit(url);
+      expect(r.status, url).toBe(404);
+      expect(r.body, url).not.toContain('Paused Show');
+    }
+
+    await setPaused(t.handle.db, g.entityId, false);
+    for (const url of urls) expect((await visit(url)).status, url).toBe(200);
+  });
+});
+
+describe('security headers', () => {
+  test('public pages send a CSP whose script-src allows self and no inline script, and nosniff', async () => {
+    const g = await gallery();
+    const posted = await g.api.post('/v1/events', { title: 'Header Check', start_date: day(3) });
+    for (const url of [profileUrl(g.slug), eventUrl(g.slug, posted.body.slug), '/profiles/unknown-header-check']) {
+      const r = await visit(url);
+      const csp = cspDirectives(r.headers['content-security-policy']);
+      const scriptSrc = csp.get('script-src');
+      expect(scriptSrc, url).toBeDefined();
+      expect(scriptSrc, url).toContain("'self'");
+      expect(scriptSrc, url).not.toContain("'unsafe-inline'");
+      expect(scriptSrc, url).not.toContain("'unsafe-eval'");
+      expect(r.headers['x-content-type-options'], url).toBe('nosniff');
+    }
+  });
+
+  test('the pages carry no inline script the CSP would have to allow', async () => {
+    const g = await gallery();
+    const r = await visit(profileUrl(g.slug));
+    expect(r.body).not.toMatch(/<script\b/i);
+    const names = attributeNames(r.body);
+    expect(names).toContain('href');
+    expect(names.filter((n) => n.startsWith('on'))).toEqual([]);
+  });
+});
+
+describe('ETags', () => {
+  test('the profile page answers 304 to its own ETag, and a new artwork changes the ETag', async () => {
+    const g = await gallery();
+    const first = await visit(profileUrl(g.slug));
+    const etag = first.headers.etag as string | undefined;
+    expect(etag).toBeTruthy();
+
+    const again = await visit(profileUrl(g.slug), { 'if-none-match': etag! });
+    expect(again.status).toBe(304);
+    expect(again.body).toBe('');
+
+    expect((await g.api.post('/v1/artworks', { title: 'Changes The Page' })).status).toBe(201);
+    const changed = await visit(profileUrl(g.slug), { 'if-none-match': etag! });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toContain('Changes The Page');
+    expect(changed.headers.etag).toBeTruthy();
+    expect(changed.headers.etag).not.toBe(etag);
+  });
+
+  test('the events feed answers 304 to its own ETag, and a new event changes the ETag', async () => {
+    const g = await gallery();
+    expect((await g.api.post('/v1/events', { title: 'Feed One', start_date: '2027-03-01' })).status).toBe(201);
+    const url = `${profileUrl(g.slug)}/events.ics`;
+    const first = await visit(url);
+    expect(first.status).toBe(200);
+    const etag = first.headers.etag as string | undefined;
+    expect(etag).toBeTruthy();
+
+    const again = await visit(url, { 'if-none-match': etag! });
+    expect(again.status).toBe(304);
+    expect(again.body).toBe('');
+
+    expect((await g.api.post('/v1/events', { title: 'Feed Two', start_date: '2027-04-01' })).status).toBe(201);
+    const changed = await visit(url, { 'if-none-match': etag! });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toContain('Feed Two');
+    expect(changed.headers.etag).not.toBe(etag);
+  });
+
+  test('the event page answers 304 to its own ETag, and an edit of the event changes it', async () => {
+    const g = await gallery();
+    const posted = await g.api.post('/v1/events', { title: 'Etag Event', start_date: day(40) });
+    const url = eventUrl(g.slug, posted.body.slug);
+    const first = await visit(url);
+    const etag = first.headers.etag as string | undefined;
+    expect(etag).toBeTruthy();
+    expect((await visit(url, { 'if-none-match': etag! })).status).toBe(304);
+
+    expect((await g.api.post('/v1/events', { title: 'Etag Event', description: 'Now with a description.' })).status).toBe(201);
+    const changed = await visit(url, { 'if-none-match': etag! });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toContain('Now with a description.');
+    expect(changed.headers.etag).not.toBe(etag);
+  });
+});
+
+describe('GET /assets/site.css', () => {
+  test('the stylesheet is served as text/css without a key', async () => {
+    const r = await visit('/assets/site.css');
+    expect(r.status).toBe(200);
+    expect(String(r.headers['content-type'])).toMatch(/^text\/css\b/);
+    expect(r.body).toMatch(/\{[^}]*:[^}]*\}/);
+  });
+
+  test('the profile page links the stylesheet it is served with', async () => {
+    const g = await gallery();
+    const r = await visit(profileUrl(g.slug));
+    expect(r.body).toMatch(/<link\b[^>]*rel="stylesheet"[^>]*href="\/assets\/site\.css"/);
+  });
+});
