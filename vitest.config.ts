@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
@@ -18,9 +19,26 @@ async function postgresAnswers(): Promise<boolean> {
   }
 }
 
+const REDIS = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+
+/** Whether Redis answers; the PostgreSQL pass then also runs in multi-process mode (REDIS_URL set). */
+async function redisAnswers(): Promise<boolean> {
+  const redis = new Redis(REDIS, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG';
+  } catch (error) {
+    if (process.env.REQUIRE_POSTGRES) throw new Error(`Redis at ${REDIS} does not answer: ${(error as Error).message}`);
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+
 export default defineConfig(async (): Promise<ViteUserConfig> => {
   const withPostgres = await postgresAnswers();
   if (!withPostgres) console.warn(`PostgreSQL at ${POSTGRES} does not answer: running the SQLite pass only.`);
+  const withRedis = withPostgres && await redisAnswers();
   return {
     test: {
       testTimeout: 30_000,
@@ -28,7 +46,9 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       // Two cores: two workers keep files isolated without oversubscribing the machine.
       maxWorkers: 2,
       projects: [
-        { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { TEST_DIALECT: 'sqlite' } } },
+        // SQLite pass: one process, counters in memory, idempotency locks in the database.
+        { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
+        // PostgreSQL pass: the scale set-up, with Redis for counters and locks when it answers.
         ...(withPostgres ? [{
           extends: true as const,
           test: {
@@ -36,7 +56,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
             include: ['test/**/*.test.ts'],
             // Pure functions do not touch a database: one pass is enough.
             exclude: ['test/domain.test.ts'],
-            env: { TEST_DIALECT: 'postgres', TEST_DATABASE_URL: POSTGRES },
+            env: { TEST_DIALECT: 'postgres', TEST_DATABASE_URL: POSTGRES, ...(withRedis ? { REDIS_URL: REDIS } : {}) },
           },
         }] : []),
       ],

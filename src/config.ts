@@ -10,6 +10,8 @@ export interface Config {
   databaseUrl: string;
   /** REDIS_URL: optional; shares rate-limit counters and idempotency locks between processes. */
   redisUrl: string | undefined;
+  /** REDIS_KEY_PREFIX: prefix of every Redis key, default `art-catalog:` (several deployments, one Redis). */
+  redisKeyPrefix: string;
   /** PUBLIC_BASE_URL: base of links on public pages and feeds, default http://HOST:PORT. */
   publicBaseUrl: string;
   /** LOG_LEVEL: pino level, default info. */
@@ -32,6 +34,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/art-catalog.db',
     redisUrl: env.REDIS_URL || undefined,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'art-catalog:',
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host}:${port}`).replace(/\/+$/, ''),
     logLevel: env.LOG_LEVEL || 'info',
     rateLimits: {

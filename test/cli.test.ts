@@ -1,8 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
+import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { TIER_SCOPES } from '../src/domain/keys.js';
+import { createEntity } from '../src/store/entities.js';
+import { createKey } from '../src/store/keys.js';
 import { freshDatabase, type FreshDatabase } from './helpers.js';
 
 const run = promisify(execFile);
@@ -117,23 +122,62 @@ describe('admin commands', () => {
   });
 });
 
+function startServe() {
+  const child = spawn(BIN, ['serve'], { env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: process.env.DEBUG_SERVE ? 'debug' : 'silent' } });
+  if (process.env.DEBUG_SERVE) child.stdout.pipe(process.stderr);
+  const url = new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, url, exited };
+}
+
 describe('serve', () => {
   test('serve on PORT=0 prints its URL, answers /healthz, and exits 0 on SIGTERM', async () => {
-    const child = spawn(BIN, ['serve'], { env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'silent' } });
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(out);
-        if (match?.[1]) resolve(match[1]);
-      });
-      child.on('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
-    });
+    const { child, url: listening, exited } = startServe();
+    const url = await listening;
     const health = await fetch(`${url}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  test('on SIGTERM a request whose body is still arriving is finished and answered before serve exits 0', async () => {
+    const handle = connect(databaseUrl);
+    await migrateToLatest(handle);
+    const entity = await createEntity(handle.db, { type: 'gallery', name: 'Shutdown Gallery' });
+    const { key } = await createKey(handle.db, { entityId: entity.id, tier: 'subscriber', scopes: TIER_SCOPES.subscriber, expiresAt: null });
+    const { child, url: listening, exited } = startServe();
+    const { hostname, port } = new URL(await listening);
+
+    const body = JSON.stringify({ title: 'Posted During Shutdown', creation_year: 2020 });
+    const socket = tcpConnect(Number(port), hostname);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => { answer += chunk.toString(); });
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write(`POST /v1/artworks HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`);
+    socket.write(body.slice(0, 10));
+    // The server has the request line and headers, not the whole body, when the signal comes.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // write, not end: a client that half-closes before reading makes Node drop the answer.
+    socket.write(body.slice(10));
+    await closed;
+
+    expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+    expect(answer).toContain('"created":true');
+    expect(await exited).toBe(0);
+    const stored = await handle.db.selectFrom('artworks').select('title').where('entity_id', '=', entity.id).execute();
+    await handle.close();
+    expect(stored).toEqual([{ title: 'Posted During Shutdown' }]);
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../src/config.js';
 import { connect, type DatabaseHandle } from '../src/db/connect.js';
@@ -20,7 +21,11 @@ export interface TestApp {
 /** The real app on a fresh database of its own (SQLite or PostgreSQL, per the run), torn down by `close`. */
 export async function startApp(env: Record<string, string> = {}, database?: string): Promise<TestApp> {
   const fresh = database ? undefined : await freshDatabase();
-  const config = loadConfig({ DATABASE_URL: database ?? fresh!.url, LOG_LEVEL: 'silent', ...env });
+  // Each app gets its own Redis key space (when the run uses Redis), as it gets its own database.
+  const config = loadConfig({
+    DATABASE_URL: database ?? fresh!.url, LOG_LEVEL: 'silent',
+    REDIS_URL: process.env.REDIS_URL ?? '', REDIS_KEY_PREFIX: `test:${randomUUID()}:`, ...env,
+  });
   const handle = connect(config.databaseUrl);
   const app = await buildApp({ config, database: handle, logger: false });
   await app.ready();

@@ -7,9 +7,11 @@ import { migrateToLatest } from '../db/migrate.js';
 import type { Db } from '../db/types.js';
 import authPlugin from './plugins/auth.js';
 import errorsPlugin from './plugins/errors.js';
-import idempotencyPlugin from './plugins/idempotency.js';
+import idempotencyPlugin, { LEASE_MS } from './plugins/idempotency.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
-import { MemoryRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../coordination/rate-limiter.js';
+import { connectRedis } from '../coordination/redis.js';
 import { artworkRoutes } from './routes/artworks.js';
 import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
@@ -24,6 +26,7 @@ declare module 'fastify' {
     db: Db;
     config: Config;
     rateLimiter: RateLimiter;
+    idempotency: IdempotencyGuard;
   }
 }
 
@@ -76,9 +79,15 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
   app.removeContentTypeParser('text/plain');
   app.decorate('db', handle.db);
   app.decorate('config', config);
-  app.decorate('rateLimiter', new MemoryRateLimiter() as RateLimiter);
+  // With REDIS_URL, counters and in-flight locks are shared by every process; otherwise they are local.
+  const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  app.decorate('rateLimiter', redis ? new RedisRateLimiter(redis, config.redisKeyPrefix) : new MemoryRateLimiter() as RateLimiter);
+  app.decorate('idempotency', redis
+    ? new RedisIdempotencyGuard(handle.db, redis, config.redisKeyPrefix, LEASE_MS)
+    : new DatabaseIdempotencyGuard(handle.db, LEASE_MS) as IdempotencyGuard);
   app.addHook('onClose', async () => {
     await app.rateLimiter.close();
+    await redis?.quit();
     if (!database) await handle.close();
   });
 

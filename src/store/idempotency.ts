@@ -3,7 +3,7 @@ import type { Db } from '../db/types.js';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export type Claim =
-  | { outcome: 'claimed'; id: number }
+  | { outcome: 'claimed'; id: number | null }
   | { outcome: 'replay'; status: number; body: string }
   | { outcome: 'mismatch' }
   | { outcome: 'in_flight' };
@@ -55,4 +55,21 @@ export async function deleteExpiredIdempotencyKeys(db: Db): Promise<number> {
   const result = await db.deleteFrom('idempotency_keys')
     .where('created_at', '<', new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString()).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** A stored final answer for this key that has not expired (the Redis-locked mode keeps only these). */
+export async function findIdempotencyRecord(db: Db, apiKeyId: number, key: string) {
+  return db.selectFrom('idempotency_keys').select(['request_hash', 'state', 'status', 'body'])
+    .where('api_key_id', '=', apiKeyId).where('key', '=', key)
+    .where('created_at', '>=', new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString())
+    .executeTakeFirst();
+}
+
+/** Stores a final answer directly as done (the Redis-locked mode, where Redis holds the in-flight claim). */
+export async function saveIdempotencyRecord(db: Db, apiKeyId: number, key: string, requestHash: string, status: number, body: string): Promise<void> {
+  const now = new Date().toISOString();
+  await db.insertInto('idempotency_keys')
+    .values({ api_key_id: apiKeyId, key, request_hash: requestHash, state: 'done', status, body, created_at: now, locked_until: now })
+    .onConflict((oc) => oc.columns(['api_key_id', 'key']).doUpdateSet({ request_hash: requestHash, state: 'done', status, body, created_at: now, locked_until: now }))
+    .execute();
 }

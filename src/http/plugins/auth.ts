@@ -5,7 +5,7 @@ import { KEY_FORMAT, hasScope, keyPrefix, type RequiredScope, type Scope } from 
 import type { ApiKeyRow, EntityRow } from '../../db/types.js';
 import type { Actor } from '../../store/changelog.js';
 import { findKey, keyScopes, touchKey } from '../../store/keys.js';
-import type { RateLimitState } from '../rate-limiter.js';
+import type { RateLimitState } from '../../coordination/rate-limiter.js';
 
 export interface AuthContext {
   key: ApiKeyRow;

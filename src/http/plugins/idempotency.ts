@@ -2,14 +2,13 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
-import {
-  claimIdempotencyKey, completeIdempotencyKey, deleteExpiredIdempotencyKeys, releaseIdempotencyKey,
-} from '../../store/idempotency.js';
+import type { IdempotencyRequest } from '../../coordination/idempotency.js';
+import { deleteExpiredIdempotencyKeys, type Claim } from '../../store/idempotency.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The idempotency record this request claimed, completed or released when the answer is sent. */
-    idempotencyId: number | null;
+    /** The idempotency claim this request holds, completed or released when the answer is sent. */
+    idempotency: { request: IdempotencyRequest; claim: Extract<Claim, { outcome: 'claimed' }> } | null;
   }
 }
 
@@ -30,7 +29,7 @@ export const requestHash = (method: string, url: string, body: unknown): string 
  * authentication and body parsing, before validation, so a replay needs no second validation or write.
  */
 async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
-  app.decorateRequest('idempotencyId', null);
+  app.decorateRequest('idempotency', null);
 
   app.addHook('preValidation', async (request, reply) => {
     const header = request.headers[HEADER];
@@ -40,11 +39,11 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
         details: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
       });
     }
-    const hash = requestHash(request.method, request.url, request.body);
-    const claim = await claimIdempotencyKey(app.db, request.auth.key.id, header, hash, LEASE_MS);
+    const idempotent = { apiKeyId: request.auth.key.id, key: header, requestHash: requestHash(request.method, request.url, request.body) };
+    const claim = await app.idempotency.claim(idempotent);
     switch (claim.outcome) {
       case 'claimed':
-        request.idempotencyId = claim.id;
+        request.idempotency = { request: idempotent, claim };
         return;
       case 'mismatch':
         throw new ApiError('idempotency_key_reused');
@@ -57,12 +56,12 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
-    const id = request.idempotencyId;
-    if (id === null) return payload;
-    request.idempotencyId = null;
+    const held = request.idempotency;
+    if (held === null) return payload;
+    request.idempotency = null;
     const final = reply.statusCode < 500 && reply.statusCode !== 429;
-    if (final && typeof payload === 'string') await completeIdempotencyKey(app.db, id, reply.statusCode, payload);
-    else await releaseIdempotencyKey(app.db, id);
+    if (final && typeof payload === 'string') await app.idempotency.complete(held.request, held.claim, reply.statusCode, payload);
+    else await app.idempotency.release(held.request, held.claim);
     return payload;
   });
 

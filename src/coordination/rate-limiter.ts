@@ -1,3 +1,5 @@
+import type { Redis } from 'ioredis';
+
 /**
  * Fixed-window request counting per API key (decisions §8). A window starts at a key's first request
  * after the previous one ended. The store is an interface so several processes can share it (Redis).
@@ -55,5 +57,31 @@ export class MemoryRateLimiter implements RateLimiter {
     if (now - this.lastSweep < windowMs) return;
     this.lastSweep = now;
     for (const [key, window] of this.windows) if (now >= window.resetAt) this.windows.delete(key);
+  }
+}
+
+// INCR and the first request's expiry in one atomic step: the window starts at the key's first request.
+const FIXED_WINDOW = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}
+`;
+
+/** Counters in Redis, shared by every process; one Lua script per hit keeps them exact. */
+export class RedisRateLimiter implements RateLimiter {
+  constructor(private readonly redis: Redis, private readonly prefix: string) {}
+
+  async hit(key: string, limit: number, windowMs: number): Promise<RateLimitState> {
+    const now = Date.now();
+    const [count, ttl] = await this.redis.eval(FIXED_WINDOW, 1, `${this.prefix}rl:${key}`, windowMs) as [number, number];
+    return rateLimitState(count, limit, now + ttl, now);
+  }
+
+  async close(): Promise<void> {
+    // The connection belongs to the app, which closes it once.
   }
 }
