@@ -1,4 +1,3 @@
-import helmet from '@fastify/helmet';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
@@ -9,6 +8,7 @@ import authPlugin from './plugins/auth.js';
 import errorsPlugin from './plugins/errors.js';
 import idempotencyPlugin, { LEASE_MS } from './plugins/idempotency.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
+import securityHeaders from './plugins/security-headers.js';
 import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../coordination/rate-limiter.js';
 import { connectRedis } from '../coordination/redis.js';
@@ -39,19 +39,6 @@ export interface AppOptions {
 
 export const BODY_LIMIT = 1024 * 1024;
 
-/** No inline scripts or styles anywhere; artwork images may come from any http(s) host. */
-const CSP = {
-  defaultSrc: ["'self'"],
-  scriptSrc: ["'self'"],
-  styleSrc: ["'self'"],
-  imgSrc: ["'self'", 'https:', 'http:', 'data:'],
-  objectSrc: ["'none'"],
-  baseUri: ["'self'"],
-  formAction: ["'self'"],
-  frameAncestors: ["'none'"],
-  // The pages are also served over plain http (development, an internal network): keep their assets loading.
-  upgradeInsecureRequests: null,
-};
 
 /** A ready application: migrated database, every route, no listening socket (`serve` adds that). */
 export async function buildApp({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
@@ -92,7 +79,7 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
   });
 
   await app.register(errorsPlugin);
-  await app.register(helmet, { contentSecurityPolicy: { directives: CSP } });
+  await app.register(securityHeaders);
   await app.register(openapiPlugin);
   await app.register(healthRoutes);
   await app.register(async (api) => {

@@ -5,6 +5,7 @@ import { slugify } from '../domain/slug.js';
 import type { EntityKind, ProfileType } from '../schemas/profile.js';
 import type { Db, EntityRow } from '../db/types.js';
 import { recordChange, type Actor } from './changelog.js';
+import { invalidations } from './notifications.js';
 import { nowIso } from './sql.js';
 
 export interface NewEntity {
@@ -61,6 +62,7 @@ export async function updateEntity(db: Db, id: number, changes: EntityChanges): 
     })
     .where('id', '=', id).returningAll().executeTakeFirst();
   if (!row) throw notFound('Entity');
+  invalidations.emit('entity-changed', id);
   return row;
 }
 
@@ -69,6 +71,7 @@ export async function setPaused(db: Db, id: number, paused: boolean): Promise<En
     .set({ paused_at: paused ? nowIso() : null, updated_at: nowIso() })
     .where('id', '=', id).returningAll().executeTakeFirst();
   if (!row) throw notFound('Entity');
+  invalidations.emit('entity-changed', id);
   return row;
 }
 
@@ -91,6 +94,9 @@ export function updateProfile(db: Db, actor: Actor, patch: ProfilePatch): Promis
       fieldChanges: fieldChanges(before, after, PROFILE_WRITABLE_FIELDS),
     }, at);
     return toProfile(after);
+  }).then((profile) => {
+    invalidations.emit('entity-changed', actor.entityId);
+    return profile;
   });
 }
 

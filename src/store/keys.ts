@@ -1,4 +1,5 @@
 import { generateKey, hashKey, keyPrefix, type Scope, type Tier } from '../domain/keys.js';
+import { invalidations } from './notifications.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { ApiKeyRow, Db, EntityRow } from '../db/types.js';
 import { nowIso } from './sql.js';
@@ -34,6 +35,7 @@ export const listKeys = (db: Db, entityId: number): Promise<ApiKeyRow[]> =>
 export async function revokeKey(db: Db, prefix: string): Promise<boolean> {
   const result = await db.updateTable('api_keys').set({ revoked_at: nowIso() })
     .where('prefix', '=', prefix).where('revoked_at', 'is', null).executeTakeFirst();
+  invalidations.emit('key-changed', prefix);
   return Number(result.numUpdatedRows) > 0;
 }
 
@@ -42,9 +44,9 @@ export interface KeyWithEntity {
   entity: EntityRow;
 }
 
-/** The key (any state) with the hash of `key`, and its entity. */
-export async function findKey(db: Db, key: string): Promise<KeyWithEntity | undefined> {
-  const row = await db.selectFrom('api_keys').selectAll().where('key_hash', '=', hashKey(key)).executeTakeFirst();
+/** The key (any state) with this hash, and its entity. */
+export async function findKeyByHash(db: Db, keyHash: string): Promise<KeyWithEntity | undefined> {
+  const row = await db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
   if (!row) return undefined;
   const entity = await db.selectFrom('entities').selectAll().where('id', '=', row.entity_id).executeTakeFirstOrThrow();
   return { key: row, entity };

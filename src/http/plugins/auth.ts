@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
-import { KEY_FORMAT, hasScope, keyPrefix, type RequiredScope, type Scope } from '../../domain/keys.js';
+import { KEY_FORMAT, hasScope, hashKey, keyPrefix, type RequiredScope, type Scope } from '../../domain/keys.js';
 import type { ApiKeyRow, EntityRow } from '../../db/types.js';
 import type { Actor } from '../../store/changelog.js';
-import { findKey, keyScopes, touchKey } from '../../store/keys.js';
+import { findKeyByHash, keyScopes, touchKey } from '../../store/keys.js';
+import { KeyCache } from '../key-cache.js';
 import type { RateLimitState } from '../../coordination/rate-limiter.js';
 
 export interface AuthContext {
@@ -28,6 +29,8 @@ declare module 'fastify' {
 // One message for every key problem, so a 401 never tells whether a key exists.
 const UNAUTHORIZED = 'Missing, malformed, expired or revoked API key. Send Authorization: Bearer ak_live_…';
 const TOUCH_INTERVAL_MS = 60_000;
+/** How long another process's revocation or pause may take to reach this one. */
+export const KEY_CACHE_TTL_MS = 5_000;
 
 /**
  * The checks of decisions §2, in their order: authentication (401), paused account (403), rate limit
@@ -35,10 +38,13 @@ const TOUCH_INTERVAL_MS = 60_000;
  */
 async function authPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('auth', null as unknown as AuthContext);
+  const cache = new KeyCache(KEY_CACHE_TTL_MS);
+  app.addHook('onClose', async () => cache.close());
+
   app.addHook('onRequest', async (request, reply) => {
     const scope = request.routeOptions.config.scope;
     if (scope === undefined) return;
-    const found = await authenticate(app, request);
+    const found = await authenticate(app, cache, request);
     if (found.entity.paused_at) throw new ApiError('forbidden', 'The account is paused.');
     const rateLimit = await app.rateLimiter.hit(
       found.key.prefix, app.config.rateLimits[found.key.tier], app.config.rateLimitWindowS * 1000,
@@ -59,18 +65,28 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   });
 }
 
-async function authenticate(app: FastifyInstance, request: FastifyRequest) {
+async function authenticate(app: FastifyInstance, cache: KeyCache, request: FastifyRequest) {
   const match = /^Bearer +(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   const key = match?.[1];
   if (!key || !KEY_FORMAT.test(key)) throw new ApiError('unauthorized', UNAUTHORIZED);
-  const found = await findKey(app.db, key);
-  const now = new Date();
-  if (!found || found.key.revoked_at || (found.key.expires_at && new Date(found.key.expires_at) <= now)) {
+  const hash = hashKey(key);
+  const now = Date.now();
+  let entry = cache.get(hash, now);
+  if (!entry) {
+    const found = await findKeyByHash(app.db, hash);
+    if (found) cache.set(hash, found, now);
+    entry = found && cache.get(hash, now);
+  }
+  const found = entry?.found;
+  if (!entry || !found || found.key.revoked_at || (found.key.expires_at && Date.parse(found.key.expires_at) <= now)) {
     request.log.info({ prefix: keyPrefix(key) }, 'rejected API key');
     throw new ApiError('unauthorized', UNAUTHORIZED);
   }
-  const lastUsed = found.key.last_used_at ? Date.parse(found.key.last_used_at) : 0;
-  if (now.getTime() - lastUsed > TOUCH_INTERVAL_MS) await touchKey(app.db, found.key.id, now.toISOString());
+  // last_used_at is for operators: written at most once a minute per key, not on every request.
+  if (now - entry.touched > TOUCH_INTERVAL_MS) {
+    entry.touched = now;
+    await touchKey(app.db, found.key.id, new Date(now).toISOString());
+  }
   return found;
 }
 

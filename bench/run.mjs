@@ -1,0 +1,262 @@
+#!/usr/bin/env node
+// Benchmark: the service against a bare node:http baseline measured in the same run (npm run bench).
+// Options: --artworks N (catalog size, default 1000), --duration S (per scenario, default 10),
+//          --connections C (default 50), --database-url URL (default: a fresh SQLite file),
+//          --growth (the same scenarios at 1,000 and 100,000 artworks and a 1,000,000-entry changelog).
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(ROOT, 'bin', 'art-catalog');
+
+const { values: options } = parseArgs({
+  options: {
+    artworks: { type: 'string', default: '1000' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    'database-url': { type: 'string' },
+    growth: { type: 'boolean', default: false },
+  },
+});
+const DURATION = Number(options.duration);
+const CONNECTIONS = Number(options.connections);
+
+// ---------- processes ----------
+
+function startProcess(command, args, env) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`${command} exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+}
+
+/** Peak resident set size of a process so far (Linux VmHWM), in MB. */
+function peakRssMb(pid) {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+function cli(env, ...args) {
+  return JSON.parse(execFileSync(BIN, [...args, '--json'], { env: { ...process.env, ...env } }).toString());
+}
+
+// ---------- load ----------
+
+function load(url, { title, requests, method = 'GET', path = '/', body, headers = {}, connections = CONNECTIONS, duration = DURATION, amount }) {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon({
+      url, connections, duration, amount, method, headers, body, title,
+      ...(requests ? { requests } : { requests: [{ method, path, body, headers }] }),
+    }, (error, result) => (error ? reject(error) : resolve(result)));
+    instance.on('error', reject);
+  });
+}
+
+function summary(name, result, baseline) {
+  const ok = result.requests.total - result.non2xx;
+  return {
+    scenario: name,
+    rps: Math.round(result.requests.average),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    ratio: baseline ? Number((result.requests.average / baseline).toFixed(3)) : 1,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    ok,
+  };
+}
+
+// ---------- one run at one catalog size ----------
+
+const artworkItem = (i, tag) => ({
+  title: `Bench Study ${tag} ${i}`, artist_name: `Bench Artist ${i % 500}`, creation_year: 1900 + (i % 120),
+  medium: 'Oil on canvas', dimensions: '60 x 80 cm', price: 1000 + i, currency: 'EUR', availability: 'available',
+});
+
+async function runAtSize(size, { databaseUrl, changelogEntries, baselineUrl }) {
+  const dir = mkdtempSync(join(tmpdir(), 'art-catalog-bench-'));
+  const env = {
+    DATABASE_URL: databaseUrl ?? `sqlite:${join(dir, 'bench.db')}`,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PARTNER: '1000000000',
+    PORT: '0',
+  };
+  const entity = cli(env, 'entity', 'create', '--type', 'gallery', '--name', `Bench Gallery ${Date.now()}`);
+  const { key } = cli(env, 'key', 'create', '--entity', String(entity.id), '--tier', 'partner');
+  const server = startProcess(BIN, ['serve'], env);
+  const url = await server.url;
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+
+  // Seed through the batch endpoint, 100 per request, a few requests at a time.
+  const seedStart = performance.now();
+  const batches = Math.ceil(size / 100);
+  let next = 0;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (next < batches) {
+      const b = next++;
+      const items = Array.from({ length: Math.min(100, size - b * 100) }, (_, j) => artworkItem(b * 100 + j, 'seed'));
+      const response = await fetch(`${url}/v1/artworks/batch`, { method: 'POST', headers: auth, body: JSON.stringify({ items }) });
+      if (response.status !== 200) throw new Error(`seeding failed: ${response.status} ${await response.text()}`);
+    }
+  }));
+  const seedSeconds = (performance.now() - seedStart) / 1000;
+
+  // The 10,000-artwork batch target: 100 requests of 100 new works, one after another.
+  const batchStart = performance.now();
+  for (let b = 0; b < 100; b++) {
+    const items = Array.from({ length: 100 }, (_, j) => artworkItem(b * 100 + j, `timed-${size}`));
+    const response = await fetch(`${url}/v1/artworks/batch`, { method: 'POST', headers: auth, body: JSON.stringify({ items }) });
+    if (response.status !== 200) throw new Error(`batch failed: ${response.status}`);
+  }
+  const tenThousandSeconds = (performance.now() - batchStart) / 1000;
+
+  if (changelogEntries > 0) padChangelog(env.DATABASE_URL, entity.id, changelogEntries);
+
+  const ids = (await (await fetch(`${url}/v1/artworks?limit=1`, { headers: auth })).json()).total;
+  const pages = Math.max(1, Math.floor(ids / 50));
+  const since = new Date(Date.now() - 60_000).toISOString();
+  const random = (n) => 1 + Math.floor(Math.random() * n);
+  let counter = 0;
+
+  const scenarios = [
+    ['GET /v1/artworks/:id', { requests: [{ method: 'GET', headers: auth, setupRequest: (r) => ({ ...r, path: `/v1/artworks/${random(ids)}` }) }] }],
+    ['GET /v1/artworks?limit=50', { requests: [{ method: 'GET', headers: auth, setupRequest: (r) => ({ ...r, path: `/v1/artworks?limit=50&page=${random(pages)}` }) }] }],
+    ['POST /v1/artworks (new)', { requests: [{ method: 'POST', path: '/v1/artworks', headers: auth, setupRequest: (r) => ({ ...r, body: JSON.stringify(artworkItem(counter++, `new-${size}`)) }) }] }],
+    ['POST /v1/artworks (re-post)', { requests: [{ method: 'POST', path: '/v1/artworks', headers: auth, setupRequest: (r) => ({ ...r, body: JSON.stringify(artworkItem(random(size) - 1, 'seed')) }) }] }],
+    ['POST /v1/artworks/batch (100)', {
+      connections: 10,
+      requests: [{ method: 'POST', path: '/v1/artworks/batch', headers: auth, setupRequest: (r) => ({ ...r, body: JSON.stringify({ items: Array.from({ length: 100 }, () => artworkItem(counter++, `batch-${size}`)) }) }) }],
+    }],
+    ['GET /v1/changelog?since=…', { path: `/v1/changelog?since=${encodeURIComponent(since)}&limit=100`, headers: auth }],
+  ];
+
+  const rows = [];
+  for (const [name, spec] of scenarios) {
+    const result = await load(url, { title: name, ...spec });
+    rows.push({ name, result });
+    process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s\n`);
+  }
+  const rss = peakRssMb(server.child.pid);
+  await stop(server.child);
+  rmSync(dir, { recursive: true, force: true });
+  return { size, seedSeconds, tenThousandSeconds, rows, peakRssMb: rss, changelogEntries };
+}
+
+/** Adds filler changelog entries straight into the database (the growth run's 1,000,000-entry changelog). */
+function padChangelog(databaseUrl, entityId, count) {
+  const script = `
+    import { connect } from './dist/db/connect.js';
+    import { sql } from 'kysely';
+    const { db, close } = connect(${JSON.stringify(databaseUrl)});
+    const base = Date.parse('2020-01-01T00:00:00Z');
+    for (let done = 0; done < ${count}; done += 10000) {
+      const rows = Array.from({ length: Math.min(10000, ${count} - done) }, (_, i) => ({
+        owner_id: ${entityId}, entity_type: 'artwork', record_id: 1, action: 'update', source: 'api:ak_live_padding0',
+        field_changes: '{}', created_at: new Date(base + (done + i) * 1000).toISOString(),
+      }));
+      for (let i = 0; i < rows.length; i += 1000) await db.insertInto('changelog').values(rows.slice(i, i + 1000)).execute();
+    }
+    await close();
+  `;
+  process.stderr.write(`  padding the changelog with ${count} entries…\n`);
+  execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: 'inherit' });
+}
+
+// ---------- baseline ----------
+
+async function baseline(url, label) {
+  const result = await load(url, { title: label, path: '/' });
+  process.stderr.write(`  ${label}: ${Math.round(result.requests.average)} req/s\n`);
+  return result;
+}
+
+// ---------- main ----------
+
+const baselineServer = startProcess(process.execPath, [join(ROOT, 'bench', 'baseline.mjs')], {});
+const baselineUrl = await baselineServer.url;
+process.stderr.write('baseline (before)\n');
+const before = await baseline(baselineUrl, 'node:http baseline (before)');
+
+const sizes = options.growth ? [1000, 100_000] : [Number(options.artworks)];
+const runs = [];
+for (const size of sizes) {
+  process.stderr.write(`service with ${size} artworks\n`);
+  runs.push(await runAtSize(size, {
+    databaseUrl: options['database-url'],
+    changelogEntries: options.growth && size >= 100_000 ? 1_000_000 : 0,
+    baselineUrl,
+  }));
+}
+process.stderr.write('baseline (after)\n');
+const after = await baseline(baselineUrl, 'node:http baseline (after)');
+await stop(baselineServer.child);
+
+const baselineRps = (before.requests.average + after.requests.average) / 2;
+const report = {
+  date: new Date().toISOString(),
+  machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version },
+  options: { duration_s: DURATION, connections: CONNECTIONS, database: options['database-url'] ? 'postgres' : 'sqlite' },
+  baseline: { before_rps: Math.round(before.requests.average), after_rps: Math.round(after.requests.average), mean_rps: Math.round(baselineRps) },
+  runs: runs.map((run) => ({
+    artworks: run.size,
+    changelog_padding: run.changelogEntries,
+    seed_seconds: Number(run.seedSeconds.toFixed(2)),
+    batch_10000_seconds: Number(run.tenThousandSeconds.toFixed(3)),
+    peak_rss_mb: Number(run.peakRssMb.toFixed(1)),
+    scenarios: run.rows.map(({ name, result }) => summary(name, result, baselineRps)),
+  })),
+};
+
+// ---------- report ----------
+
+const pad = (s, n) => String(s).padEnd(n);
+const lpad = (s, n) => String(s).padStart(n);
+console.log(`\nnode:http baseline: ${report.baseline.before_rps} req/s before, ${report.baseline.after_rps} after (mean ${report.baseline.mean_rps})`);
+console.log(`machine: ${report.machine.cpus} × ${report.machine.cpu}, ${report.machine.memory_gb} GB, Node ${report.machine.node}; ${CONNECTIONS} connections, ${DURATION} s per scenario\n`);
+const header = `${pad('scenario', 32)}${runs.map((r) => `${lpad(`${r.size} artworks: req/s`, 26)}${lpad('p50', 6)}${lpad('p99', 6)}${lpad('ratio', 7)}`).join('  ')}`;
+console.log(header);
+console.log('-'.repeat(header.length));
+for (let i = 0; i < report.runs[0].scenarios.length; i++) {
+  const name = report.runs[0].scenarios[i].scenario;
+  console.log(`${pad(name, 32)}${report.runs.map((r) => {
+    const s = r.scenarios[i];
+    return `${lpad(s.rps, 26)}${lpad(s.p50_ms, 6)}${lpad(s.p99_ms, 6)}${lpad(s.ratio.toFixed(3), 7)}`;
+  }).join('  ')}`);
+}
+console.log('');
+for (const r of report.runs) {
+  const failures = r.scenarios.filter((s) => s.non2xx > 0 || s.errors > 0);
+  console.log(`${r.artworks} artworks: 10,000 artworks via batch in ${r.batch_10000_seconds} s; seeding ${r.seed_seconds} s; server peak RSS ${r.peak_rss_mb} MB${failures.length ? `; NON-2XX in ${failures.map((f) => f.scenario).join(', ')}` : ''}`);
+}
+if (report.runs.length === 2) {
+  console.log('\nread throughput at the larger catalog relative to the smaller:');
+  for (const i of [0, 1, 5]) {
+    const small = report.runs[0].scenarios[i];
+    const large = report.runs[1].scenarios[i];
+    console.log(`  ${pad(small.scenario, 30)} ${(large.rps / small.rps).toFixed(3)}`);
+  }
+}
+
+mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+console.log('\nwritten to bench/results/latest.json');
