@@ -50,6 +50,8 @@ function stop(child) {
   });
 }
 
+const currentRssMb = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+
 /** Peak resident set size of a process so far (Linux VmHWM), in MB. */
 function peakRssMb(pid) {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -134,7 +136,6 @@ async function runAtSize(size, { databaseUrl, changelogEntries, baselineUrl }) {
 
   const ids = (await (await fetch(`${url}/v1/artworks?limit=1`, { headers: auth })).json()).total;
   const pages = Math.max(1, Math.floor(ids / 50));
-  const since = new Date(Date.now() - 60_000).toISOString();
   const random = (n) => 1 + Math.floor(Math.random() * n);
   let counter = 0;
 
@@ -147,15 +148,19 @@ async function runAtSize(size, { databaseUrl, changelogEntries, baselineUrl }) {
       connections: 10,
       requests: [{ method: 'POST', path: '/v1/artworks/batch', headers: auth, setupRequest: (r) => ({ ...r, body: JSON.stringify({ items: Array.from({ length: 100 }, () => artworkItem(counter++, `batch-${size}`)) }) }) }],
     }],
-    ['GET /v1/changelog?since=…', { path: `/v1/changelog?since=${encodeURIComponent(since)}&limit=100`, headers: auth }],
   ];
 
   const rows = [];
-  for (const [name, spec] of scenarios) {
+  const run = async (name, spec) => {
     const result = await load(url, { title: name, ...spec });
     rows.push({ name, result });
-    process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s\n`);
-  }
+    process.stderr.write(`  ${name}: ${Math.round(result.requests.average)} req/s, server RSS now ${currentRssMb(server.child.pid).toFixed(0)} MB\n`);
+  };
+  for (const [name, spec] of scenarios) await run(name, spec);
+  // A sync client polls with the time of its last sync: `since` = 100 entries before the newest.
+  const { total: entries } = await (await fetch(`${url}/v1/changelog?limit=1`, { headers: auth })).json();
+  const [mark] = (await (await fetch(`${url}/v1/changelog?limit=1&page=${Math.max(1, entries - 100)}`, { headers: auth })).json()).changes;
+  await run('GET /v1/changelog?since=…', { path: `/v1/changelog?since=${encodeURIComponent(mark.created_at)}&limit=100`, headers: auth });
   const rss = peakRssMb(server.child.pid);
   await stop(server.child);
   rmSync(dir, { recursive: true, force: true });

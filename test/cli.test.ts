@@ -40,7 +40,7 @@ const json = async (...args: string[]) => {
 
 describe('admin commands', () => {
   test('migrate applies the schema once and then reports nothing to do', async () => {
-    expect(await json('migrate')).toEqual({ applied: ['001_initial', '002_idempotency'] });
+    expect(await json('migrate')).toEqual({ applied: ['001_initial', '002_idempotency', '003_entity_stats'] });
     expect(await json('migrate')).toEqual({ applied: [] });
   });
 

@@ -1,6 +1,11 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 
-/** One ioredis connection for the process; commands fail fast instead of queueing while Redis is down. */
+// ioredis is loaded only when REDIS_URL is set: a single process never pays its memory.
+const require = createRequire(import.meta.url);
+
+/** One ioredis connection for the process; a command waits through at most two reconnection attempts. */
 export function connectRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+  const { Redis: RedisClient } = require('ioredis') as typeof import('ioredis');
+  return new RedisClient(url, { maxRetriesPerRequest: 2 });
 }

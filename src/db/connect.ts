@@ -1,9 +1,13 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type PgModule from 'pg';
 import type { Database, Db } from './types.js';
+
+// pg is loaded only when a postgres:// URL asks for it: the embedded default never pays its memory.
+const require = createRequire(import.meta.url);
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -40,6 +44,8 @@ function connectSqlite(path: string): DatabaseHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('wal_autocheckpoint = 10000');
+  sqlite.pragma('cache_size = -32000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
@@ -68,10 +74,10 @@ function withStatementCache(sqlite: SQLite.Database) {
   };
 }
 
-// BIGINT (prices, counts) arrives as a string by default; every value we store fits a JS number.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-
 function connectPostgres(url: string, { poolSize = 10, statementTimeoutMs = 10_000 }: ConnectOptions): DatabaseHandle {
+  const pg = require('pg') as typeof PgModule;
+  // BIGINT (prices, counts) arrives as a string by default; every value we store fits a JS number.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };

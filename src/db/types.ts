@@ -111,6 +111,19 @@ export interface IdempotencyKeysTable {
   locked_until: string;
 }
 
+export interface EntityStatsTable {
+  entity_id: number;
+  artworks: number;
+  available: number;
+  reserved: number;
+  sold: number;
+  events: number;
+  changelog: number;
+  artworks_synced_at: string | null;
+  events_synced_at: string | null;
+  artists_synced_at: string | null;
+}
+
 export interface Database {
   entities: EntitiesTable;
   api_keys: ApiKeysTable;
@@ -119,6 +132,7 @@ export interface Database {
   events: EventsTable;
   changelog: ChangelogTable;
   idempotency_keys: IdempotencyKeysTable;
+  entity_stats: EntityStatsTable;
 }
 
 export type Db = Kysely<Database>;

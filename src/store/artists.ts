@@ -1,25 +1,46 @@
 import { slugify } from '../domain/slug.js';
 import type { Trx } from '../db/types.js';
-import { recordChange, type Actor } from './changelog.js';
+import type { Change } from './changelog.js';
+
+// Artist records are never changed or deleted, so a slug's id, once seen, stays true for good. One map
+// per database (its Kysely adapter is shared by the instance and its transactions): two apps in one
+// process may use two databases.
+const knownByDatabase = new WeakMap<object, Map<string, number>>();
+const KNOWN_ARTISTS_MAX = 50_000;
+
+function knownArtistsOf(trx: Trx): Map<string, number> {
+  const database = trx.getExecutor().adapter;
+  let known = knownByDatabase.get(database);
+  if (!known) knownByDatabase.set(database, (known = new Map()));
+  return known;
+}
 
 /**
  * The platform-wide artist record for a name, created on first use. The unique slug decides who
- * creates it; the creation is recorded in the changelog of the entity whose write caused it.
+ * creates it; a creation comes back as a change for the changelog of the entity whose write caused it.
  */
-export async function resolveArtist(trx: Trx, actor: Actor, name: string, at: string): Promise<number> {
+export async function resolveArtist(trx: Trx, name: string, at: string): Promise<{ id: number; created: Change | null }> {
   const slug = slugify(name);
+  const knownArtists = knownArtistsOf(trx);
+  const known = knownArtists.get(slug);
+  if (known !== undefined) return { id: known, created: null };
   const inserted = await trx.insertInto('artists')
     .values({ name: name.trim(), slug, created_at: at })
     .onConflict((oc) => oc.column('slug').doNothing())
     .returning('id')
     .executeTakeFirst();
   if (inserted) {
-    await recordChange(trx, actor, {
-      entityType: 'artist', recordId: inserted.id, action: 'create',
-      fieldChanges: { name: { old: null, new: name.trim() }, slug: { old: null, new: slug } },
-    }, at);
-    return inserted.id;
+    return {
+      id: inserted.id,
+      created: {
+        entityType: 'artist', recordId: inserted.id, action: 'create',
+        fieldChanges: { name: { old: null, new: name.trim() }, slug: { old: null, new: slug } },
+      },
+    };
   }
   const existing = await trx.selectFrom('artists').select('id').where('slug', '=', slug).executeTakeFirstOrThrow();
-  return existing.id;
+  // Only a row another transaction committed is remembered: one inserted here may still roll back.
+  if (knownArtists.size >= KNOWN_ARTISTS_MAX) knownArtists.clear();
+  knownArtists.set(slug, existing.id);
+  return { id: existing.id, created: null };
 }

@@ -7,7 +7,8 @@ import type { ArtworkListItemType, ArtworkType, Availability } from '../schemas/
 import { isUniqueViolation } from '../db/errors.js';
 import type { ArtworkRow, Db, Trx } from '../db/types.js';
 import { resolveArtist } from './artists.js';
-import { recordChange, type Actor } from './changelog.js';
+import { commitWrite, type Actor, type Change } from './changelog.js';
+import { readStats } from './stats.js';
 import { lockForUpdate, nowIso } from './sql.js';
 
 export interface PostedArtwork {
@@ -22,7 +23,7 @@ export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<
   return db.transaction().execute(async (trx) => {
     const at = nowIso();
     const fingerprint = artworkFingerprint(input);
-    const artist = await linkArtist(trx, actor, input.artist_name, at);
+    const { columns: artist, created: newArtist } = await linkArtist(trx, input.artist_name, at);
     const inserted = await trx.insertInto('artworks')
       .values({
         ...emptyArtwork(), ...withoutNulls(input), ...artist, title: input.title,
@@ -35,7 +36,7 @@ export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<
       .returningAll()
       .executeTakeFirst();
     if (inserted) {
-      await recordArtworkChange(trx, actor, null, inserted, at);
+      await commitArtworkWrite(trx, actor, null, inserted, newArtist, at);
       return { artwork: inserted, created: true, changed: true };
     }
     const existing = await lockForUpdate(trx,
@@ -44,7 +45,7 @@ export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<
     ).executeTakeFirstOrThrow();
     const merged = mergeNonNull(existing, { ...input, ...artist });
     const artwork = await saveArtwork(trx, merged, at);
-    const changes = await recordArtworkChange(trx, actor, existing, artwork, at);
+    const changes = await commitArtworkWrite(trx, actor, existing, artwork, newArtist, at);
     return { artwork, created: false, changed: isRealChange(changes) };
   });
 }
@@ -56,12 +57,12 @@ export async function updateArtwork(db: Db, actor: Actor, id: number, patch: Art
       const existing = await lockForUpdate(trx, ownArtwork(trx, actor.entityId, id)).executeTakeFirst();
       if (!existing) throw notFound('Artwork');
       const at = nowIso();
-      const artist = patch.artist_name === undefined ? {} : await linkArtist(trx, actor, patch.artist_name, at);
+      const { columns: artist, created: newArtist } = await linkArtist(trx, patch.artist_name, at);
       const merged = mergeDefined(existing, { ...patch, ...artist });
       merged.source_fingerprint = artworkFingerprint(merged);
       merged.fingerprint_version = SLUG_VERSION;
       const artwork = await saveArtwork(trx, merged, at);
-      await recordArtworkChange(trx, actor, existing, artwork, at);
+      await commitArtworkWrite(trx, actor, existing, artwork, newArtist, at);
       return artwork;
     });
   } catch (error) {
@@ -76,10 +77,10 @@ export async function deleteArtwork(db: Db, actor: Actor, id: number): Promise<v
       .where('entity_id', '=', actor.entityId).where('id', '=', id)
       .returningAll().executeTakeFirst();
     if (!deleted) throw notFound('Artwork');
-    await recordChange(trx, actor, {
+    await commitWrite(trx, actor, [{
       entityType: 'artwork', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, ARTWORK_CHANGE_FIELDS),
-    }, nowIso());
+    }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, nowIso());
   });
 }
 
@@ -98,12 +99,12 @@ export interface ArtworkListQuery {
 export async function listArtworks(db: Db, entityId: number, { page, limit, availability }: ArtworkListQuery) {
   let query = db.selectFrom('artworks').where('entity_id', '=', entityId);
   if (availability) query = query.where('availability', '=', availability);
-  const [rows, count] = await Promise.all([
+  const [rows, stats] = await Promise.all([
     query.select(['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'])
       .orderBy('id').limit(limit).offset((page - 1) * limit).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    readStats(db, entityId),
   ]);
-  return { artworks: rows as ArtworkListItemType[], total: Number(count.total) };
+  return { artworks: rows as ArtworkListItemType[], total: stats[availability ?? 'artworks'] };
 }
 
 export function toArtwork(row: ArtworkRow): ArtworkType {
@@ -114,10 +115,12 @@ export function toArtwork(row: ArtworkRow): ArtworkType {
 const ownArtwork = (db: Db | Trx, entityId: number, id: number) =>
   db.selectFrom('artworks').selectAll().where('entity_id', '=', entityId).where('id', '=', id);
 
-/** The artist columns for an `artist_name` as sent: linked (or created), or cleared by `null`. */
-async function linkArtist(trx: Trx, actor: Actor, name: string | null | undefined, at: string) {
-  if (name == null) return name === null ? { artist_id: null, artist_linked_at: null } : {};
-  return { artist_id: await resolveArtist(trx, actor, name, at), artist_linked_at: at };
+/** The artist columns for an `artist_name` as sent (linked, created, cleared by null, or untouched). */
+async function linkArtist(trx: Trx, name: string | null | undefined, at: string): Promise<{ columns: Partial<ArtworkRow>; created: Change | null }> {
+  if (name === undefined) return { columns: {}, created: null };
+  if (name === null) return { columns: { artist_id: null, artist_linked_at: null }, created: null };
+  const artist = await resolveArtist(trx, name, at);
+  return { columns: { artist_id: artist.id, artist_linked_at: at }, created: artist.created };
 }
 
 async function saveArtwork(trx: Trx, artwork: ArtworkRow, at: string): Promise<ArtworkRow> {
@@ -129,9 +132,17 @@ async function saveArtwork(trx: Trx, artwork: ArtworkRow, at: string): Promise<A
     .executeTakeFirstOrThrow();
 }
 
-async function recordArtworkChange(trx: Trx, actor: Actor, before: ArtworkRow | null, after: ArtworkRow, at: string) {
+/** The changelog entries (a new artist's first) and the counts of an artwork write. */
+async function commitArtworkWrite(trx: Trx, actor: Actor, before: ArtworkRow | null, after: ArtworkRow, newArtist: Change | null, at: string) {
   const changes = fieldChanges(before, after, ARTWORK_CHANGE_FIELDS);
-  await recordChange(trx, actor, { entityType: 'artwork', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }, at);
+  const entries: Change[] = [{ entityType: 'artwork', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }];
+  if (newArtist) entries.unshift(newArtist);
+  await commitWrite(trx, actor, entries, {
+    artworks: before ? 0 : 1,
+    availability: { before: before?.availability ?? null, after: after.availability },
+    synced: 'artworks',
+    artistLinked: after.artist_linked_at === at,
+  }, at);
   return changes;
 }
 

@@ -1,6 +1,7 @@
 import type { ChangeAction, ChangeEntityType, ChangelogEntryType } from '../schemas/changelog.js';
 import type { FieldChanges } from '../domain/diff.js';
 import type { ChangelogRow, Db, Trx } from '../db/types.js';
+import { applyStats, readStats, type StatsDelta } from './stats.js';
 
 /** Who writes: the entity the key is bound to and the changelog `source` of the key. */
 export interface Actor {
@@ -16,17 +17,23 @@ export interface Change {
   fieldChanges: FieldChanges;
 }
 
-/** Records a change; takes a transaction because the entry must commit or roll back with the write. */
-export async function recordChange(trx: Trx, actor: Actor, change: Change, at: string): Promise<void> {
-  await trx.insertInto('changelog').values({
-    owner_id: actor.entityId,
-    entity_type: change.entityType,
-    record_id: change.recordId,
-    action: change.action,
-    source: actor.source,
-    field_changes: JSON.stringify(change.fieldChanges),
-    created_at: at,
-  }).execute();
+/**
+ * Ends a write: its changelog entries (one statement) and the entity's counts (one statement). Takes a
+ * transaction because both must commit or roll back with the write itself.
+ */
+export async function commitWrite(trx: Trx, actor: Actor, changes: Change[], delta: StatsDelta, at: string): Promise<void> {
+  if (changes.length > 0) {
+    await trx.insertInto('changelog').values(changes.map((change) => ({
+      owner_id: actor.entityId,
+      entity_type: change.entityType,
+      record_id: change.recordId,
+      action: change.action,
+      source: actor.source,
+      field_changes: JSON.stringify(change.fieldChanges),
+      created_at: at,
+    }))).execute();
+  }
+  await applyStats(trx, actor.entityId, { ...delta, changelog: changes.length }, at);
 }
 
 export interface ChangelogQuery {
@@ -39,11 +46,13 @@ export interface ChangelogQuery {
 export async function listChanges(db: Db, ownerId: number, { page, limit, since }: ChangelogQuery) {
   let query = db.selectFrom('changelog').where('owner_id', '=', ownerId);
   if (since !== undefined) query = query.where('created_at', '>', since);
-  const [rows, count] = await Promise.all([
+  const [rows, total] = await Promise.all([
     query.selectAll().orderBy('id').limit(limit).offset((page - 1) * limit).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    // The whole changelog's size is kept; only a `since` window is counted (a sync polls a short one).
+    since === undefined ? readStats(db, ownerId).then((s) => s.changelog)
+      : query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((c) => Number(c.n)),
   ]);
-  return { changes: rows.map(toChangelogEntry), total: Number(count.total) };
+  return { changes: rows.map(toChangelogEntry), total };
 }
 
 function toChangelogEntry(row: ChangelogRow): ChangelogEntryType {

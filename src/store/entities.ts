@@ -4,7 +4,8 @@ import { PROFILE_WRITABLE_FIELDS, type ProfilePatch } from '../domain/profile.js
 import { slugify } from '../domain/slug.js';
 import type { EntityKind, ProfileType } from '../schemas/profile.js';
 import type { Db, EntityRow } from '../db/types.js';
-import { recordChange, type Actor } from './changelog.js';
+import { commitWrite, type Actor } from './changelog.js';
+import { createStats } from './stats.js';
 import { invalidations } from './notifications.js';
 import { nowIso } from './sql.js';
 
@@ -22,19 +23,24 @@ export interface NewEntity {
 export async function createEntity(db: Db, entity: NewEntity): Promise<EntityRow> {
   const base = slugify(entity.name);
   const at = nowIso();
-  for (let n = 1; ; n++) {
-    const row = await db.insertInto('entities')
-      .values({
-        type: entity.type, name: entity.name, slug: n === 1 ? base : `${base}-${n}`,
-        location_city: entity.city ?? null, location_country: entity.country ?? null,
-        description: null, external_url: null, ical_url: null, social_instagram: null, social_twitter: null,
-        paused_at: null, created_at: at, updated_at: at,
-      })
-      .onConflict((oc) => oc.column('slug').doNothing())
-      .returningAll()
-      .executeTakeFirst();
-    if (row) return row;
-  }
+  return db.transaction().execute(async (trx) => {
+    for (let n = 1; ; n++) {
+      const row = await trx.insertInto('entities')
+        .values({
+          type: entity.type, name: entity.name, slug: n === 1 ? base : `${base}-${n}`,
+          location_city: entity.city ?? null, location_country: entity.country ?? null,
+          description: null, external_url: null, ical_url: null, social_instagram: null, social_twitter: null,
+          paused_at: null, created_at: at, updated_at: at,
+        })
+        .onConflict((oc) => oc.column('slug').doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (row) {
+        await createStats(trx, row.id);
+        return row;
+      }
+    }
+  });
 }
 
 export const listEntities = (db: Db): Promise<EntityRow[]> => db.selectFrom('entities').selectAll().orderBy('id').execute();
@@ -89,10 +95,10 @@ export function updateProfile(db: Db, actor: Actor, patch: ProfilePatch): Promis
     const after = await trx.updateTable('entities')
       .set({ ...patch, updated_at: at })
       .where('id', '=', actor.entityId).returningAll().executeTakeFirstOrThrow();
-    await recordChange(trx, actor, {
+    await commitWrite(trx, actor, [{
       entityType: 'profile', recordId: actor.entityId, action: 'update',
       fieldChanges: fieldChanges(before, after, PROFILE_WRITABLE_FIELDS),
-    }, at);
+    }], {}, at);
     return toProfile(after);
   }).then((profile) => {
     invalidations.emit('entity-changed', actor.entityId);

@@ -4,7 +4,8 @@ import { EVENT_CHANGE_FIELDS, checkMergedDates, type EventInput } from '../domai
 import { slugify } from '../domain/slug.js';
 import type { EventType } from '../schemas/events.js';
 import type { Db, EventRow, Trx } from '../db/types.js';
-import { recordChange, type Actor } from './changelog.js';
+import { commitWrite, type Actor } from './changelog.js';
+import { readStats } from './stats.js';
 import { lockForUpdate, nowIso } from './sql.js';
 
 /** An event's slug: the normalized slug of the entity's slug and the title (decisions §6). */
@@ -47,10 +48,10 @@ export async function deleteEvent(db: Db, actor: Actor, id: number): Promise<voi
       .where('entity_id', '=', actor.entityId).where('id', '=', id)
       .returningAll().executeTakeFirst();
     if (!deleted) throw notFound('Event');
-    await recordChange(trx, actor, {
+    await commitWrite(trx, actor, [{
       entityType: 'event', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, EVENT_CHANGE_FIELDS),
-    }, nowIso());
+    }], { events: -1, synced: 'events' }, nowIso());
   });
 }
 
@@ -77,12 +78,14 @@ export async function listEvents(db: Db, entityId: number, { page, limit, when, 
   const ordered = when === 'upcoming' ? query.orderBy('start_date', 'asc').orderBy('id')
     : when === 'past' ? query.orderBy('start_date', 'desc').orderBy('id', 'desc')
       : query.orderBy('id');
-  const [events, count] = await Promise.all([
+  const [events, total] = await Promise.all([
     ordered.select(['id', 'title', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date'])
       .limit(limit).offset((page - 1) * limit).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    // All events: the kept count; a date filter counts its matches (an entity's events are few).
+    when ? query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((c) => Number(c.n))
+      : readStats(db, entityId).then((s) => s.events),
   ]);
-  return { events, total: Number(count.total) };
+  return { events, total };
 }
 
 export function toEvent(row: EventRow): EventType {
@@ -92,7 +95,8 @@ export function toEvent(row: EventRow): EventType {
 
 async function recordEventChange(trx: Trx, actor: Actor, before: EventRow | null, after: EventRow, at: string) {
   const changes = fieldChanges(before, after, EVENT_CHANGE_FIELDS);
-  await recordChange(trx, actor, { entityType: 'event', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }, at);
+  await commitWrite(trx, actor, [{ entityType: 'event', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }],
+    { events: before ? 0 : 1, synced: 'events' }, at);
   return changes;
 }
 
