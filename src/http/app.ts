@@ -7,6 +7,7 @@ import type { Db } from '../db/types.js';
 import authPlugin from './plugins/auth.js';
 import errorsPlugin from './plugins/errors.js';
 import idempotencyPlugin, { LEASE_MS } from './plugins/idempotency.js';
+import metricsPlugin from './plugins/metrics.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
 import securityHeaders from './plugins/security-headers.js';
 import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
@@ -82,6 +83,7 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
   await app.register(securityHeaders);
   await app.register(openapiPlugin);
   await app.register(healthRoutes);
+  await app.register(metricsPlugin);
   await app.register(async (api) => {
     await api.register(authPlugin);
     await api.register(idempotencyPlugin);

@@ -97,11 +97,14 @@ export interface ArtworkListQuery {
 }
 
 export async function listArtworks(db: Db, entityId: number, { page, limit, availability }: ArtworkListQuery) {
-  let query = db.selectFrom('artworks').where('entity_id', '=', entityId);
-  if (availability) query = query.where('availability', '=', availability);
+  let ids = db.selectFrom('artworks').select('id').where('entity_id', '=', entityId);
+  if (availability) ids = ids.where('availability', '=', availability);
+  // Deferred join: OFFSET walks the small (entity_id, …, id) index entries, and only the page's rows are read.
+  const pageIds = ids.orderBy('id').limit(limit).offset((page - 1) * limit);
   const [rows, stats] = await Promise.all([
-    query.select(['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'])
-      .orderBy('id').limit(limit).offset((page - 1) * limit).execute(),
+    db.selectFrom('artworks')
+      .select(['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'])
+      .where('id', 'in', pageIds).orderBy('id').execute(),
     readStats(db, entityId),
   ]);
   return { artworks: rows as ArtworkListItemType[], total: stats[availability ?? 'artworks'] };

@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Prometheus metrics at GET /metrics: process metrics and one histogram of request durations by
+ * route pattern (not raw URL, so ids do not multiply series). One registry per app, so several apps
+ * in one process (tests) keep their own counts.
+ */
+async function metricsPlugin(app: FastifyInstance): Promise<void> {
+  const register = new Registry();
+  collectDefaultMetrics({ register, prefix: 'art_catalog_' });
+  const duration = new Histogram({
+    name: 'art_catalog_http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [register],
+  });
+  const replays = new Counter({
+    name: 'art_catalog_idempotent_replays_total',
+    help: 'Answers replayed for a repeated Idempotency-Key.',
+    registers: [register],
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    duration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    if (reply.getHeader('idempotent-replayed') === 'true') replays.inc();
+  });
+
+  app.get('/metrics', {
+    schema: {
+      tags: ['operations'],
+      summary: 'Prometheus metrics (text exposition format)',
+      response: { 200: { type: 'string', description: 'Prometheus text format 0.0.4.' } },
+    },
+  }, async (_request, reply) => reply.type(register.contentType).send(await register.metrics()));
+}
+
+export default fp(metricsPlugin, { name: 'metrics' });
