@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { connect, type DatabaseHandle } from '../src/db/connect.js';
 import type { Scope, Tier } from '../src/domain/keys.js';
 import { TIER_SCOPES } from '../src/domain/keys.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp, type AppOptions } from '../src/http/app.js';
 import { createEntity } from '../src/store/entities.js';
 import { createKey } from '../src/store/keys.js';
 import { freshDatabase } from './support/database.js';
@@ -19,7 +19,7 @@ export interface TestApp {
 }
 
 /** The real app on a fresh database of its own (SQLite or PostgreSQL, per the run), torn down by `close`. */
-export async function startApp(env: Record<string, string> = {}, database?: string): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, database?: string, options: Pick<AppOptions, 'timeouts' | 'logStream'> = {}): Promise<TestApp> {
   const fresh = database ? undefined : await freshDatabase();
   // Each app gets its own Redis key space (when the run uses Redis), as it gets its own database.
   const config = loadConfig({
@@ -27,7 +27,7 @@ export async function startApp(env: Record<string, string> = {}, database?: stri
     REDIS_URL: process.env.REDIS_URL ?? '', REDIS_KEY_PREFIX: `test:${randomUUID()}:`, ...env,
   });
   const handle = connect(config.databaseUrl);
-  const app = await buildApp({ config, database: handle, logger: false });
+  const app = await buildApp({ config, database: handle, ...(options.logStream ? { logStream: options.logStream } : { logger: false }), ...(options.timeouts ? { timeouts: options.timeouts } : {}) });
   await app.ready();
   return {
     app, handle, config,

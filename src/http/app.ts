@@ -36,13 +36,31 @@ export interface AppOptions {
   /** An open database to use (and leave open on close); by default one is opened from `config.databaseUrl`. */
   database?: DatabaseHandle;
   logger?: FastifyServerOptions['logger'];
+  /** Where the standard logger writes (default stdout); tests capture it to check what is logged. */
+  logStream?: NodeJS.WritableStream;
+  /** Limits on slow clients; the defaults suit production, tests shorten them. */
+  timeouts?: Partial<Timeouts>;
 }
+
+export interface Timeouts {
+  /** The whole request, headers and body, must arrive within this (default 30 s). */
+  requestMs: number;
+  /** The request headers must arrive within this (default 10 s): a client dribbling headers is cut off. */
+  headersMs: number;
+  /** An idle keep-alive connection is closed after this (default 72 s, above common load balancers' 60 s). */
+  keepAliveMs: number;
+}
+
+const DEFAULT_TIMEOUTS: Timeouts = { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 72_000 };
+/** Request headers larger than this get 431 from Node before any of our code runs. */
+export const MAX_HEADER_BYTES = 16 * 1024;
 
 export const BODY_LIMIT = 1024 * 1024;
 
 
 /** A ready application: migrated database, every route, no listening socket (`serve` adds that). */
-export async function buildApp({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, logger, logStream, timeouts: custom }: AppOptions): Promise<FastifyInstance> {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...custom };
   const handle = database ?? connect(config.databaseUrl, { poolSize: config.pgPoolSize, statementTimeoutMs: config.pgStatementTimeoutMs });
   try {
     await migrateToLatest(handle);
@@ -52,11 +70,22 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
   }
 
   const app = Fastify({
-    logger: logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["idempotency-key"]'] },
+    logger: logger ?? {
+      level: config.logLevel,
+      // Request logs carry no headers; the redaction guards any log line that ever includes them.
+      redact: ['req.headers.authorization', 'req.headers["idempotency-key"]', 'headers.authorization'],
+      ...(logStream ? { stream: logStream } : {}),
+    },
     bodyLimit: BODY_LIMIT,
-    // Slow clients may not hold a connection forever (headers and whole request).
-    requestTimeout: 30_000,
-    connectionTimeout: 60_000,
+    // Slow clients may not hold a connection forever (headers, whole request, idle keep-alive).
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // How often Node checks those timeouts (its default, 30 s, would let a slow client stay that long).
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(timeouts.headersMs / 2)),
+    },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },

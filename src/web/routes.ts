@@ -28,8 +28,10 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   const notFound = (reply: FastifyReply) => reply.code(404).type('text/html; charset=utf-8').send(notFoundPage());
   const htmlReply = (reply: FastifyReply, body: string) =>
     reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=60').send(body);
+  // Feeds are public data: any site may fetch them (CORS *). The API itself sends no CORS headers.
   const icsReply = (reply: FastifyReply, body: string, filename: string) =>
     reply.type('text/calendar; charset=utf-8').header('cache-control', 'public, max-age=300')
+      .header('access-control-allow-origin', '*')
       .header('content-disposition', `inline; filename="${filename}"`).send(body);
 
   app.get('/assets/site.css', { schema: hide }, async (_request, reply) =>

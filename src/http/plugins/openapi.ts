@@ -57,7 +57,9 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
 
 /** Registers the document route and the reference page; call after every route is registered. */
 export async function registerOpenapiRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Public and keyless, so API tools on other origins may load it (CORS *).
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('access-control-allow-origin', '*').send(app.swagger()));
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,
