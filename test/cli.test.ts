@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,9 +9,9 @@ import { TIER_SCOPES } from '../src/domain/keys.js';
 import { createEntity } from '../src/store/entities.js';
 import { createKey } from '../src/store/keys.js';
 import { freshDatabase, type FreshDatabase } from './helpers.js';
+import { BIN, spawnServe } from './support/serve.js';
 
 const run = promisify(execFile);
-const BIN = join(import.meta.dirname, '..', 'bin', 'art-catalog');
 
 let database: FreshDatabase;
 let databaseUrl: string;
@@ -122,21 +122,7 @@ describe('admin commands', () => {
   });
 });
 
-function startServe() {
-  const child = spawn(BIN, ['serve'], { env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: process.env.DEBUG_SERVE ? 'debug' : 'silent' } });
-  if (process.env.DEBUG_SERVE) child.stdout.pipe(process.stderr);
-  const url = new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  return { child, url, exited };
-}
+const startServe = () => spawnServe({ DATABASE_URL: databaseUrl });
 
 describe('serve', () => {
   test('serve on PORT=0 prints its URL, answers /healthz, and exits 0 on SIGTERM', async () => {

@@ -11,8 +11,8 @@ import { artworkFingerprint } from '../src/domain/fingerprint.js';
 import { createEntity } from '../src/store/entities.js';
 import { createKey } from '../src/store/keys.js';
 import { DIALECT, freshDatabase, type FreshDatabase } from './helpers.js';
+import { BIN, spawnServe } from './support/serve.js';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'art-catalog');
 const ROWS = 5000;
 
 let database: FreshDatabase;
@@ -47,18 +47,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function serve(port = 0): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(BIN, ['serve'], { env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PARTNER: '1000000' } });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (match) resolve({ child, port: Number(match[1]) });
-    });
-    child.once('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal})`)));
-  });
+async function serve() {
+  const server = spawnServe({ DATABASE_URL: database.url, RATE_LIMIT_PARTNER: '1000000' });
+  children.push(server.child);
+  return { child: server.child, port: Number(new URL(await server.url).port) };
 }
 
 function push(port: number) {

@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect, type DatabaseHandle } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -8,28 +6,20 @@ import { TIER_SCOPES, type Tier } from '../src/domain/keys.js';
 import { createEntity } from '../src/store/entities.js';
 import { createKey } from '../src/store/keys.js';
 import { DIALECT, freshDatabase, type FreshDatabase } from './helpers.js';
+import { spawnServe } from './support/serve.js';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'art-catalog');
 const REDIS_URL = process.env.REDIS_URL;
 
-function serve(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(BIN, ['serve'], { env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'warn' } });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) resolve({ child, url: match[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-  });
+async function serve(env: NodeJS.ProcessEnv) {
+  const server = spawnServe({ ...env, LOG_LEVEL: 'warn' });
+  return { ...server, url: await server.url };
 }
 
 // The scale set-up only: several processes need PostgreSQL and Redis (the PostgreSQL pass has both).
 describe.skipIf(DIALECT !== 'postgres' || !REDIS_URL)('two server processes on one PostgreSQL and one Redis', () => {
   let database: FreshDatabase;
   let handle: DatabaseHandle;
-  let servers: { child: ChildProcess; url: string }[];
+  let servers: Awaited<ReturnType<typeof serve>>[];
   let entityId: number;
   let entitySlug: string;
 
@@ -45,10 +35,7 @@ describe.skipIf(DIALECT !== 'postgres' || !REDIS_URL)('two server processes on o
   });
 
   afterAll(async () => {
-    await Promise.all((servers ?? []).map(({ child }) => new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    })));
+    await Promise.all((servers ?? []).map((server) => server.stop()));
     await handle?.close();
     await database?.drop();
   });

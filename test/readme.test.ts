@@ -1,9 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { freshDatabase, type FreshDatabase } from './helpers.js';
+import { spawnServe, type ServeProcess } from './support/serve.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -23,28 +24,19 @@ function tourBlocks(): string[] {
 const ERROR_ANSWER = /(^|[}\n])\{"error":/;
 
 let database: FreshDatabase;
-let server: ChildProcess;
+let server: ServeProcess;
 let base: string;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   database = await freshDatabase();
   env = { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' };
-  server = spawn(join(ROOT, 'bin', 'art-catalog'), ['serve'], { env: { ...env, PORT: '0' } });
-  base = await new Promise<string>((resolve) => {
-    let out = '';
-    server.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-  });
+  server = spawnServe(env);
+  base = await server.url;
 });
 
 afterAll(async () => {
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGTERM');
-  await exited;
+  await server.stop();
   await database.drop();
 });
 

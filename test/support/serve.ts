@@ -1,0 +1,35 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'art-catalog');
+
+export interface ServeProcess {
+  child: ChildProcess;
+  /** The URL the server printed, e.g. http://127.0.0.1:40123. */
+  url: Promise<string>;
+  /** The exit code, once the process has exited. */
+  exited: Promise<number | null>;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<number | null>;
+}
+
+/** Runs the real `bin/art-catalog serve` on a free port (unless env.PORT says otherwise). */
+export function spawnServe(env: NodeJS.ProcessEnv): ServeProcess {
+  const child = spawn(BIN, ['serve'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env } });
+  if (process.env.DEBUG_SERVE) child.stdout.pipe(process.stderr);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once('exit', (code, signal) => reject(new Error(`serve exited early (${code ?? signal})`)));
+  });
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    return exited;
+  };
+  return { child, url, exited, stop };
+}
