@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { connect as tcpConnect } from 'node:net';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../src/db/connect.js';
