@@ -79,6 +79,9 @@ function connectPostgres(url: string, { poolSize = 10, statementTimeoutMs = 10_0
   // BIGINT (prices, counts) arrives as a string by default; every value we store fits a JS number.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs });
+  // An idle connection the server ends (a restart, a failover, an admin's terminate) is dropped by the
+  // pool, which then emits 'error': unhandled, that would crash the process. The next query reconnects.
+  pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
