@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { requestHash } from '../src/http/plugins/idempotency.js';
+import { bodyTextHash, requestHash } from '../src/http/plugins/idempotency.js';
 import { claimIdempotencyKey } from '../src/store/idempotency.js';
 import { client, freshDatabase, keyFor, startApp, tenant, type Reply, type TestApp } from './helpers.js';
 
@@ -190,7 +190,7 @@ describe('a request still running', () => {
     const g = await gallery();
     const body = { title: 'In Flight Work' };
     // Claimed through the app's own guard: a database row, or a Redis lock when the run uses Redis.
-    const claim = await t.app.idempotency.claim({ apiKeyId: await apiKeyId(t, g.prefix), key: 'in-flight-1', requestHash: requestHash('POST', '/v1/artworks', body) });
+    const claim = await t.app.idempotency.claim({ apiKeyId: await apiKeyId(t, g.prefix), key: 'in-flight-1', requestHash: requestHash('POST', '/v1/artworks', bodyTextHash(JSON.stringify(body))) });
     expect(claim.outcome).toBe('claimed');
 
     const r = await g.api.post('/v1/artworks', body, { [IDEM]: 'in-flight-1' });
@@ -208,7 +208,7 @@ describe('a request still running', () => {
   test('a claim whose lease has expired (its process died) is taken over: the request runs and its answer is kept', async () => {
     const g = await gallery();
     const body = { title: 'Abandoned Claim Work' };
-    const claim = await claimIdempotencyKey(t.handle.db, await apiKeyId(t, g.prefix), 'abandoned-1', requestHash('POST', '/v1/artworks', body), -1);
+    const claim = await claimIdempotencyKey(t.handle.db, await apiKeyId(t, g.prefix), 'abandoned-1', requestHash('POST', '/v1/artworks', bodyTextHash(JSON.stringify(body))), -1);
     expect(claim.outcome).toBe('claimed');
 
     const r = await g.api.post('/v1/artworks', body, { [IDEM]: 'abandoned-1' });

@@ -1,5 +1,5 @@
 import { WRITABLE_ARTWORK_FIELDS, type ArtworkFields, type ArtworkPostBody, type ArtworkPutBody } from '../schemas/artworks.js';
-import { Problems, checkArtistName, checkCreationYear, normalizeTitle, pick, upperCase } from './rules.js';
+import { Problems, checkArtistName, checkCreationYear, checkText, normalizeTitle, pick, upperCase } from './rules.js';
 
 export type ArtworkPatch = Partial<ArtworkFields>;
 export type ArtworkInput = ArtworkPatch & { title: string };
@@ -9,6 +9,7 @@ export const ARTWORK_CHANGE_FIELDS = [...WRITABLE_ARTWORK_FIELDS, 'source_finger
 
 function normalize(patch: ArtworkPatch): ArtworkPatch {
   const problems = new Problems();
+  checkText(patch, problems);
   if (patch.title != null) patch.title = normalizeTitle(patch.title, problems);
   checkCreationYear(patch.creation_year, problems);
   checkArtistName(patch.artist_name, problems);

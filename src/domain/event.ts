@@ -1,5 +1,5 @@
 import { WRITABLE_EVENT_FIELDS, type EventFields, type EventPostBody } from '../schemas/events.js';
-import { Problems, checkDateOrder, normalizeTitle, pick, upperCase } from './rules.js';
+import { Problems, checkDateOrder, checkText, normalizeTitle, pick, upperCase } from './rules.js';
 
 export type EventInput = Partial<EventFields> & { title: string };
 
@@ -9,6 +9,7 @@ export const EVENT_CHANGE_FIELDS = [...WRITABLE_EVENT_FIELDS, 'last_synced_at'] 
 export function eventFromPost(body: EventPostBody): EventInput {
   const input = pick(body as EventInput, WRITABLE_EVENT_FIELDS) as EventInput;
   const problems = new Problems();
+  checkText(input, problems);
   input.title = normalizeTitle(input.title, problems);
   checkDateOrder(input.start_date, input.end_date, problems);
   problems.throwIfAny();

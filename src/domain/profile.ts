@@ -1,5 +1,6 @@
 import type { ProfilePutBody } from '../schemas/profile.js';
 import { invalidFields } from './errors.js';
+import { Problems, checkText } from './rules.js';
 
 export const PROFILE_WRITABLE_FIELDS = ['description', 'external_url', 'ical_url', 'social_instagram', 'social_twitter'] as const;
 export type ProfilePatch = { -readonly [K in (typeof PROFILE_WRITABLE_FIELDS)[number]]?: string | null };
@@ -20,6 +21,9 @@ export function profileFromPut(body: ProfilePutBody): ProfilePatch {
     patch[field] = value;
   }
   for (const field of PROFILE_WRITABLE_FIELDS) if (patch[field] !== undefined) patch[field] = normalizeEmpty(patch[field]);
+  const problems = new Problems();
+  checkText(patch, problems);
+  problems.throwIfAny();
   return patch;
 }
 

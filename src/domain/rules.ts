@@ -45,6 +45,18 @@ export function checkDateOrder(start: string | null | undefined, end: string | n
   if (start != null && end != null && end < start) problems.add('end_date', 'must not be before start_date');
 }
 
+/**
+ * Text every database can store and give back unchanged: well-formed Unicode (a lone surrogate would
+ * come back as U+FFFD) without NUL (PostgreSQL text cannot hold it).
+ */
+export function checkText(fields: Record<string, unknown>, problems: Problems): void {
+  for (const [field, value] of Object.entries(fields)) {
+    if (typeof value !== 'string') continue;
+    if (!value.isWellFormed()) problems.add(field, 'is not valid Unicode text (an unpaired surrogate)');
+    else if (value.includes('\u0000')) problems.add(field, 'must not contain the NUL character');
+  }
+}
+
 export const upperCase = <T extends string | null | undefined>(code: T): T => (code == null ? code : (code.toUpperCase() as T));
 
 /** Keeps only the listed fields of a body (read-only echoes such as `id` drop out here). */

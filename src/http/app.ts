@@ -1,4 +1,5 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { createHash } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import { connect, type DatabaseHandle } from '../db/connect.js';
@@ -20,9 +21,14 @@ import { healthRoutes } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { validatorCompiler } from './validation.js';
+import { ApiError } from '../domain/errors.js';
 import { webRoutes } from '../web/routes.js';
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** SHA-256 of the JSON body exactly as received (null without a body). */
+    bodyHash: string | null;
+  }
   interface FastifyInstance {
     db: Db;
     config: Config;
@@ -89,11 +95,24 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // A URL that does not decode, or a path parameter over 200 characters, names no resource: 404.
+    frameworkErrors: (_error, _request, reply) => {
+      (reply as FastifyReply).code(404).type('application/json; charset=utf-8').send(new ApiError('not_found', 'Not found.').toBody());
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   // JSON is the only body the API reads; any other media type gets 415 (Fastify also parses text/plain).
   app.removeContentTypeParser('text/plain');
+  // Fastify's own JSON parser (prototype-poisoning checks included), keeping a hash of the exact text:
+  // idempotency compares bodies by it, never by re-serializing a body of any depth.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.decorateRequest('bodyHash', null);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    request.bodyHash = createHash('sha256').update(body as string).digest('hex');
+    parseJson(request, body as string, done);
+  });
   app.decorate('db', handle.db);
   app.decorate('config', config);
   // With REDIS_URL, counters and in-flight locks are shared by every process; otherwise they are local.

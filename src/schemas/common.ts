@@ -53,7 +53,8 @@ export const parseQueryBoolean = (value: string | undefined): boolean => value =
 
 export function pageQuery(defaultLimit: number, maxLimit: number) {
   return {
-    page: Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1.' }),
+    // Ajv takes Infinity for an integer; the largest finite double keeps every real integer page valid.
+    page: Type.Integer({ minimum: 1, maximum: Number.MAX_VALUE, default: 1, description: 'Page number, from 1.' }),
     limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit, description: `Results per page, 1 to ${maxLimit}.` }),
   };
 }

@@ -9,7 +9,7 @@ import type { ArtworkRow, Db, Trx } from '../db/types.js';
 import { resolveArtist } from './artists.js';
 import { commitWrite, type Actor, type Change } from './changelog.js';
 import { readStats } from './stats.js';
-import { lockForUpdate, nowIso } from './sql.js';
+import { lockForUpdate, nowIso, pageOffset } from './sql.js';
 
 export interface PostedArtwork {
   artwork: ArtworkRow;
@@ -100,7 +100,7 @@ export async function listArtworks(db: Db, entityId: number, { page, limit, avai
   let ids = db.selectFrom('artworks').select('id').where('entity_id', '=', entityId);
   if (availability) ids = ids.where('availability', '=', availability);
   // Deferred join: OFFSET walks the small (entity_id, …, id) index entries, and only the page's rows are read.
-  const pageIds = ids.orderBy('id').limit(limit).offset((page - 1) * limit);
+  const pageIds = ids.orderBy('id').limit(limit).offset(pageOffset(page, limit));
   const [rows, stats] = await Promise.all([
     db.selectFrom('artworks')
       .select(['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'])

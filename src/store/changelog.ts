@@ -3,6 +3,7 @@ import type { FieldChanges } from '../domain/diff.js';
 import { sql } from 'kysely';
 import type { ChangelogRow, Db, Trx } from '../db/types.js';
 import { applyStats, readStats, type StatsDelta } from './stats.js';
+import { pageOffset } from './sql.js';
 
 /** Who writes: the entity the key is bound to and the changelog `source` of the key. */
 export interface Actor {
@@ -51,7 +52,7 @@ export async function listChanges(db: Db, ownerId: number, { page, limit, since 
   // order to skip a sort: it ranges over (owner_id, created_at) and sorts the few recent entries.
   const order = since === undefined ? sql<number>`${sql.ref('id')}` : sql<number>`+${sql.ref('id')}`;
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy(order).limit(limit).offset((page - 1) * limit).execute(),
+    query.selectAll().orderBy(order).limit(limit).offset(pageOffset(page, limit)).execute(),
     // The whole changelog's size is kept; only a `since` window is counted (a sync polls a short one).
     since === undefined ? readStats(db, ownerId).then((s) => s.changelog)
       : query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((c) => Number(c.n)),

@@ -6,7 +6,7 @@ import type { EventType } from '../schemas/events.js';
 import type { Db, EventRow, Trx } from '../db/types.js';
 import { commitWrite, type Actor } from './changelog.js';
 import { readStats } from './stats.js';
-import { lockForUpdate, nowIso } from './sql.js';
+import { lockForUpdate, nowIso, pageOffset } from './sql.js';
 
 /** An event's slug: the normalized slug of the entity's slug and the title (decisions §6). */
 export const eventSlug = (entitySlug: string, title: string): string => slugify(`${entitySlug} ${title}`);
@@ -80,7 +80,7 @@ export async function listEvents(db: Db, entityId: number, { page, limit, when, 
       : query.orderBy('id');
   const [events, total] = await Promise.all([
     ordered.select(['id', 'title', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date'])
-      .limit(limit).offset((page - 1) * limit).execute(),
+      .limit(limit).offset(pageOffset(page, limit)).execute(),
     // All events: the kept count; a date filter counts its matches (an entity's events are few).
     when ? query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((c) => Number(c.n))
       : readStats(db, entityId).then((s) => s.events),

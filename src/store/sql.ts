@@ -13,3 +13,6 @@ export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instance
 export function lockForUpdate<DB, TB extends keyof DB, O>(db: Db, query: SelectQueryBuilder<DB, TB, O>) {
   return isPostgres(db) ? query.forUpdate() : query;
 }
+
+/** Rows to skip for a page; a page far past any data stays a valid (empty) page instead of overflowing. */
+export const pageOffset = (page: number, limit: number): number => Math.min((page - 1) * limit, Number.MAX_SAFE_INTEGER);

@@ -40,7 +40,8 @@ export function toApiError(error: FastifyError): ApiError {
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error);
+    // An unknown route is a 404 whatever its body: the body is parsed before the 404 handler runs.
+    const apiError = request.is404 ? new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`) : toApiError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.code(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
   });

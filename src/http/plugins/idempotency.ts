@@ -19,9 +19,12 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE']);
 export const LEASE_MS = 60_000;
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
-/** What makes two requests "the same": method, path with query, and the parsed body. */
-export const requestHash = (method: string, url: string, body: unknown): string =>
-  createHash('sha256').update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('hex');
+/** What makes two requests "the same": method, path with query, and the body's bytes (by their hash). */
+export const requestHash = (method: string, url: string, bodyHash: string | null): string =>
+  createHash('sha256').update(`${method} ${url}\n${bodyHash ?? ''}`).digest('hex');
+
+/** The body hash the JSON parser records for a body text (exported for tests that stage a claim). */
+export const bodyTextHash = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
  * Idempotency-Key on POST, PUT and DELETE (decisions §8): the first final answer is stored and replayed
@@ -39,7 +42,7 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
         details: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
       });
     }
-    const idempotent = { apiKeyId: request.auth.key.id, key: header, requestHash: requestHash(request.method, request.url, request.body) };
+    const idempotent = { apiKeyId: request.auth.key.id, key: header, requestHash: requestHash(request.method, request.url, request.bodyHash) };
     const claim = await app.idempotency.claim(idempotent);
     switch (claim.outcome) {
       case 'claimed':
