@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { Generated, Kysely, Selectable, Transaction } from 'kysely';
 
 /**
  * One interface per table. Timestamps are UTC ISO 8601 strings with milliseconds (they sort as text
@@ -140,8 +140,5 @@ export type Trx = Transaction<Database>;
 export type EntityRow = Selectable<EntitiesTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ArtworkRow = Selectable<ArtworksTable>;
-export type NewArtwork = Insertable<ArtworksTable>;
-export type ArtworkUpdate = Updateable<ArtworksTable>;
 export type EventRow = Selectable<EventsTable>;
-export type NewEvent = Insertable<EventsTable>;
 export type ChangelogRow = Selectable<ChangelogTable>;

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
@@ -7,7 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import type { Db } from '../db/types.js';
 import authPlugin from './plugins/auth.js';
 import errorsPlugin from './plugins/errors.js';
-import idempotencyPlugin, { LEASE_MS } from './plugins/idempotency.js';
+import idempotencyPlugin, { LEASE_MS, bodyTextHash } from './plugins/idempotency.js';
 import metricsPlugin from './plugins/metrics.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
 import securityHeaders from './plugins/security-headers.js';
@@ -110,7 +109,7 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
   app.removeContentTypeParser('application/json');
   app.decorateRequest('bodyHash', null);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    request.bodyHash = createHash('sha256').update(body as string).digest('hex');
+    request.bodyHash = bodyTextHash(body as string);
     parseJson(request, body as string, done);
   });
   app.decorate('db', handle.db);

@@ -1,6 +1,5 @@
-import { ApiError, invalidFields } from '../domain/errors.js';
+import { ApiError, invalidFields, type FieldProblem } from '../domain/errors.js';
 import type { BatchItemResultType } from '../schemas/batch.js';
-import type { FieldProblem } from '../domain/errors.js';
 
 type Written = Omit<BatchItemResultType, 'index' | 'status'>;
 

@@ -22,9 +22,11 @@ export class KeyCache {
     return entry;
   }
 
-  set(hash: string, found: KeyWithEntity, now: number): void {
+  set(hash: string, found: KeyWithEntity, now: number) {
     if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(hash, { found, expires: now + this.ttlMs, touched: found.key.last_used_at ? Date.parse(found.key.last_used_at) : 0 });
+    const entry = { found, expires: now + this.ttlMs, touched: found.key.last_used_at ? Date.parse(found.key.last_used_at) : 0 };
+    this.entries.set(hash, entry);
+    return entry;
   }
 
   close(): void {

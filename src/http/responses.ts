@@ -1,5 +1,5 @@
 import { ErrorBody } from '../schemas/common.js';
-import { ERROR_CATALOG, notFound } from '../domain/errors.js';
+import { notFound } from '../domain/errors.js';
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'bad_request: invalid body, query or field values; `details` names each field.',
@@ -12,11 +12,12 @@ const DESCRIPTIONS: Record<number, string> = {
   422: 'idempotency_key_reused: the Idempotency-Key was used with another body.',
   429: 'rate_limited: wait retry_after seconds (also in Retry-After).',
   500: 'internal_error.',
+  503: 'service_unavailable: the database does not answer.',
 };
 
 /** The documented error answers of a route, all of the one error shape. */
 export function errors(...statuses: number[]) {
-  return Object.fromEntries(statuses.map((s) => [s, { ...ErrorBody, description: DESCRIPTIONS[s] ?? ERROR_CATALOG.bad_request.message }]));
+  return Object.fromEntries(statuses.map((s) => [s, { ...ErrorBody, description: DESCRIPTIONS[s] ?? 'An error answer.' }]));
 }
 
 /** Every route behind a key can answer these. */

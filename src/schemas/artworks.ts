@@ -92,7 +92,6 @@ export const ArtworkPostResult = Type.Object({
   created: Type.Boolean({ description: 'true when the fingerprint was new.' }),
   last_synced_at: Timestamp,
 });
-export type ArtworkPostResultType = Static<typeof ArtworkPostResult>;
 
 export const ArtworkListQuery = Type.Object({ ...pageQuery(50, 100), availability: Type.Optional(Availability) });
 

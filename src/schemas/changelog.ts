@@ -11,7 +11,6 @@ export const FieldChanges = Type.Record(
   Type.Object({ old: Type.Unknown(), new: Type.Unknown() }),
   { description: 'Each changed field with its old and new value; old is null on creation, new is null on deletion.' },
 );
-export type FieldChangesType = Record<string, { old: unknown; new: unknown }>;
 
 export const ChangelogEntry = Type.Object({
   id: Id,

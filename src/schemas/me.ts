@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import Type from 'typebox';
 import { Id, Nullable, StringEnum, Timestamp } from './common.js';
 import { ENTITY_TYPES } from './profile.js';
 import { SCOPES, TIERS } from '../domain/keys.js';
@@ -18,4 +18,3 @@ export const Me = Type.Object({
     reset: Type.Integer({ description: 'Unix epoch seconds when the window resets.' }),
   }),
 });
-export type MeType = Static<typeof Me>;

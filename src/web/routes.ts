@@ -4,6 +4,7 @@ import type { EntityRow } from '../db/types.js';
 import { listArtworks } from '../store/artworks.js';
 import { findEntityBySlug, listEntities } from '../store/entities.js';
 import { datedEvents, findEventBySlug, upcomingEvents } from '../store/events.js';
+import { todayUtc } from '../store/sql.js';
 import { SITE_CSS } from './assets.js';
 import { calendarFeed } from './ical.js';
 import { eventPage, homePage, notFoundPage, profilePage } from './pages.js';
@@ -47,10 +48,9 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
     if (!entity) return notFound(reply);
     const requested = Number(request.query.page ?? 1);
     const page = Number.isInteger(requested) && requested >= 1 && requested <= 1_000_000 ? requested : 1;
-    const today = new Date().toISOString().slice(0, 10);
     const [{ artworks, total }, events] = await Promise.all([
       listArtworks(app.db, entity.id, { page, limit: PAGE_SIZE }),
-      upcomingEvents(app.db, entity.id, today, UPCOMING_SHOWN),
+      upcomingEvents(app.db, entity.id, todayUtc(), UPCOMING_SHOWN),
     ]);
     return htmlReply(reply, profilePage({ entity, artworks, total, page, pageSize: PAGE_SIZE, events }));
   });

@@ -73,9 +73,8 @@ async function authenticate(app: FastifyInstance, cache: KeyCache, request: Fast
   const now = Date.now();
   let entry = cache.get(hash, now);
   if (!entry) {
-    const found = await findKeyByHash(app.db, hash);
-    if (found) cache.set(hash, found, now);
-    entry = found && cache.get(hash, now);
+    const fresh = await findKeyByHash(app.db, hash);
+    entry = fresh && cache.set(hash, fresh, now);
   }
   const found = entry?.found;
   if (!entry || !found || found.key.revoked_at || (found.key.expires_at && Date.parse(found.key.expires_at) <= now)) {

@@ -23,7 +23,7 @@ const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 export const requestHash = (method: string, url: string, bodyHash: string | null): string =>
   createHash('sha256').update(`${method} ${url}\n${bodyHash ?? ''}`).digest('hex');
 
-/** The body hash the JSON parser records for a body text (exported for tests that stage a claim). */
+/** The hash the JSON parser records for a body text (request.bodyHash). */
 export const bodyTextHash = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**

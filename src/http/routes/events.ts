@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ApiError } from '../../domain/errors.js';
+import { invalidFields } from '../../domain/errors.js';
 import { eventFromPost } from '../../domain/event.js';
 import { Deleted } from '../../schemas/artworks.js';
 import { IdParams, parseQueryBoolean } from '../../schemas/common.js';
 import { Event, EventList, EventListQuery, EventPost, EVENT_EXAMPLE, EventPostResult, type EventPostBody } from '../../schemas/events.js';
 import { deleteEvent, getEvent, listEvents, postEvent } from '../../store/events.js';
+import { todayUtc } from '../../store/sql.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
 import { AUTHED, WITH_BODY, errors, recordId } from '../responses.js';
@@ -55,11 +56,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const upcoming = parseQueryBoolean(request.query.upcoming);
     const past = parseQueryBoolean(request.query.past);
     if (upcoming && past) {
-      throw new ApiError('bad_request', 'upcoming and past cannot both be true.', { details: [{ field: 'past', message: 'cannot be true together with upcoming' }] });
+      throw invalidFields([{ field: 'past', message: 'cannot be true together with upcoming' }]);
     }
     const when = upcoming ? 'upcoming' : past ? 'past' : undefined;
-    const today = new Date().toISOString().slice(0, 10);
-    return { ...(await listEvents(app.db, request.auth.entity.id, { page, limit, when, today })), page, limit };
+    return { ...(await listEvents(app.db, request.auth.entity.id, { page, limit, when, today: todayUtc() })), page, limit };
   });
 
   app.get('/events/:id', {
