@@ -16,8 +16,11 @@ export interface RateLimitState {
 }
 
 export interface RateLimiter {
-  /** Counts one request of `key` and tells whether it is within `limit`. Exact under concurrency. */
-  hit(key: string, limit: number, windowMs: number): Promise<RateLimitState>;
+  /**
+   * Counts one request of `key` and tells whether it is within `limit`. Exact under concurrency.
+   * A store in process memory answers at once, without a promise.
+   */
+  hit(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState>;
   close(): Promise<void>;
 }
 
@@ -36,7 +39,7 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
   private lastSweep = Date.now();
 
-  async hit(key: string, limit: number, windowMs: number): Promise<RateLimitState> {
+  hit(key: string, limit: number, windowMs: number): RateLimitState {
     const now = Date.now();
     this.sweep(now, windowMs);
     let window = this.windows.get(key);

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type PgModule from 'pg';
+import { attachSqlite } from './statements.js';
 import type { Database, Db } from './types.js';
 
 // pg is loaded only when a postgres:// URL asks for it: the embedded default never pays its memory.
@@ -47,6 +48,7 @@ function connectSqlite(path: string): DatabaseHandle {
   sqlite.pragma('wal_autocheckpoint = 10000');
   sqlite.pragma('cache_size = -32000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  attachSqlite(db, sqlite);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

@@ -1,5 +1,13 @@
-import type { KeyWithEntity } from '../store/keys.js';
+import type { Scope } from '../domain/keys.js';
+import type { Actor } from '../store/changelog.js';
+import { keyScopes, type KeyWithEntity } from '../store/keys.js';
 import { invalidations } from '../store/notifications.js';
+
+/** A key with what every request of it needs, worked out once per cache entry. */
+export interface AuthenticatedKey extends KeyWithEntity {
+  scopes: Scope[];
+  actor: Actor;
+}
 
 /**
  * Authenticated keys with their entity, by key hash (never by the clear key), for a few seconds.
@@ -7,7 +15,7 @@ import { invalidations } from '../store/notifications.js';
  * CLI, another server) take effect within the TTL.
  */
 export class KeyCache {
-  private readonly entries = new Map<string, { found: KeyWithEntity; expires: number; touched: number }>();
+  private readonly entries = new Map<string, { found: AuthenticatedKey; expires: number; touched: number }>();
   private readonly onEntity = (entityId: number) => this.drop((e) => e.found.entity.id === entityId);
   private readonly onKey = (prefix: string) => this.drop((e) => e.found.key.prefix === prefix);
 
@@ -24,7 +32,12 @@ export class KeyCache {
 
   set(hash: string, found: KeyWithEntity, now: number) {
     if (this.entries.size >= this.maxEntries) this.entries.clear();
-    const entry = { found, expires: now + this.ttlMs, touched: found.key.last_used_at ? Date.parse(found.key.last_used_at) : 0 };
+    const { key, entity } = found;
+    const entry = {
+      found: { key, entity, scopes: keyScopes(key), actor: { entityId: entity.id, entitySlug: entity.slug, source: `api:${key.prefix}` } },
+      expires: now + this.ttlMs,
+      touched: key.last_used_at ? Date.parse(key.last_used_at) : 0,
+    };
     this.entries.set(hash, entry);
     return entry;
   }
@@ -35,7 +48,7 @@ export class KeyCache {
     this.entries.clear();
   }
 
-  private drop(match: (entry: { found: KeyWithEntity }) => boolean): void {
+  private drop(match: (entry: { found: AuthenticatedKey }) => boolean): void {
     for (const [hash, entry] of this.entries) if (match(entry)) this.entries.delete(hash);
   }
 }

@@ -1,5 +1,6 @@
 import { slugify } from '../domain/slug.js';
-import type { Trx } from '../db/types.js';
+import { first, statement, type Work } from '../db/statements.js';
+import type { Db } from '../db/types.js';
 import type { Change } from './changelog.js';
 
 // Artist records are never changed or deleted, so a slug's id, once seen, stays true for good. One map
@@ -8,27 +9,30 @@ import type { Change } from './changelog.js';
 const knownByDatabase = new WeakMap<object, Map<string, number>>();
 const KNOWN_ARTISTS_MAX = 50_000;
 
-function knownArtistsOf(trx: Trx): Map<string, number> {
-  const database = trx.getExecutor().adapter;
+function knownArtistsOf(db: Db): Map<string, number> {
+  const database = db.getExecutor().adapter;
   let known = knownByDatabase.get(database);
   if (!known) knownByDatabase.set(database, (known = new Map()));
   return known;
 }
 
+const insertArtist = statement((db, p: { name: string; slug: string; at: string }) => db.insertInto('artists')
+  .values({ name: p.name, slug: p.slug, created_at: p.at })
+  .onConflict((oc) => oc.column('slug').doNothing())
+  .returning('id'));
+
+const artistBySlug = statement((db, p: { slug: string }) => db.selectFrom('artists').select('id').where('slug', '=', p.slug));
+
 /**
  * The platform-wide artist record for a name, created on first use. The unique slug decides who
  * creates it; a creation comes back as a change for the changelog of the entity whose write caused it.
  */
-export async function resolveArtist(trx: Trx, name: string, at: string): Promise<{ id: number; created: Change | null }> {
+export function* resolveArtist(db: Db, name: string, at: string): Work<{ id: number; created: Change | null }> {
   const slug = slugify(name);
-  const knownArtists = knownArtistsOf(trx);
+  const knownArtists = knownArtistsOf(db);
   const known = knownArtists.get(slug);
   if (known !== undefined) return { id: known, created: null };
-  const inserted = await trx.insertInto('artists')
-    .values({ name: name.trim(), slug, created_at: at })
-    .onConflict((oc) => oc.column('slug').doNothing())
-    .returning('id')
-    .executeTakeFirst();
+  const inserted = yield* first(insertArtist, { name: name.trim(), slug, at });
   if (inserted) {
     return {
       id: inserted.id,
@@ -38,7 +42,8 @@ export async function resolveArtist(trx: Trx, name: string, at: string): Promise
       },
     };
   }
-  const existing = await trx.selectFrom('artists').select('id').where('slug', '=', slug).executeTakeFirstOrThrow();
+  const existing = yield* first(artistBySlug, { slug });
+  if (!existing) throw new Error(`artist ${slug} vanished`);
   // Only a row another transaction committed is remembered: one inserted here may still roll back.
   if (knownArtists.size >= KNOWN_ARTISTS_MAX) knownArtists.clear();
   knownArtists.set(slug, existing.id);

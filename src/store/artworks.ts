@@ -5,10 +5,11 @@ import { artworkFingerprint } from '../domain/fingerprint.js';
 import { SLUG_VERSION } from '../domain/slug.js';
 import type { ArtworkListItemType, ArtworkType, Availability } from '../schemas/artworks.js';
 import { isUniqueViolation } from '../db/errors.js';
-import type { ArtworkRow, Db, Trx } from '../db/types.js';
+import { all, columns, first, read, statement, transaction, type Work } from '../db/statements.js';
+import type { ArtworkRow, Db } from '../db/types.js';
 import { resolveArtist } from './artists.js';
 import { commitWrite, type Actor, type Change } from './changelog.js';
-import { readStats } from './stats.js';
+import { statsOf } from './stats.js';
 import { lockForUpdate, nowIso, pageOffset } from './sql.js';
 
 export interface PostedArtwork {
@@ -18,66 +19,87 @@ export interface PostedArtwork {
   changed: boolean;
 }
 
+type NewArtwork = Omit<ArtworkRow, 'id'>;
+const STORED_COLUMNS = [
+  'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
+  'external_url', 'artist_name', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version',
+  'last_synced_at', 'updated_at',
+] as const;
+
+const insertArtwork = statement((db, p: NewArtwork) => db.insertInto('artworks')
+  .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at']))
+  .onConflict((oc) => oc.columns(['entity_id', 'source_fingerprint']).doNothing())
+  .returningAll());
+
+const saveArtwork = statement((db, p: ArtworkRow) => db.updateTable('artworks')
+  .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returningAll());
+
+const artworkByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) => lockForUpdate(db,
+  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)));
+
+const artworkById = statement((db, p: { entityId: number; id: number }) =>
+  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id));
+
+const artworkByIdForUpdate = statement((db, p: { entityId: number; id: number }) => lockForUpdate(db,
+  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id)));
+
+const deleteArtworkById = statement((db, p: { entityId: number; id: number }) =>
+  db.deleteFrom('artworks').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
+
 /** Creates the artwork, or merges into the one with the same fingerprint (decisions §5). */
 export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
-  return db.transaction().execute(async (trx) => {
-    const at = nowIso();
-    const fingerprint = artworkFingerprint(input);
-    const { columns: artist, created: newArtist } = await linkArtist(trx, input.artist_name, at);
-    const inserted = await trx.insertInto('artworks')
-      .values({
-        ...emptyArtwork(), ...withoutNulls(input), ...artist, title: input.title,
-        entity_id: actor.entityId,
-        source_fingerprint: fingerprint,
-        fingerprint_version: SLUG_VERSION,
-        last_synced_at: at, created_at: at, updated_at: at,
-      })
-      .onConflict((oc) => oc.columns(['entity_id', 'source_fingerprint']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
-    if (inserted) {
-      await commitArtworkWrite(trx, actor, null, inserted, newArtist, at);
-      return { artwork: inserted, created: true, changed: true };
-    }
-    const existing = await lockForUpdate(trx,
-      trx.selectFrom('artworks').selectAll()
-        .where('entity_id', '=', actor.entityId).where('source_fingerprint', '=', fingerprint),
-    ).executeTakeFirstOrThrow();
-    const merged = mergeNonNull(existing, { ...input, ...artist });
-    const artwork = await saveArtwork(trx, merged, at);
-    const changes = await commitArtworkWrite(trx, actor, existing, artwork, newArtist, at);
-    return { artwork, created: false, changed: isRealChange(changes) };
+  return transaction(db, () => postWork(db, actor, input));
+}
+
+function* postWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwork> {
+  const at = nowIso();
+  const fingerprint = artworkFingerprint(input);
+  const { columns: artist, created: newArtist } = yield* linkArtist(db, input.artist_name, at);
+  const inserted = yield* first(insertArtwork, {
+    ...emptyArtwork(), ...withoutNulls(input), ...artist, title: input.title,
+    entity_id: actor.entityId,
+    source_fingerprint: fingerprint,
+    fingerprint_version: SLUG_VERSION,
+    last_synced_at: at, created_at: at, updated_at: at,
   });
+  if (inserted) {
+    yield* commitArtworkWrite(actor, null, inserted, newArtist, at);
+    return { artwork: inserted, created: true, changed: true };
+  }
+  const existing = yield* first(artworkByFingerprint, { entityId: actor.entityId, fingerprint });
+  if (!existing) throw new Error('artwork vanished between insert and select');
+  const merged = mergeNonNull(existing, { ...input, ...artist });
+  const artwork = yield* save(merged, at);
+  const changes = yield* commitArtworkWrite(actor, existing, artwork, newArtist, at);
+  return { artwork, created: false, changed: isRealChange(changes) };
 }
 
 /** Applies a PUT: `null` clears; identity changes recompute the fingerprint, 409 if another artwork has it. */
 export async function updateArtwork(db: Db, actor: Actor, id: number, patch: ArtworkPatch): Promise<ArtworkRow> {
   try {
-    return await db.transaction().execute(async (trx) => {
-      const existing = await lockForUpdate(trx, ownArtwork(trx, actor.entityId, id)).executeTakeFirst();
+    return await transaction(db, function* () {
+      const existing = yield* first(artworkByIdForUpdate, { entityId: actor.entityId, id });
       if (!existing) throw notFound('Artwork');
       const at = nowIso();
-      const { columns: artist, created: newArtist } = await linkArtist(trx, patch.artist_name, at);
+      const { columns: artist, created: newArtist } = yield* linkArtist(db, patch.artist_name, at);
       const merged = mergeDefined(existing, { ...patch, ...artist });
       merged.source_fingerprint = artworkFingerprint(merged);
       merged.fingerprint_version = SLUG_VERSION;
-      const artwork = await saveArtwork(trx, merged, at);
-      await commitArtworkWrite(trx, actor, existing, artwork, newArtist, at);
+      const artwork = yield* save(merged, at);
+      yield* commitArtworkWrite(actor, existing, artwork, newArtist, at);
       return artwork;
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    throw await duplicateOf(db, actor.entityId, id, patch);
+    throw await read(db, duplicateOf(actor.entityId, id, patch));
   }
 }
 
-export async function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const deleted = await trx.deleteFrom('artworks')
-      .where('entity_id', '=', actor.entityId).where('id', '=', id)
-      .returningAll().executeTakeFirst();
+export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
+  return transaction(db, function* () {
+    const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Artwork');
-    await commitWrite(trx, actor, [{
+    yield* commitWrite(actor, [{
       entityType: 'artwork', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, ARTWORK_CHANGE_FIELDS),
     }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, nowIso());
@@ -85,7 +107,7 @@ export async function deleteArtwork(db: Db, actor: Actor, id: number): Promise<v
 }
 
 export async function getArtwork(db: Db, entityId: number, id: number): Promise<ArtworkType> {
-  const row = await ownArtwork(db, entityId, id).executeTakeFirst();
+  const row = await read(db, first(artworkById, { entityId, id }));
   if (!row) throw notFound('Artwork');
   return toArtwork(row);
 }
@@ -96,18 +118,28 @@ export interface ArtworkListQuery {
   availability?: Availability | undefined;
 }
 
-export async function listArtworks(db: Db, entityId: number, { page, limit, availability }: ArtworkListQuery) {
-  let ids = db.selectFrom('artworks').select('id').where('entity_id', '=', entityId);
-  if (availability) ids = ids.where('availability', '=', availability);
-  // Deferred join: OFFSET walks the small (entity_id, …, id) index entries, and only the page's rows are read.
-  const pageIds = ids.orderBy('id').limit(limit).offset(pageOffset(page, limit));
-  const [rows, stats] = await Promise.all([
-    db.selectFrom('artworks')
-      .select(['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'])
-      .where('id', 'in', pageIds).orderBy('id').execute(),
-    readStats(db, entityId),
-  ]);
-  return { artworks: rows as ArtworkListItemType[], total: stats[availability ?? 'artworks'] };
+interface PageParams { entityId: number; availability: Availability; limit: number; offset: number }
+
+const LISTED = ['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'] as const;
+
+// Deferred join: OFFSET walks the small (entity_id, …, id) index entries, and only the page's rows are read.
+const artworkPage = statement((db, p: PageParams) => db.selectFrom('artworks').select(LISTED)
+  .where('id', 'in', db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId)
+    .orderBy('id').limit(p.limit).offset(p.offset))
+  .orderBy('id'));
+
+const artworkPageByAvailability = statement((db, p: PageParams) => db.selectFrom('artworks').select(LISTED)
+  .where('id', 'in', db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId)
+    .where('availability', '=', p.availability).orderBy('id').limit(p.limit).offset(p.offset))
+  .orderBy('id'));
+
+export function listArtworks(db: Db, entityId: number, { page, limit, availability }: ArtworkListQuery) {
+  return read(db, (function* () {
+    const params = { entityId, availability: availability ?? 'available', limit, offset: pageOffset(page, limit) };
+    const artworks: ArtworkListItemType[] = yield* all(availability ? artworkPageByAvailability : artworkPage, params);
+    const stats = yield* statsOf(entityId);
+    return { artworks, total: stats[availability ?? 'artworks'] };
+  })());
 }
 
 export function toArtwork(row: ArtworkRow): ArtworkType {
@@ -115,32 +147,26 @@ export function toArtwork(row: ArtworkRow): ArtworkType {
   return artwork;
 }
 
-const ownArtwork = (db: Db | Trx, entityId: number, id: number) =>
-  db.selectFrom('artworks').selectAll().where('entity_id', '=', entityId).where('id', '=', id);
-
 /** The artist columns for an `artist_name` as sent (linked, created, cleared by null, or untouched). */
-async function linkArtist(trx: Trx, name: string | null | undefined, at: string): Promise<{ columns: Partial<ArtworkRow>; created: Change | null }> {
+function* linkArtist(db: Db, name: string | null | undefined, at: string): Work<{ columns: Partial<ArtworkRow>; created: Change | null }> {
   if (name === undefined) return { columns: {}, created: null };
   if (name === null) return { columns: { artist_id: null, artist_linked_at: null }, created: null };
-  const artist = await resolveArtist(trx, name, at);
+  const artist = yield* resolveArtist(db, name, at);
   return { columns: { artist_id: artist.id, artist_linked_at: at }, created: artist.created };
 }
 
-async function saveArtwork(trx: Trx, artwork: ArtworkRow, at: string): Promise<ArtworkRow> {
-  const { id, entity_id, created_at, ...columns } = artwork;
-  return trx.updateTable('artworks')
-    .set({ ...columns, last_synced_at: at, updated_at: at })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+function* save(artwork: ArtworkRow, at: string): Work<ArtworkRow> {
+  const saved = yield* first(saveArtwork, { ...artwork, last_synced_at: at, updated_at: at });
+  if (!saved) throw new Error(`artwork ${artwork.id} vanished inside its write`);
+  return saved;
 }
 
 /** The changelog entries (a new artist's first) and the counts of an artwork write. */
-async function commitArtworkWrite(trx: Trx, actor: Actor, before: ArtworkRow | null, after: ArtworkRow, newArtist: Change | null, at: string) {
+function* commitArtworkWrite(actor: Actor, before: ArtworkRow | null, after: ArtworkRow, newArtist: Change | null, at: string) {
   const changes = fieldChanges(before, after, ARTWORK_CHANGE_FIELDS);
   const entries: Change[] = [{ entityType: 'artwork', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }];
   if (newArtist) entries.unshift(newArtist);
-  await commitWrite(trx, actor, entries, {
+  yield* commitWrite(actor, entries, {
     artworks: before ? 0 : 1,
     availability: { before: before?.availability ?? null, after: after.availability },
     synced: 'artworks',
@@ -149,12 +175,13 @@ async function commitArtworkWrite(trx: Trx, actor: Actor, before: ArtworkRow | n
   return changes;
 }
 
+const artworkIdByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) =>
+  db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint));
+
 /** The 409 for a PUT whose new fingerprint another artwork of the entity already has. */
-async function duplicateOf(db: Db, entityId: number, id: number, patch: ArtworkPatch): Promise<ApiError> {
-  const current = await ownArtwork(db, entityId, id).executeTakeFirstOrThrow();
-  const fingerprint = artworkFingerprint(mergeDefined(current, patch));
-  const other = await db.selectFrom('artworks').select('id')
-    .where('entity_id', '=', entityId).where('source_fingerprint', '=', fingerprint).executeTakeFirst();
+function* duplicateOf(entityId: number, id: number, patch: ArtworkPatch): Work<ApiError> {
+  const current = yield* first(artworkById, { entityId, id });
+  const other = current && (yield* first(artworkIdByFingerprint, { entityId, fingerprint: artworkFingerprint(mergeDefined(current, patch)) }));
   return new ApiError('duplicate', 'Another artwork of this catalog already has this title, artist and year.', {
     ...(other ? { existing_id: other.id } : {}),
   });
@@ -162,5 +189,5 @@ async function duplicateOf(db: Db, entityId: number, id: number, patch: ArtworkP
 
 const emptyArtwork = () => ({
   creation_year: null, medium: null, dimensions: null, price: null, currency: null, availability: null,
-  description: null, image_url: null, external_url: null, artist_name: null,
+  description: null, image_url: null, external_url: null, artist_name: null, artist_id: null, artist_linked_at: null,
 });

@@ -1,7 +1,8 @@
 import type { ChangeAction, ChangeEntityType, ChangelogEntryType } from '../schemas/changelog.js';
 import type { FieldChanges } from '../domain/diff.js';
-import { sql } from 'kysely';
-import type { ChangelogRow, Db, Trx } from '../db/types.js';
+import { sql, type Insertable } from 'kysely';
+import type { ChangelogRow, ChangelogTable, Db } from '../db/types.js';
+import { all, columns, statement, type Work } from '../db/statements.js';
 import { applyStats, readStats, type StatsDelta } from './stats.js';
 import { pageOffset } from './sql.js';
 
@@ -19,13 +20,16 @@ export interface Change {
   fieldChanges: FieldChanges;
 }
 
+const insertChange = statement((db, p: Insertable<ChangelogTable>) =>
+  db.insertInto('changelog').values(columns(p, ['owner_id', 'entity_type', 'record_id', 'action', 'source', 'field_changes', 'created_at'])));
+
 /**
- * Ends a write: its changelog entries (one statement) and the entity's counts (one statement). Takes a
- * transaction because both must commit or roll back with the write itself.
+ * Ends a write: its changelog entries and the entity's counts, in the write's own transaction, so
+ * both commit or roll back with the write itself.
  */
-export async function commitWrite(trx: Trx, actor: Actor, changes: Change[], delta: StatsDelta, at: string): Promise<void> {
-  if (changes.length > 0) {
-    await trx.insertInto('changelog').values(changes.map((change) => ({
+export function* commitWrite(actor: Actor, changes: Change[], delta: StatsDelta, at: string): Work<void> {
+  for (const change of changes) {
+    yield* all(insertChange, {
       owner_id: actor.entityId,
       entity_type: change.entityType,
       record_id: change.recordId,
@@ -33,9 +37,9 @@ export async function commitWrite(trx: Trx, actor: Actor, changes: Change[], del
       source: actor.source,
       field_changes: JSON.stringify(change.fieldChanges),
       created_at: at,
-    }))).execute();
+    });
   }
-  await applyStats(trx, actor.entityId, { ...delta, changelog: changes.length }, at);
+  yield* applyStats(actor.entityId, { ...delta, changelog: changes.length }, at);
 }
 
 export interface ChangelogQuery {

@@ -3,6 +3,7 @@ import { notFound } from '../domain/errors.js';
 import { PROFILE_WRITABLE_FIELDS, type ProfilePatch } from '../domain/profile.js';
 import { slugify } from '../domain/slug.js';
 import type { EntityKind, ProfileType } from '../schemas/profile.js';
+import { columns, first, statement, transaction } from '../db/statements.js';
 import type { Db, EntityRow } from '../db/types.js';
 import { commitWrite, type Actor } from './changelog.js';
 import { createStats } from './stats.js';
@@ -87,23 +88,27 @@ export async function getProfile(db: Db, entityId: number): Promise<ProfileType>
   return toProfile(row);
 }
 
+const profileRow = statement((db, p: { id: number }) => db.selectFrom('entities').selectAll().where('id', '=', p.id));
+
+const saveProfile = statement((db, p: EntityRow) => db.updateTable('entities')
+  .set(columns(p, [...PROFILE_WRITABLE_FIELDS, 'updated_at'])).where('id', '=', p.id).returningAll());
+
 /** Applies a profile PUT and records it, with the fields that changed, in the same transaction. */
-export function updateProfile(db: Db, actor: Actor, patch: ProfilePatch): Promise<ProfileType> {
-  return db.transaction().execute(async (trx) => {
-    const before = await trx.selectFrom('entities').selectAll().where('id', '=', actor.entityId).executeTakeFirstOrThrow();
+export async function updateProfile(db: Db, actor: Actor, patch: ProfilePatch): Promise<ProfileType> {
+  const profile = await transaction(db, function* () {
+    const before = yield* first(profileRow, { id: actor.entityId });
+    if (!before) throw notFound('Profile');
     const at = nowIso();
-    const after = await trx.updateTable('entities')
-      .set({ ...patch, updated_at: at })
-      .where('id', '=', actor.entityId).returningAll().executeTakeFirstOrThrow();
-    await commitWrite(trx, actor, [{
+    const after = yield* first(saveProfile, { ...before, ...patch, updated_at: at });
+    if (!after) throw notFound('Profile');
+    yield* commitWrite(actor, [{
       entityType: 'profile', recordId: actor.entityId, action: 'update',
       fieldChanges: fieldChanges(before, after, PROFILE_WRITABLE_FIELDS),
     }], {}, at);
     return toProfile(after);
-  }).then((profile) => {
-    invalidations.emit('entity-changed', actor.entityId);
-    return profile;
   });
+  invalidations.emit('entity-changed', actor.entityId);
+  return profile;
 }
 
 export function toProfile(row: EntityRow): ProfileType {

@@ -3,7 +3,8 @@ import { notFound } from '../domain/errors.js';
 import { EVENT_CHANGE_FIELDS, checkMergedDates, type EventInput } from '../domain/event.js';
 import { slugify } from '../domain/slug.js';
 import type { EventType } from '../schemas/events.js';
-import type { Db, EventRow, Trx } from '../db/types.js';
+import { columns, first, statement, transaction } from '../db/statements.js';
+import type { Db, EventRow } from '../db/types.js';
 import { commitWrite, type Actor } from './changelog.js';
 import { readStats } from './stats.js';
 import { lockForUpdate, nowIso, pageOffset } from './sql.js';
@@ -11,44 +12,55 @@ import { lockForUpdate, nowIso, pageOffset } from './sql.js';
 /** An event's slug: the normalized slug of the entity's slug and the title (decisions §6). */
 export const eventSlug = (entitySlug: string, title: string): string => slugify(`${entitySlug} ${title}`);
 
+type NewEvent = Omit<EventRow, 'id'>;
+const STORED_COLUMNS = [
+  'title', 'slug', 'event_type', 'description', 'location_city', 'location_country', 'start_date', 'end_date',
+  'external_url', 'image_url', 'ical_url', 'last_synced_at', 'updated_at',
+] as const;
+
+const insertEvent = statement((db, p: NewEvent) => db.insertInto('events')
+  .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at']))
+  .onConflict((oc) => oc.columns(['entity_id', 'slug']).doNothing())
+  .returningAll());
+
+const eventBySlug = statement((db, p: { entityId: number; slug: string }) => lockForUpdate(db,
+  db.selectFrom('events').selectAll().where('entity_id', '=', p.entityId).where('slug', '=', p.slug)));
+
+const saveEvent = statement((db, p: EventRow) => db.updateTable('events')
+  .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returningAll());
+
+const deleteEventById = statement((db, p: { entityId: number; id: number }) =>
+  db.deleteFrom('events').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
+
 /** Creates the event, or merges into the entity's event with the same slug. */
 export function postEvent(db: Db, actor: Actor, input: EventInput): Promise<{ event: EventRow; created: boolean; changed: boolean }> {
-  return db.transaction().execute(async (trx) => {
+  return transaction(db, function* () {
     const at = nowIso();
     const slug = eventSlug(actor.entitySlug, input.title);
-    const inserted = await trx.insertInto('events')
-      .values({
-        ...emptyEvent(), ...withoutNulls(input), title: input.title,
-        entity_id: actor.entityId, slug, last_synced_at: at, created_at: at, updated_at: at,
-      })
-      .onConflict((oc) => oc.columns(['entity_id', 'slug']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    const inserted = yield* first(insertEvent, {
+      ...emptyEvent(), ...withoutNulls(input), title: input.title,
+      entity_id: actor.entityId, slug, last_synced_at: at, created_at: at, updated_at: at,
+    });
     if (inserted) {
-      await recordEventChange(trx, actor, null, inserted, at);
+      yield* recordEventChange(actor, null, inserted, at);
       return { event: inserted, created: true, changed: true };
     }
-    const existing = await lockForUpdate(trx,
-      trx.selectFrom('events').selectAll().where('entity_id', '=', actor.entityId).where('slug', '=', slug),
-    ).executeTakeFirstOrThrow();
+    const existing = yield* first(eventBySlug, { entityId: actor.entityId, slug });
+    if (!existing) throw new Error('event vanished between insert and select');
     const merged = mergeNonNull(existing, input);
     checkMergedDates(merged);
-    const { id, entity_id, created_at, ...columns } = merged;
-    const event = await trx.updateTable('events')
-      .set({ ...columns, last_synced_at: at, updated_at: at })
-      .where('id', '=', id).returningAll().executeTakeFirstOrThrow();
-    const changes = await recordEventChange(trx, actor, existing, event, at);
+    const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
+    if (!event) throw new Error(`event ${merged.id} vanished inside its write`);
+    const changes = yield* recordEventChange(actor, existing, event, at);
     return { event, created: false, changed: isRealChange(changes) };
   });
 }
 
-export async function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const deleted = await trx.deleteFrom('events')
-      .where('entity_id', '=', actor.entityId).where('id', '=', id)
-      .returningAll().executeTakeFirst();
+export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
+  return transaction(db, function* () {
+    const deleted = yield* first(deleteEventById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Event');
-    await commitWrite(trx, actor, [{
+    yield* commitWrite(actor, [{
       entityType: 'event', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, EVENT_CHANGE_FIELDS),
     }], { events: -1, synced: 'events' }, nowIso());
@@ -93,9 +105,9 @@ export function toEvent(row: EventRow): EventType {
   return event;
 }
 
-async function recordEventChange(trx: Trx, actor: Actor, before: EventRow | null, after: EventRow, at: string) {
+function* recordEventChange(actor: Actor, before: EventRow | null, after: EventRow, at: string) {
   const changes = fieldChanges(before, after, EVENT_CHANGE_FIELDS);
-  await commitWrite(trx, actor, [{ entityType: 'event', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }],
+  yield* commitWrite(actor, [{ entityType: 'event', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }],
     { events: before ? 0 : 1, synced: 'events' }, at);
   return changes;
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Availability } from '../schemas/artworks.js';
-import type { Db, Trx } from '../db/types.js';
+import type { Db, EntityStatsTable, Trx } from '../db/types.js';
+import { first, read, statement, type Work } from '../db/statements.js';
 
 /** How one write moves an entity's counts; every field is optional. */
 export interface StatsDelta {
@@ -14,27 +15,51 @@ export interface StatsDelta {
   artistLinked?: boolean;
 }
 
-const AVAILABILITY_COLUMNS = ['available', 'reserved', 'sold'] as const;
+interface StatsUpdate {
+  entityId: number;
+  artworks: number;
+  events: number;
+  changelog: number;
+  available: number;
+  reserved: number;
+  sold: number;
+  /** null keeps the stored time. */
+  artworksSyncedAt: string | null;
+  eventsSyncedAt: string | null;
+  artistsSyncedAt: string | null;
+}
 
-/** Applies a write's delta in the write's own transaction: one statement whatever the delta. */
-export async function applyStats(trx: Trx, entityId: number, delta: StatsDelta, at: string): Promise<void> {
-  const by = (column: string, amount: number) => sql`${sql.ref(column)} + ${amount}`;
-  const set: Record<string, unknown> = {};
-  if (delta.artworks) set.artworks = by('artworks', delta.artworks);
-  if (delta.events) set.events = by('events', delta.events);
-  if (delta.changelog) set.changelog = by('changelog', delta.changelog);
+// One shape for every delta (zeros and nulls change nothing), so it is one prepared statement.
+const updateStats = statement((db, p: StatsUpdate) => db.updateTable('entity_stats')
+  .set((eb) => ({
+    artworks: eb('artworks', '+', p.artworks),
+    events: eb('events', '+', p.events),
+    changelog: eb('changelog', '+', p.changelog),
+    available: eb('available', '+', p.available),
+    reserved: eb('reserved', '+', p.reserved),
+    sold: eb('sold', '+', p.sold),
+    artworks_synced_at: sql<string>`coalesce(${p.artworksSyncedAt}, artworks_synced_at)`,
+    events_synced_at: sql<string>`coalesce(${p.eventsSyncedAt}, events_synced_at)`,
+    artists_synced_at: sql<string>`coalesce(${p.artistsSyncedAt}, artists_synced_at)`,
+  }))
+  .where('entity_id', '=', p.entityId));
+
+/** Applies a write's delta in the write's own transaction. */
+export function* applyStats(entityId: number, delta: StatsDelta, at: string): Work<void> {
   const { before, after } = delta.availability ?? { before: null, after: null };
-  if (before !== after) {
-    for (const column of AVAILABILITY_COLUMNS) {
-      const amount = (after === column ? 1 : 0) - (before === column ? 1 : 0);
-      if (amount) set[column] = by(column, amount);
-    }
-  }
-  if (delta.synced === 'artworks') set.artworks_synced_at = at;
-  if (delta.synced === 'events') set.events_synced_at = at;
-  if (delta.artistLinked) set.artists_synced_at = at;
-  if (Object.keys(set).length === 0) return;
-  await trx.updateTable('entity_stats').set(set).where('entity_id', '=', entityId).execute();
+  const moved = (column: Availability) => (after === column ? 1 : 0) - (before === column ? 1 : 0);
+  yield* first(updateStats, {
+    entityId,
+    artworks: delta.artworks ?? 0,
+    events: delta.events ?? 0,
+    changelog: delta.changelog ?? 0,
+    available: moved('available'),
+    reserved: moved('reserved'),
+    sold: moved('sold'),
+    artworksSyncedAt: delta.synced === 'artworks' ? at : null,
+    eventsSyncedAt: delta.synced === 'events' ? at : null,
+    artistsSyncedAt: delta.artistLinked ? at : null,
+  });
 }
 
 export async function createStats(db: Db | Trx, entityId: number): Promise<void> {
@@ -44,5 +69,14 @@ export async function createStats(db: Db | Trx, entityId: number): Promise<void>
   }).onConflict((oc) => oc.column('entity_id').doNothing()).execute();
 }
 
-export const readStats = (db: Db, entityId: number) =>
-  db.selectFrom('entity_stats').selectAll().where('entity_id', '=', entityId).executeTakeFirstOrThrow();
+const selectStats = statement((db, p: { entityId: number }) =>
+  db.selectFrom('entity_stats').selectAll().where('entity_id', '=', p.entityId));
+
+/** An entity's kept counts and sync times. */
+export function* statsOf(entityId: number): Work<EntityStatsTable> {
+  const stats = yield* first(selectStats, { entityId });
+  if (!stats) throw new Error(`entity ${entityId} has no stats row`);
+  return stats;
+}
+
+export const readStats = (db: Db, entityId: number): Promise<EntityStatsTable> => read(db, statsOf(entityId));

@@ -4,8 +4,8 @@ import { ApiError } from '../../domain/errors.js';
 import { KEY_FORMAT, hasScope, hashKey, keyPrefix, type RequiredScope, type Scope } from '../../domain/keys.js';
 import type { ApiKeyRow, EntityRow } from '../../db/types.js';
 import type { Actor } from '../../store/changelog.js';
-import { findKeyByHash, keyScopes, touchKey } from '../../store/keys.js';
-import { KeyCache } from '../key-cache.js';
+import { findKeyByHash, touchKey } from '../../store/keys.js';
+import { KeyCache, type AuthenticatedKey } from '../key-cache.js';
 import type { RateLimitState } from '../../coordination/rate-limiter.js';
 
 export interface AuthContext {
@@ -35,64 +35,81 @@ export const KEY_CACHE_TTL_MS = 5_000;
 /**
  * The checks of decisions §2, in their order: authentication (401), paused account (403), rate limit
  * (429), scope (403). Runs on onRequest, before the body is read, so refused requests cost little.
+ * A key in the cache with an in-memory rate limiter is checked without a single promise: this hook
+ * runs on every API request.
  */
 async function authPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('auth', null as unknown as AuthContext);
   const cache = new KeyCache(KEY_CACHE_TTL_MS);
   app.addHook('onClose', async () => cache.close());
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const scope = request.routeOptions.config.scope;
-    if (scope === undefined) return;
-    const found = await authenticate(app, cache, request);
-    if (found.entity.paused_at) throw new ApiError('forbidden', 'The account is paused.');
-    const rateLimit = await app.rateLimiter.hit(
-      found.key.prefix, app.config.rateLimits[found.key.tier], app.config.rateLimitWindowS * 1000,
-    );
-    setRateLimitHeaders(reply, rateLimit);
-    if (!rateLimit.allowed) {
-      reply.header('retry-after', rateLimit.retryAfter);
-      throw new ApiError('rate_limited', `Rate limit of ${rateLimit.limit} requests per ${app.config.rateLimitWindowS} s exceeded; retry in ${rateLimit.retryAfter} s.`, { retry_after: rateLimit.retryAfter });
+    if (scope === undefined) return done();
+    let pending: Promise<void> | void;
+    try {
+      pending = authorize(app, cache, request, reply, scope);
+    } catch (error) {
+      return done(error as Error);
     }
-    const scopes = keyScopes(found.key);
-    if (scope !== null && !hasScope(scopes, scope)) {
-      throw new ApiError('forbidden', `This key lacks the scope ${scope}.`);
-    }
-    request.auth = {
-      ...found, scopes, rateLimit,
-      actor: { entityId: found.entity.id, entitySlug: found.entity.slug, source: `api:${found.key.prefix}` },
-    };
+    if (pending) pending.then(() => done(), done);
+    else done();
   });
 }
 
-async function authenticate(app: FastifyInstance, cache: KeyCache, request: FastifyRequest) {
+function authorize(app: FastifyInstance, cache: KeyCache, request: FastifyRequest, reply: FastifyReply, scope: RequiredScope | null): Promise<void> | void {
   const match = /^Bearer +(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   const key = match?.[1];
   if (!key || !KEY_FORMAT.test(key)) throw new ApiError('unauthorized', UNAUTHORIZED);
   const hash = hashKey(key);
   const now = Date.now();
-  let entry = cache.get(hash, now);
-  if (!entry) {
-    const fresh = await findKeyByHash(app.db, hash);
-    entry = fresh && cache.set(hash, fresh, now);
-  }
-  const found = entry?.found;
-  if (!entry || !found || found.key.revoked_at || (found.key.expires_at && Date.parse(found.key.expires_at) <= now)) {
+  const entry = cache.get(hash, now);
+  if (entry && now - entry.touched <= TOUCH_INTERVAL_MS) return admit(app, request, reply, key, entry.found, now, scope);
+  return (async () => {
+    const current = entry ?? (await lookUp(app, cache, hash, now));
+    // last_used_at is for operators: written at most once a minute per key, not on every request.
+    if (current && validKey(current.found, now) && now - current.touched > TOUCH_INTERVAL_MS) {
+      current.touched = now;
+      await touchKey(app.db, current.found.key.id, new Date(now).toISOString());
+    }
+    await admit(app, request, reply, key, current?.found, now, scope);
+  })();
+}
+
+async function lookUp(app: FastifyInstance, cache: KeyCache, hash: string, now: number) {
+  const fresh = await findKeyByHash(app.db, hash);
+  return fresh && cache.set(hash, fresh, now);
+}
+
+const validKey = (found: AuthenticatedKey, now: number): boolean =>
+  !found.key.revoked_at && !(found.key.expires_at && Date.parse(found.key.expires_at) <= now);
+
+function admit(
+  app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, key: string,
+  found: AuthenticatedKey | undefined, now: number, scope: RequiredScope | null,
+): Promise<void> | void {
+  if (!found || !validKey(found, now)) {
     request.log.info({ prefix: keyPrefix(key) }, 'rejected API key');
     throw new ApiError('unauthorized', UNAUTHORIZED);
   }
-  // last_used_at is for operators: written at most once a minute per key, not on every request.
-  if (now - entry.touched > TOUCH_INTERVAL_MS) {
-    entry.touched = now;
-    await touchKey(app.db, found.key.id, new Date(now).toISOString());
-  }
-  return found;
+  if (found.entity.paused_at) throw new ApiError('forbidden', 'The account is paused.');
+  const counted = app.rateLimiter.hit(found.key.prefix, app.config.rateLimits[found.key.tier], app.config.rateLimitWindowS * 1000);
+  if (counted instanceof Promise) return counted.then((rateLimit) => enter(app, request, reply, found, rateLimit, scope));
+  enter(app, request, reply, found, counted, scope);
 }
 
-function setRateLimitHeaders(reply: FastifyReply, state: RateLimitState): void {
-  reply.header('x-ratelimit-limit', state.limit);
-  reply.header('x-ratelimit-remaining', state.remaining);
-  reply.header('x-ratelimit-reset', state.reset);
+function enter(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, found: AuthenticatedKey, rateLimit: RateLimitState, scope: RequiredScope | null): void {
+  reply.header('x-ratelimit-limit', rateLimit.limit);
+  reply.header('x-ratelimit-remaining', rateLimit.remaining);
+  reply.header('x-ratelimit-reset', rateLimit.reset);
+  if (!rateLimit.allowed) {
+    reply.header('retry-after', rateLimit.retryAfter);
+    throw new ApiError('rate_limited', `Rate limit of ${rateLimit.limit} requests per ${app.config.rateLimitWindowS} s exceeded; retry in ${rateLimit.retryAfter} s.`, { retry_after: rateLimit.retryAfter });
+  }
+  if (scope !== null && !hasScope(found.scopes, scope)) {
+    throw new ApiError('forbidden', `This key lacks the scope ${scope}.`);
+  }
+  request.auth = { key: found.key, entity: found.entity, scopes: found.scopes, actor: found.actor, rateLimit };
 }
 
 export default fp(authPlugin, { name: 'auth' });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
 import type { IdempotencyRequest } from '../../coordination/idempotency.js';
@@ -34,9 +34,9 @@ export const bodyTextHash = (text: string): string => createHash('sha256').updat
 async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('idempotency', null);
 
-  app.addHook('preValidation', async (request, reply) => {
+  const claimKey = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers[HEADER];
-    if (header === undefined || !WRITE_METHODS.has(request.method) || !request.auth) return;
+    if (header === undefined || !request.auth) return;
     if (typeof header !== 'string' || !VALID_KEY.test(header)) {
       throw new ApiError('bad_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', {
         details: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
@@ -56,9 +56,9 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
         return reply.code(claim.status).header('idempotent-replayed', 'true')
           .type('application/json; charset=utf-8').send(claim.body);
     }
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const settleKey = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const held = request.idempotency;
     if (held === null) return payload;
     request.idempotency = null;
@@ -66,6 +66,14 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
     if (final && typeof payload === 'string') await app.idempotency.complete(held.request, held.claim, reply.statusCode, payload);
     else await app.idempotency.release(held.request, held.claim);
     return payload;
+  };
+
+  // Only authenticated writes take part: reads pay for no idempotency hook at all.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.config?.scope === undefined || !methods.some((method) => WRITE_METHODS.has(method))) return;
+    route.preValidation = [...asArray(route.preValidation), claimKey];
+    route.onSend = [...asArray(route.onSend), settleKey];
   });
 
   const sweep = setInterval(() => {
@@ -76,3 +84,5 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
 }
 
 export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['auth'] });
+
+const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);

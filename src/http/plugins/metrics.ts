@@ -23,10 +23,20 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     registers: [register],
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // prom-client hashes the label set on every observe; the few (method, route, status) series are
+  // looked up once and kept, so a request costs a map lookup and a bucket increment.
+  const series = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>();
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    duration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    const id = `${request.method} ${reply.statusCode} ${route}`;
+    let child = series.get(id);
+    if (!child) {
+      child = duration.labels({ method: request.method, route, status_code: String(reply.statusCode) });
+      series.set(id, child);
+    }
+    child.observe(reply.elapsedTime / 1000);
     if (reply.getHeader('idempotent-replayed') === 'true') replays.inc();
+    done();
   });
 
   app.get('/metrics', {

@@ -1,0 +1,201 @@
+import { CompiledQuery, type Compilable } from 'kysely';
+import type SQLite from 'better-sqlite3';
+import type { Db, Trx } from './types.js';
+
+/**
+ * Hot queries as statements: built with Kysely once per database (so the SQL stays typed and
+ * dialect-correct) and then only executed. Building and compiling a Kysely query costs more than
+ * running a point query on SQLite; a statement pays it once.
+ *
+ * Store code that writes is a *work*: a generator that yields statements and receives their rows
+ * (`const row = yield* first(st, params)`). The same work runs synchronously inside one SQLite
+ * transaction — no other request can interleave, and there is no promise per statement — or
+ * statement by statement in a PostgreSQL transaction.
+ */
+
+class Placeholder {
+  constructor(readonly name: string) {}
+}
+
+interface Compiled {
+  sql: string;
+  /** Per SQL parameter: the name of the value to bind, or a constant the builder inlined. */
+  slots: Array<{ name: string } | { value: unknown }>;
+}
+
+export interface Statement<P, R> {
+  /** Only for typing: the rows a statement returns. */
+  readonly rows?: R;
+  /** The dialect's SQL and its parameter values, in order. */
+  bind(db: Db | Trx, params: P): { sql: string; parameters: unknown[] };
+}
+
+/** `{ column: p.column, … }`: the values of an insert or update statement, one parameter per column. */
+export function columns<P, K extends keyof P>(p: P, names: readonly K[]): Pick<P, K> {
+  return Object.fromEntries(names.map((name) => [name, p[name]])) as Pick<P, K>;
+}
+
+/**
+ * A statement with named parameters: `build` receives the database and stand-ins for the
+ * parameters, used wherever a value goes (`where('id', '=', p.id)`).
+ */
+export function statement<P extends object, R>(build: (db: Db, p: P) => Compilable<R>): Statement<P, R> {
+  // Keyed by the dialect adapter, which a Kysely instance shares with its transactions.
+  const byDatabase = new WeakMap<object, Compiled>();
+  const placeholders = new Proxy({}, { get: (_target, name) => new Placeholder(String(name)) }) as P;
+  const compiled = (db: Db | Trx): Compiled => {
+    const adapter = db.getExecutor().adapter;
+    let found = byDatabase.get(adapter);
+    if (!found) {
+      const query = build(db as Db, placeholders).compile();
+      found = {
+        sql: query.sql,
+        slots: query.parameters.map((value) => (value instanceof Placeholder ? { name: value.name } : { value })),
+      };
+      byDatabase.set(adapter, found);
+    }
+    return found;
+  };
+  return {
+    bind(db, params) {
+      const { sql, slots } = compiled(db);
+      const values = params as Record<string, unknown>;
+      return { sql, parameters: slots.map((slot) => ('name' in slot ? values[slot.name] : slot.value)) };
+    },
+  };
+}
+
+interface Step {
+  statement: Statement<unknown, unknown>;
+  params: unknown;
+}
+
+/** Store logic over statements; run it with `transaction` or `read`. */
+export type Work<T> = Generator<Step, T, unknown[]>;
+
+/** The rows of a statement. */
+export function* all<P, R>(statement: Statement<P, R>, params: P): Work<R[]> {
+  return (yield { statement: statement as Statement<unknown, unknown>, params }) as R[];
+}
+
+/** The first row of a statement, if any. */
+export function* first<P, R>(statement: Statement<P, R>, params: P): Work<R | undefined> {
+  return (yield* all(statement, params))[0];
+}
+
+// ---------- running ----------
+
+interface SqliteAccess {
+  sqlite: SQLite.Database;
+  prepared: Map<string, Prepared>;
+}
+
+interface Prepared {
+  statement: SQLite.Statement;
+  /** Builds a row object from better-sqlite3's raw array; null for statements that return no rows. */
+  toRow: ((values: unknown[]) => unknown) | null;
+}
+
+const sqliteOf = new WeakMap<Db, SqliteAccess>();
+
+/** Lets works on `db` run straight on its better-sqlite3 connection (called by `connect`). */
+export function attachSqlite(db: Db, sqlite: SQLite.Database): void {
+  sqliteOf.set(db, { sqlite, prepared: new Map() });
+}
+
+/**
+ * better-sqlite3 builds row objects through V8's slow generic property path, which costs more than
+ * the query for a wide row. Raw arrays plus an object literal per statement shape (column names are
+ * our schema's, quoted by JSON.stringify) give V8 one fast hidden class per statement.
+ */
+function prepare(access: SqliteAccess, sql: string): Prepared {
+  let found = access.prepared.get(sql);
+  if (!found) {
+    const statement = access.sqlite.prepare(sql);
+    let toRow: Prepared['toRow'] = null;
+    if (statement.reader) {
+      statement.raw(true);
+      const fields = statement.columns().map((column, i) => `${JSON.stringify(column.name)}: values[${i}]`);
+      toRow = new Function('values', `return { ${fields.join(', ')} };`) as Prepared['toRow'];
+    }
+    found = { statement, toRow };
+    access.prepared.set(sql, found);
+  }
+  return found;
+}
+
+/**
+ * Runs a work as one transaction. On SQLite it runs synchronously between BEGIN IMMEDIATE and
+ * COMMIT; while a Kysely transaction is open on the connection (a less frequent write between its
+ * awaits), it waits for it through Kysely instead, never joining it.
+ */
+export function transaction<T>(db: Db, work: () => Work<T>): Promise<T> {
+  const access = sqliteOf.get(db);
+  if (access && !access.sqlite.inTransaction) {
+    try {
+      return Promise.resolve(runSqliteTransaction(db, access, work()));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+  return db.transaction().execute((trx) => runIn(trx, work()));
+}
+
+/** Runs a read-only work outside any transaction (each statement sees committed data). */
+export function read<T>(db: Db, work: Work<T>): Promise<T> {
+  const access = sqliteOf.get(db);
+  if (access && !access.sqlite.inTransaction) {
+    try {
+      return Promise.resolve(runSqlite(db, access, work));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+  return runIn(db, work);
+}
+
+/** Runs a work statement by statement on a Kysely instance or inside an open Kysely transaction. */
+export async function runIn<T>(db: Db | Trx, work: Work<T>): Promise<T> {
+  let step = work.next();
+  while (!step.done) {
+    let rows: unknown[];
+    try {
+      const { sql, parameters } = step.value.statement.bind(db, step.value.params);
+      rows = (await db.executeQuery(CompiledQuery.raw(sql, parameters))).rows;
+    } catch (error) {
+      step = work.throw(error);
+      continue;
+    }
+    step = work.next(rows);
+  }
+  return step.value;
+}
+
+function runSqlite<T>(db: Db, access: SqliteAccess, work: Work<T>): T {
+  let step = work.next();
+  while (!step.done) {
+    let rows: unknown[];
+    try {
+      const { sql, parameters } = step.value.statement.bind(db, step.value.params);
+      const { statement, toRow } = prepare(access, sql);
+      rows = toRow ? (statement.all(parameters) as unknown[][]).map(toRow) : (statement.run(parameters), []);
+    } catch (error) {
+      step = work.throw(error);
+      continue;
+    }
+    step = work.next(rows);
+  }
+  return step.value;
+}
+
+function runSqliteTransaction<T>(db: Db, access: SqliteAccess, work: Work<T>): T {
+  prepare(access, 'BEGIN IMMEDIATE').statement.run();
+  try {
+    const result = runSqlite(db, access, work);
+    prepare(access, 'COMMIT').statement.run();
+    return result;
+  } catch (error) {
+    if (access.sqlite.inTransaction) prepare(access, 'ROLLBACK').statement.run();
+    throw error;
+  }
+}
