@@ -47,6 +47,8 @@ function connectSqlite(path: string): DatabaseHandle {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('wal_autocheckpoint = 10000');
   sqlite.pragma('cache_size = -32000');
+  // A batch's savepoints journal the pages each item changes; in memory that costs a copy, on disk a write.
+  sqlite.pragma('temp_store = MEMORY');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   attachSqlite(db, sqlite);
   return { db, dialect: 'sqlite', close: () => db.destroy() };

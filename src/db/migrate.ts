@@ -3,14 +3,26 @@ import type { DatabaseHandle } from './connect.js';
 import { initial } from './migrations/001_initial.js';
 import { idempotency } from './migrations/002_idempotency.js';
 import { entityStats } from './migrations/003_entity_stats.js';
+import { artworkPositions } from './migrations/004_artwork_positions.js';
+
+/** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
+export function migrator({ db, dialect }: DatabaseHandle): Migrator {
+  return new Migrator({
+    db,
+    provider: {
+      getMigrations: async () => ({
+        '001_initial': initial(dialect),
+        '002_idempotency': idempotency(dialect),
+        '003_entity_stats': entityStats,
+        '004_artwork_positions': artworkPositions,
+      }),
+    },
+  });
+}
 
 /** Applies every pending migration; throws (so `serve` and `migrate` fail) when one fails. */
-export async function migrateToLatest({ db, dialect }: DatabaseHandle): Promise<string[]> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ '001_initial': initial(dialect), '002_idempotency': idempotency(dialect), '003_entity_stats': entityStats }) },
-  });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
+export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
+  const result: MigrationResultSet = await migrator(handle).migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${String((result.error as Error).message ?? result.error)}`);

@@ -65,6 +65,33 @@ export function statement<P extends object, R>(build: (db: Db, p: P) => Compilab
   };
 }
 
+/** A statement without parameters whose SQL is the same on both dialects. */
+function fixed(sql: string): Statement<object, never> {
+  return { bind: () => ({ sql, parameters: [] }) };
+}
+
+const SAVEPOINT = fixed('SAVEPOINT item');
+const RELEASE = fixed('RELEASE SAVEPOINT item');
+const ROLLBACK_TO = fixed('ROLLBACK TO SAVEPOINT item');
+
+/**
+ * Runs `work` as a nested transaction of the enclosing one: when it throws, its statements roll back
+ * alone and the error goes on to the caller, which may carry on with the transaction.
+ */
+export function* savepoint<T>(work: Work<T>): Work<T> {
+  yield* all(SAVEPOINT, {});
+  let result: T;
+  try {
+    result = yield* work;
+  } catch (error) {
+    yield* all(ROLLBACK_TO, {});
+    yield* all(RELEASE, {});
+    throw error;
+  }
+  yield* all(RELEASE, {});
+  return result;
+}
+
 interface Step {
   statement: Statement<unknown, unknown>;
   params: unknown;
@@ -156,22 +183,45 @@ export function read<T>(db: Db, work: Work<T>): Promise<T> {
 
 /** Runs a work statement by statement on a Kysely instance or inside an open Kysely transaction. */
 export async function runIn<T>(db: Db | Trx, work: Work<T>): Promise<T> {
+  const failure = new StatementFailure();
   let step = work.next();
   while (!step.done) {
     let rows: unknown[];
     try {
       const { sql, parameters } = step.value.statement.bind(db, step.value.params);
       rows = (await db.executeQuery(CompiledQuery.raw(sql, parameters))).rows;
+      failure.succeeded(step.value.statement);
     } catch (error) {
-      step = work.throw(error);
+      step = work.throw(failure.failed(error));
       continue;
     }
     step = work.next(rows);
   }
-  return step.value;
+  return failure.check(step.value);
+}
+
+/**
+ * A work may catch a statement's error only to roll back to a savepoint: PostgreSQL aborts the whole
+ * transaction on any failed statement, and a work that carried on would "commit" nothing. The same
+ * rule on SQLite keeps works behaving alike on both.
+ */
+class StatementFailure {
+  private error: unknown = undefined;
+  failed(error: unknown): unknown {
+    this.error ??= error;
+    return error;
+  }
+  succeeded(statement: Statement<never, unknown>): void {
+    if (statement === ROLLBACK_TO) this.error = undefined;
+  }
+  check<T>(result: T): T {
+    if (this.error !== undefined) throw this.error;
+    return result;
+  }
 }
 
 function runSqlite<T>(db: Db, access: SqliteAccess, work: Work<T>): T {
+  const failure = new StatementFailure();
   let step = work.next();
   while (!step.done) {
     let rows: unknown[];
@@ -179,13 +229,14 @@ function runSqlite<T>(db: Db, access: SqliteAccess, work: Work<T>): T {
       const { sql, parameters } = step.value.statement.bind(db, step.value.params);
       const { statement, toRow } = prepare(access, sql);
       rows = toRow ? (statement.all(parameters) as unknown[][]).map(toRow) : (statement.run(parameters), []);
+      failure.succeeded(step.value.statement);
     } catch (error) {
-      step = work.throw(error);
+      step = work.throw(failure.failed(error));
       continue;
     }
     step = work.next(rows);
   }
-  return step.value;
+  return failure.check(step.value);
 }
 
 function runSqliteTransaction<T>(db: Db, access: SqliteAccess, work: Work<T>): T {

@@ -64,6 +64,8 @@ export interface ArtworksTable {
   last_synced_at: string;
   created_at: string;
   updated_at: string;
+  /** 1..count within the entity, in id order; a page is a range of it. */
+  position: number;
 }
 
 export interface EventsTable {

@@ -25,7 +25,7 @@ import { webRoutes } from '../web/routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** SHA-256 of the JSON body exactly as received (null without a body). */
+    /** SHA-256 of the JSON body exactly as received, for requests with an Idempotency-Key (else null). */
     bodyHash: string | null;
   }
   interface FastifyInstance {
@@ -109,7 +109,8 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
   app.removeContentTypeParser('application/json');
   app.decorateRequest('bodyHash', null);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    request.bodyHash = bodyTextHash(body as string);
+    // Only an idempotent request compares bodies; the others skip hashing theirs.
+    if (request.headers['idempotency-key'] !== undefined) request.bodyHash = bodyTextHash(body as string);
     parseJson(request, body as string, done);
   });
   app.decorate('db', handle.db);

@@ -1,28 +1,43 @@
 import { ApiError, invalidFields, type FieldProblem } from '../domain/errors.js';
+import type { Work } from '../db/statements.js';
+import type { Db } from '../db/types.js';
 import type { BatchItemResultType } from '../schemas/batch.js';
+import { writeEach } from '../store/batch.js';
 
 type Written = Omit<BatchItemResultType, 'index' | 'status'>;
 
 /**
- * Runs each item like a single POST, in order and each in its own transaction. An invalid item
- * becomes a 400 entry; anything else that fails (a database error) fails the whole request, which
- * a client retries with the same Idempotency-Key — the items already written are upserts.
+ * Each item is checked like the body of a single POST (schema, then the domain's rules) and the valid
+ * ones are written like single POSTs, each atomic on its own (store/batch.ts). An invalid item becomes
+ * a 400 entry; the results keep the input order.
  */
-export async function runBatch<T>(
+export async function runBatch<T, I>(
+  db: Db,
   items: unknown[],
   validate: (item: unknown) => FieldProblem[],
-  write: (item: T) => Promise<Written>,
+  prepare: (item: T) => I,
+  write: (input: I) => Work<Written>,
 ): Promise<BatchItemResultType[]> {
-  const results: BatchItemResultType[] = [];
+  const results: BatchItemResultType[] = new Array(items.length);
+  const valid: Array<{ index: number; input: I }> = [];
   for (const [index, item] of items.entries()) {
     try {
       const problems = validate(item);
       if (problems.length > 0) throw invalidFields(problems);
-      results.push({ index, status: 201, ...(await write(item as T)) });
+      valid.push({ index, input: prepare(item as T) });
     } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 400) throw error;
-      results.push({ index, status: 400, ...error.toBody() });
+      results[index] = refused(index, error);
     }
   }
+  const outcomes = await writeEach(db, valid, ({ input }) => write(input));
+  outcomes.forEach((outcome, i) => {
+    const { index } = valid[i]!;
+    results[index] = 'value' in outcome ? { index, status: 201, ...outcome.value } : refused(index, outcome.error);
+  });
   return results;
+}
+
+function refused(index: number, error: unknown): BatchItemResultType {
+  if (!(error instanceof ApiError) || error.status !== 400) throw error;
+  return { index, status: 400, ...error.toBody() };
 }

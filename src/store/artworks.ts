@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
 import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, withoutNulls } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
@@ -10,7 +11,7 @@ import type { ArtworkRow, Db } from '../db/types.js';
 import { resolveArtist } from './artists.js';
 import { commitWrite, type Actor, type Change } from './changelog.js';
 import { statsOf } from './stats.js';
-import { lockForUpdate, nowIso, pageOffset } from './sql.js';
+import { isPostgres, lockForUpdate, nowIso, pageOffset } from './sql.js';
 
 export interface PostedArtwork {
   artwork: ArtworkRow;
@@ -19,15 +20,19 @@ export interface PostedArtwork {
   changed: boolean;
 }
 
-type NewArtwork = Omit<ArtworkRow, 'id'>;
+type NewArtwork = Omit<ArtworkRow, 'id' | 'position'>;
 const STORED_COLUMNS = [
   'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
   'external_url', 'artist_name', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version',
   'last_synced_at', 'updated_at',
 ] as const;
 
+// A new artwork goes last in its entity's catalog; the count moves in the same transaction (commitWrite).
 const insertArtwork = statement((db, p: NewArtwork) => db.insertInto('artworks')
-  .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at']))
+  .values({
+    ...columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at']),
+    position: sql<number>`(select artworks + 1 from entity_stats where entity_id = ${p.entity_id})`,
+  })
   .onConflict((oc) => oc.columns(['entity_id', 'source_fingerprint']).doNothing())
   .returningAll());
 
@@ -46,12 +51,31 @@ const artworkByIdForUpdate = statement((db, p: { entityId: number; id: number })
 const deleteArtworkById = statement((db, p: { entityId: number; id: number }) =>
   db.deleteFrom('artworks').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
 
-/** Creates the artwork, or merges into the one with the same fingerprint (decisions §5). */
-export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
-  return transaction(db, () => postWork(db, actor, input));
+/** Closes the gap a deletion leaves, so positions stay 1..count (a deletion is rare; a page read is not). */
+const closePositionGap = statement((db, p: { entityId: number; position: number }) => db.updateTable('artworks')
+  .set((eb) => ({ position: eb('position', '-', 1) }))
+  .where('entity_id', '=', p.entityId).where('position', '>', p.position));
+
+const lockCatalog = statement((db, p: { entityId: number }) =>
+  db.selectFrom('entity_stats').select('entity_id').where('entity_id', '=', p.entityId).forUpdate());
+
+/**
+ * PostgreSQL: artwork writes of one entity take its stats row first, so positions are handed out one
+ * writer at a time and every artwork write locks in the same order (stats row, then artwork rows).
+ * SQLite runs one writer at a time anyway.
+ */
+function* lockCatalogOf(db: Db, entityId: number): Work<void> {
+  if (isPostgres(db)) yield* first(lockCatalog, { entityId });
 }
 
-function* postWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwork> {
+/** Creates the artwork, or merges into the one with the same fingerprint (decisions §5). */
+export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
+  return transaction(db, () => postArtworkWork(db, actor, input));
+}
+
+/** The write of one POST, to run in a transaction of its own or in a batch's savepoint. */
+export function* postArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwork> {
+  yield* lockCatalogOf(db, actor.entityId);
   const at = nowIso();
   const fingerprint = artworkFingerprint(input);
   const { columns: artist, created: newArtist } = yield* linkArtist(db, input.artist_name, at);
@@ -78,6 +102,7 @@ function* postWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwor
 export async function updateArtwork(db: Db, actor: Actor, id: number, patch: ArtworkPatch): Promise<ArtworkRow> {
   try {
     return await transaction(db, function* () {
+      yield* lockCatalogOf(db, actor.entityId);
       const existing = yield* first(artworkByIdForUpdate, { entityId: actor.entityId, id });
       if (!existing) throw notFound('Artwork');
       const at = nowIso();
@@ -97,8 +122,10 @@ export async function updateArtwork(db: Db, actor: Actor, id: number, patch: Art
 
 export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
   return transaction(db, function* () {
+    yield* lockCatalogOf(db, actor.entityId);
     const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Artwork');
+    yield* all(closePositionGap, { entityId: actor.entityId, position: deleted.position });
     yield* commitWrite(actor, [{
       entityType: 'artwork', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, ARTWORK_CHANGE_FIELDS),
@@ -118,32 +145,36 @@ export interface ArtworkListQuery {
   availability?: Availability | undefined;
 }
 
-interface PageParams { entityId: number; availability: Availability; limit: number; offset: number }
+interface PageParams { entityId: number; limit: number; offset: number }
+const MAX_POSITION = 2_147_483_647;
 
 const LISTED = ['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'] as const;
 
-// Deferred join: OFFSET walks the small (entity_id, …, id) index entries, and only the page's rows are read.
 const artworkPage = statement((db, p: PageParams) => db.selectFrom('artworks').select(LISTED)
-  .where('id', 'in', db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId)
-    .orderBy('id').limit(p.limit).offset(p.offset))
-  .orderBy('id'));
+  .where('entity_id', '=', p.entityId).where('position', '>', p.offset)
+  .orderBy('position').limit(p.limit));
 
-const artworkPageByAvailability = statement((db, p: PageParams) => db.selectFrom('artworks').select(LISTED)
+// Availability pages skip with OFFSET (positions are per catalog, not per availability), over the
+// small (entity_id, availability, id) index entries; only the page's rows are read.
+const artworkPageByAvailability = statement((db, p: PageParams & { availability: Availability }) => db.selectFrom('artworks').select(LISTED)
   .where('id', 'in', db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId)
     .where('availability', '=', p.availability).orderBy('id').limit(p.limit).offset(p.offset))
   .orderBy('id'));
 
 export function listArtworks(db: Db, entityId: number, { page, limit, availability }: ArtworkListQuery) {
   return read(db, (function* () {
-    const params = { entityId, availability: availability ?? 'available', limit, offset: pageOffset(page, limit) };
-    const artworks: ArtworkListItemType[] = yield* all(availability ? artworkPageByAvailability : artworkPage, params);
+    const offset = pageOffset(page, limit);
+    const artworks: ArtworkListItemType[] = availability
+      ? yield* all(artworkPageByAvailability, { entityId, availability, limit, offset })
+      // Positions are 32-bit integers: any page past them is past the end (PostgreSQL refuses a larger bound).
+      : yield* all(artworkPage, { entityId, limit, offset: Math.min(offset, MAX_POSITION) });
     const stats = yield* statsOf(entityId);
     return { artworks, total: stats[availability ?? 'artworks'] };
   })());
 }
 
 export function toArtwork(row: ArtworkRow): ArtworkType {
-  const { entity_id, artist_id, artist_linked_at, fingerprint_version, ...artwork } = row;
+  const { entity_id, artist_id, artist_linked_at, fingerprint_version, position, ...artwork } = row;
   return artwork;
 }
 

@@ -3,7 +3,7 @@ import { notFound } from '../domain/errors.js';
 import { EVENT_CHANGE_FIELDS, checkMergedDates, type EventInput } from '../domain/event.js';
 import { slugify } from '../domain/slug.js';
 import type { EventType } from '../schemas/events.js';
-import { columns, first, statement, transaction } from '../db/statements.js';
+import { columns, first, statement, transaction, type Work } from '../db/statements.js';
 import type { Db, EventRow } from '../db/types.js';
 import { commitWrite, type Actor } from './changelog.js';
 import { readStats } from './stats.js';
@@ -33,27 +33,36 @@ const deleteEventById = statement((db, p: { entityId: number; id: number }) =>
   db.deleteFrom('events').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
 
 /** Creates the event, or merges into the entity's event with the same slug. */
-export function postEvent(db: Db, actor: Actor, input: EventInput): Promise<{ event: EventRow; created: boolean; changed: boolean }> {
-  return transaction(db, function* () {
-    const at = nowIso();
-    const slug = eventSlug(actor.entitySlug, input.title);
-    const inserted = yield* first(insertEvent, {
-      ...emptyEvent(), ...withoutNulls(input), title: input.title,
-      entity_id: actor.entityId, slug, last_synced_at: at, created_at: at, updated_at: at,
-    });
-    if (inserted) {
-      yield* recordEventChange(actor, null, inserted, at);
-      return { event: inserted, created: true, changed: true };
-    }
-    const existing = yield* first(eventBySlug, { entityId: actor.entityId, slug });
-    if (!existing) throw new Error('event vanished between insert and select');
-    const merged = mergeNonNull(existing, input);
-    checkMergedDates(merged);
-    const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
-    if (!event) throw new Error(`event ${merged.id} vanished inside its write`);
-    const changes = yield* recordEventChange(actor, existing, event, at);
-    return { event, created: false, changed: isRealChange(changes) };
+export function postEvent(db: Db, actor: Actor, input: EventInput): Promise<PostedEvent> {
+  return transaction(db, () => postEventWork(actor, input));
+}
+
+export interface PostedEvent {
+  event: EventRow;
+  created: boolean;
+  changed: boolean;
+}
+
+/** The write of one POST, to run in a transaction of its own or in a batch's savepoint. */
+export function* postEventWork(actor: Actor, input: EventInput): Work<PostedEvent> {
+  const at = nowIso();
+  const slug = eventSlug(actor.entitySlug, input.title);
+  const inserted = yield* first(insertEvent, {
+    ...emptyEvent(), ...withoutNulls(input), title: input.title,
+    entity_id: actor.entityId, slug, last_synced_at: at, created_at: at, updated_at: at,
   });
+  if (inserted) {
+    yield* recordEventChange(actor, null, inserted, at);
+    return { event: inserted, created: true, changed: true };
+  }
+  const existing = yield* first(eventBySlug, { entityId: actor.entityId, slug });
+  if (!existing) throw new Error('event vanished between insert and select');
+  const merged = mergeNonNull(existing, input);
+  checkMergedDates(merged);
+  const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
+  if (!event) throw new Error(`event ${merged.id} vanished inside its write`);
+  const changes = yield* recordEventChange(actor, existing, event, at);
+  return { event, created: false, changed: isRealChange(changes) };
 }
 
 export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {

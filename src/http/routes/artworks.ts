@@ -4,7 +4,7 @@ import {
   Artwork, ArtworkList, ArtworkListQuery, ArtworkPost, ARTWORK_EXAMPLE, ArtworkPostResult, ArtworkPut, Deleted, type ArtworkPostBody,
 } from '../../schemas/artworks.js';
 import { IdParams } from '../../schemas/common.js';
-import { deleteArtwork, getArtwork, listArtworks, postArtwork, toArtwork, updateArtwork } from '../../store/artworks.js';
+import { deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, toArtwork, updateArtwork } from '../../store/artworks.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
 import { AUTHED, WITH_BODY, errors, recordId } from '../responses.js';
@@ -36,8 +36,8 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: BatchResponse, ...errors(...WITH_BODY, ...AUTHED, 409, 422) },
     },
   }, async (request) => ({
-    results: await runBatch<ArtworkPostBody>(request.body.items, validateArtwork, async (item) => {
-      const { artwork, created, changed } = await postArtwork(app.db, request.auth.actor, artworkFromPost(item));
+    results: await runBatch(app.db, request.body.items, validateArtwork, (item: ArtworkPostBody) => artworkFromPost(item), function* (input) {
+      const { artwork, created, changed } = yield* postArtworkWork(app.db, request.auth.actor, input);
       const { id, title, source_fingerprint, last_synced_at } = artwork;
       return { id, title, source_fingerprint, created, changed, last_synced_at };
     }),

@@ -4,7 +4,7 @@ import { eventFromPost } from '../../domain/event.js';
 import { Deleted } from '../../schemas/artworks.js';
 import { IdParams, parseQueryBoolean } from '../../schemas/common.js';
 import { Event, EventList, EventListQuery, EventPost, EVENT_EXAMPLE, EventPostResult, type EventPostBody } from '../../schemas/events.js';
-import { deleteEvent, getEvent, listEvents, postEvent } from '../../store/events.js';
+import { deleteEvent, getEvent, listEvents, postEvent, postEventWork } from '../../store/events.js';
 import { todayUtc } from '../../store/sql.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
@@ -37,8 +37,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: BatchResponse, ...errors(...WITH_BODY, ...AUTHED, 409, 422) },
     },
   }, async (request) => ({
-    results: await runBatch<EventPostBody>(request.body.items, validateEvent, async (item) => {
-      const { event, created, changed } = await postEvent(app.db, request.auth.actor, eventFromPost(item));
+    results: await runBatch(app.db, request.body.items, validateEvent, (item: EventPostBody) => eventFromPost(item), function* (input) {
+      const { event, created, changed } = yield* postEventWork(request.auth.actor, input);
       const { id, title, slug, last_synced_at } = event;
       return { id, title, slug, created, changed, last_synced_at };
     }),

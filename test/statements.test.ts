@@ -1,0 +1,534 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { connect, type DatabaseHandle } from '../src/db/connect.js';
+import { isUniqueViolation } from '../src/db/errors.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { all, first, read, runIn, savepoint, statement, transaction, type Work } from '../src/db/statements.js';
+import type { Db } from '../src/db/types.js';
+import { postArtwork } from '../src/store/artworks.js';
+import type { Actor } from '../src/store/changelog.js';
+import { createEntity } from '../src/store/entities.js';
+import { DIALECT, freshDatabase, type FreshDatabase } from './support/database.js';
+
+// ---------- statements under test (module level, as store code defines them) ----------
+
+interface NewRow {
+  entityId: number;
+  title: string;
+  fingerprint: string;
+  price: number | null;
+  at: string;
+}
+
+const insertRow = statement((db, p: NewRow) => db.insertInto('artworks').values({
+  entity_id: p.entityId, title: p.title, price: p.price, source_fingerprint: p.fingerprint,
+  // An inlined constant among the named parameters.
+  fingerprint_version: 7, position: 0,
+  last_synced_at: p.at, created_at: p.at, updated_at: p.at,
+}).returning(['id', 'title', 'fingerprint_version']));
+
+/** No RETURNING: a statement that returns no rows. */
+const insertRowQuietly = statement((db, p: NewRow) => db.insertInto('artworks').values({
+  entity_id: p.entityId, title: p.title, price: p.price, source_fingerprint: p.fingerprint,
+  fingerprint_version: 1, position: 0, last_synced_at: p.at, created_at: p.at, updated_at: p.at,
+}));
+
+const titlesOf = statement((db, p: { entityId: number }) =>
+  db.selectFrom('artworks').select('title').where('entity_id', '=', p.entityId).orderBy('id'));
+
+const row = (entityId: number, title: string, price: number | null = null): NewRow =>
+  ({ entityId, title, fingerprint: `fp:${title}`, price, at: new Date().toISOString() });
+
+// ---------- helpers ----------
+
+let database: FreshDatabase;
+let handle: DatabaseHandle;
+let db: Db;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  handle = connect(database.url);
+  await migrateToLatest(handle);
+  db = handle.db;
+});
+
+afterAll(async () => {
+  await handle?.close();
+  await database?.drop();
+});
+
+let entities = 0;
+async function newEntity(): Promise<Actor> {
+  const entity = await createEntity(db, { type: 'gallery', name: `Statements Gallery ${++entities}` });
+  return { entityId: entity.id, entitySlug: entity.slug, source: 'api:test' };
+}
+
+/** Titles as another connection sees them: only what was really committed. */
+async function committedTitles(entityId: number, url = database.url): Promise<string[]> {
+  const other = connect(url);
+  try {
+    const rows = await other.db.selectFrom('artworks').select('title').where('entity_id', '=', entityId).orderBy('id').execute();
+    return rows.map((r) => r.title);
+  } finally {
+    await other.close();
+  }
+}
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => { resolve = r; });
+  return { promise, resolve };
+}
+
+/** Whether a promise has settled yet (without consuming its rejection for the caller). */
+function track(promise: Promise<unknown>) {
+  const state = { settled: false };
+  promise.then(() => { state.settled = true; }, () => { state.settled = true; });
+  return state;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------- tests ----------
+
+describe('statements return typed plain rows', () => {
+  const UNICODE_TITLE = 'Ünïcode “quotes” 草間 "double" \'single\' back\\slash \\n not-a-newline\nreal newline\r\n\ttab 🎨 \u2028 ${x} `tick`';
+  const DESCRIPTION = 'Line one\nLine "two" with \\ and \'\n\u00e9 (precomposed) vs e\u0301 (combining)';
+
+  const artworkFields = statement((db, p: { entityId: number }) => db.selectFrom('artworks')
+    .select(['id', 'title', 'creation_year', 'price', 'medium', 'description', 'price as cost'])
+    .where('entity_id', '=', p.entityId)
+    .orderBy('id'));
+
+  it('returns objects with exactly the selected keys, nulls, numbers and strings kept byte for byte', async () => {
+    const actor = await newEntity();
+    const posted = [
+      await postArtwork(db, actor, { title: UNICODE_TITLE, price: 12, creation_year: 1999, medium: 'Oil on “linen”', description: DESCRIPTION }),
+      await postArtwork(db, actor, { title: 'Plain' }),
+      await postArtwork(db, actor, { title: 'Large price', price: 2 ** 40, creation_year: 2024 }),
+    ];
+    const ids = posted.map((p) => p.artwork.id);
+
+    const rows = await read(db, all(artworkFields, { entityId: actor.entityId }));
+    expectTypeOf(rows).toEqualTypeOf<Array<{
+      id: number; title: string; creation_year: number | null; price: number | null;
+      medium: string | null; description: string | null; cost: number | null;
+    }>>();
+
+    expect(rows).toStrictEqual([
+      { id: ids[0], title: UNICODE_TITLE, creation_year: 1999, price: 12, medium: 'Oil on “linen”', description: DESCRIPTION, cost: 12 },
+      { id: ids[1], title: 'Plain', creation_year: null, price: null, medium: null, description: null, cost: null },
+      { id: ids[2], title: 'Large price', creation_year: 2024, price: 2 ** 40, medium: null, description: null, cost: 2 ** 40 },
+    ]);
+    for (const r of rows) {
+      expect(Object.getPrototypeOf(r)).toBe(Object.prototype);
+      expect(Object.keys(r)).toEqual(['id', 'title', 'creation_year', 'price', 'medium', 'description', 'cost']);
+      expect(typeof r.id).toBe('number');
+    }
+    // Byte for byte, not merely equal after some normalisation.
+    expect(Buffer.from(rows[0]!.title, 'utf8').equals(Buffer.from(UNICODE_TITLE, 'utf8'))).toBe(true);
+    expect(Buffer.from(rows[0]!.description!, 'utf8').equals(Buffer.from(DESCRIPTION, 'utf8'))).toBe(true);
+
+    // The same rows through Kysely's own row building (runIn on the Kysely instance).
+    expect(await runIn(db, all(artworkFields, { entityId: actor.entityId }))).toStrictEqual(rows);
+    // And through Kysely's query builder itself.
+    const viaKysely = await db.selectFrom('artworks')
+      .select(['id', 'title', 'creation_year', 'price', 'medium', 'description', 'price as cost'])
+      .where('entity_id', '=', actor.entityId).orderBy('id').execute();
+    expect(rows).toStrictEqual(viaKysely);
+  });
+
+  it('first gives the first row or undefined; all of an entity without rows is empty', async () => {
+    const actor = await newEntity();
+    await postArtwork(db, actor, { title: 'Only one', price: 5 });
+    const one = await read(db, first(artworkFields, { entityId: actor.entityId }));
+    expectTypeOf(one).toEqualTypeOf<{
+      id: number; title: string; creation_year: number | null; price: number | null;
+      medium: string | null; description: string | null; cost: number | null;
+    } | undefined>();
+    expect(one).toMatchObject({ title: 'Only one', price: 5, cost: 5 });
+    const other = await newEntity();
+    expect(await read(db, first(artworkFields, { entityId: other.entityId }))).toBeUndefined();
+    expect(await read(db, all(artworkFields, { entityId: other.entityId }))).toEqual([]);
+  });
+
+  it('column aliases with quotes, backslashes and unicode become the row keys unchanged', async () => {
+    const actor = await newEntity();
+    await postArtwork(db, actor, { title: 'Aliased', price: 3 });
+    const weird = statement((db, p: { entityId: number }) => db.selectFrom('artworks')
+      .select(['title as a "quoted" \\ key', 'price as 価格\'s'])
+      .where('entity_id', '=', p.entityId));
+    const rows = await read(db, all(weird, { entityId: actor.entityId }));
+    expect(rows).toStrictEqual([{ 'a "quoted" \\ key': 'Aliased', '価格\'s': 3 }]);
+  });
+
+  it('an insert without RETURNING yields no rows, and one with RETURNING yields the inserted row', async () => {
+    const actor = await newEntity();
+    const result = await transaction(db, function* () {
+      const quiet = yield* all(insertRowQuietly, row(actor.entityId, 'Quiet'));
+      const loud = yield* all(insertRow, row(actor.entityId, 'Loud', 9));
+      return { quiet, loud };
+    });
+    expect(result.quiet).toEqual([]);
+    expect(result.loud).toStrictEqual([{ id: expect.any(Number), title: 'Loud', fingerprint_version: 7 }]);
+    expect(await committedTitles(actor.entityId)).toEqual(['Quiet', 'Loud']);
+  });
+});
+
+describe('inlined constants and named parameters', () => {
+  const pricedExcept = statement((db, p: { entityId: number; min: number; max: number }) => db.selectFrom('artworks')
+    .select(['title', 'price'])
+    .where('entity_id', '=', p.entityId)
+    .where('title', '!=', 'Skipped')
+    .where('price', '>=', p.min)
+    .where('price', '<', p.max)
+    .orderBy('price')
+    .limit(2));
+
+  it('keeps the builder\'s constants while the named parameters vary between calls', async () => {
+    const actor = await newEntity();
+    await transaction(db, function* () {
+      for (const [title, price] of [['Skipped', 15], ['One', 10], ['Two', 20], ['Three', 30], ['Four', 40]] as const) {
+        yield* all(insertRow, row(actor.entityId, title, price));
+      }
+    });
+    const titles = async (min: number, max: number, entityId = actor.entityId) =>
+      (await read(db, all(pricedExcept, { entityId, min, max }))).map((r) => r.title);
+
+    expect(await titles(0, 1000)).toEqual(['One', 'Two']); // limit 2, 'Skipped' (15) left out
+    expect(await titles(11, 1000)).toEqual(['Two', 'Three']); // 'Skipped' would come first
+    expect(await titles(35, 1000)).toEqual(['Four']);
+    expect(await titles(0, 20)).toEqual(['One']);
+    expect(await titles(1000, 2000)).toEqual([]);
+    expect(await titles(0, 1000, (await newEntity()).entityId)).toEqual([]);
+    // In a transaction too, and again after it: same compiled statement, other values.
+    expect(await transaction(db, function* () { return (yield* all(pricedExcept, { entityId: actor.entityId, min: 20, max: 31 })).map((r) => r.title); }))
+      .toEqual(['Two', 'Three']);
+    expect(await titles(0, 1000)).toEqual(['One', 'Two']);
+  });
+
+  it('binds the named values and the constants in SQL parameter order', () => {
+    const bound = pricedExcept.bind(db, { entityId: 4, min: 5, max: 6 });
+    expect(bound.parameters).toEqual([4, 'Skipped', 5, 6, 2]);
+    expect(bound.sql).toContain(DIALECT === 'postgres' ? '$5' : '?');
+    // The same parameter name used twice is bound twice.
+    const twice = statement((db, p: { entityId: number; price: number }) => db.selectFrom('artworks').select('id')
+      .where('entity_id', '=', p.entityId).where((eb) => eb.or([eb('price', '=', p.price), eb('creation_year', '=', p.price)])));
+    expect(twice.bind(db, { entityId: 1, price: 8 }).parameters).toEqual([1, 8, 8]);
+    // Values are read at bind time: another call, other values, same SQL.
+    const again = pricedExcept.bind(db, { entityId: 40, min: 50, max: 60 });
+    expect(again.parameters).toEqual([40, 'Skipped', 50, 60, 2]);
+    expect(again.sql).toBe(bound.sql);
+  });
+});
+
+describe('transaction rolls back a failed work', () => {
+  it('commits a work that returns, and resolves with its value', async () => {
+    const actor = await newEntity();
+    const value = await transaction(db, function* () {
+      const a = yield* first(insertRow, row(actor.entityId, 'Committed A'));
+      const b = yield* first(insertRow, row(actor.entityId, 'Committed B'));
+      return [a!.title, b!.title];
+    });
+    expect(value).toEqual(['Committed A', 'Committed B']);
+    expect(await committedTitles(actor.entityId)).toEqual(['Committed A', 'Committed B']);
+  });
+
+  it('a work that throws rejects with its error and leaves no row behind', async () => {
+    const actor = await newEntity();
+    const inserted: string[] = [];
+    await expect(transaction(db, function* () {
+      const a = yield* all(insertRow, row(actor.entityId, 'Doomed A'));
+      inserted.push(a[0]!.title);
+      yield* all(insertRow, row(actor.entityId, 'Doomed B'));
+      throw new Error('boom');
+    })).rejects.toThrow('boom');
+    expect(inserted).toEqual(['Doomed A']); // the statements did run
+    expect(await read(db, all(titlesOf, { entityId: actor.entityId }))).toEqual([]);
+    expect(await committedTitles(actor.entityId)).toEqual([]);
+    // The connection is usable (not left inside the failed transaction).
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'After boom')));
+    expect(await committedTitles(actor.entityId)).toEqual(['After boom']);
+  });
+
+  it('a SQL error mid-work (unique violation) rolls back the work\'s earlier statements', async () => {
+    const actor = await newEntity();
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'Existing')));
+    let error: unknown;
+    try {
+      await transaction(db, function* () {
+        yield* all(insertRow, row(actor.entityId, 'Before the violation'));
+        yield* all(insertRow, row(actor.entityId, 'Existing')); // same fingerprint: unique violation
+        yield* all(insertRow, row(actor.entityId, 'Never reached'));
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeDefined();
+    expect(isUniqueViolation(error)).toBe(true);
+    expect(await read(db, all(titlesOf, { entityId: actor.entityId }))).toEqual([{ title: 'Existing' }]);
+    expect(await committedTitles(actor.entityId)).toEqual(['Existing']);
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'After violation')));
+    expect(await committedTitles(actor.entityId)).toEqual(['Existing', 'After violation']);
+  });
+
+  it('an error thrown while creating the work rejects and writes nothing', async () => {
+    const actor = await newEntity();
+    await expect(transaction(db, (): Work<void> => { throw new Error('no work'); })).rejects.toThrow('no work');
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'Still works')));
+    expect(await committedTitles(actor.entityId)).toEqual(['Still works']);
+  });
+});
+
+describe('a work that catches a statement\'s error', () => {
+  function* tolerant(entityId: number): Work<{ caught: boolean; after: string | undefined }> {
+    yield* all(insertRow, row(entityId, 'Tolerant A'));
+    let caught = false;
+    try {
+      yield* first(insertRow, row(entityId, 'Tolerant A'));
+    } catch (error) {
+      caught = isUniqueViolation(error);
+    }
+    const after = yield* first(insertRow, row(entityId, 'Tolerant B'));
+    return { caught, after: after?.title };
+  }
+
+  it('outside a savepoint the caught error still fails the work on both dialects, and nothing commits', async () => {
+    const actor = await newEntity();
+    const outcome = await transaction(db, () => tolerant(actor.entityId)).then(() => 'resolved', (error: unknown) => error);
+    expect(outcome).not.toBe('resolved');
+    // SQLite reports the swallowed unique violation; PostgreSQL fails the next statement of the aborted transaction.
+    if (DIALECT === 'sqlite') expect(isUniqueViolation(outcome)).toBe(true);
+    else expect(String(outcome)).toMatch(/aborted/);
+    expect(await committedTitles(actor.entityId)).toEqual([]);
+  });
+
+  it('inside a savepoint a failed part rolls back alone and the transaction goes on and commits', async () => {
+    const actor = await newEntity();
+    const outcome = await transaction(db, function* () {
+      yield* all(insertRow, row(actor.entityId, 'Kept A'));
+      let refused: unknown;
+      try {
+        yield* savepoint((function* () {
+          yield* all(insertRow, row(actor.entityId, 'Undone in savepoint'));
+          yield* all(insertRow, row(actor.entityId, 'Kept A'));
+        })());
+      } catch (error) {
+        refused = error;
+      }
+      try {
+        yield* savepoint((function* () {
+          yield* all(insertRow, row(actor.entityId, 'Undone by a rule'));
+          throw new Error('rule');
+        })());
+      } catch (error) {
+        expect((error as Error).message).toBe('rule');
+      }
+      yield* all(insertRow, row(actor.entityId, 'Kept B'));
+      return isUniqueViolation(refused);
+    });
+    expect(outcome).toBe(true);
+    expect(await committedTitles(actor.entityId)).toEqual(['Kept A', 'Kept B']);
+  });
+
+  // A work that swallows a statement's error and returns: `transaction` may reject or commit, but it
+  // must not resolve while the database threw the work's writes away. (On PostgreSQL the failed
+  // statement aborts the transaction, and COMMIT of an aborted transaction silently rolls back.)
+  it('resolves only when the work\'s writes were committed', async () => {
+    const actor = await newEntity();
+    const resolved = await transaction(db, function* () {
+      yield* all(insertRow, row(actor.entityId, 'Swallowed A'));
+      try {
+        yield* all(insertRow, row(actor.entityId, 'Swallowed A'));
+      } catch {
+        // a work may decide a failed statement does not matter
+      }
+      return 'done';
+    }).then(() => true, () => false);
+    const committed = await committedTitles(actor.entityId);
+    expect({ resolved, committed }).toEqual(resolved ? { resolved, committed: ['Swallowed A'] } : { resolved, committed: [] });
+  });
+});
+
+describe.runIf(DIALECT === 'sqlite')('SQLite: works and an open Kysely transaction', () => {
+  it('a read does not see the Kysely transaction\'s uncommitted row, and a work waits for it instead of joining it', async () => {
+    const actor = await newEntity();
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'Committed before')));
+
+    const opened = deferred();
+    const release = deferred();
+    const kysely = db.transaction().execute(async (trx) => {
+      await trx.insertInto('artworks').values({
+        entity_id: actor.entityId, title: 'Kysely uncommitted', source_fingerprint: 'fp:kysely', fingerprint_version: 1, position: 0,
+        last_synced_at: 'x', created_at: 'x', updated_at: 'x',
+      }).execute();
+      opened.resolve();
+      await release.promise;
+      throw new Error('roll back the Kysely transaction');
+    });
+    const kyselyState = track(kysely);
+    await opened.promise;
+
+    const reading = read(db, all(titlesOf, { entityId: actor.entityId }));
+    let workStarted = false;
+    const writing = transaction(db, function* () {
+      workStarted = true;
+      const inserted = yield* first(insertRow, row(actor.entityId, 'Work row'));
+      return inserted?.title;
+    });
+    const writeState = track(writing);
+    const readState = track(reading);
+
+    await sleep(50);
+    expect(kyselyState.settled).toBe(false);
+    expect(writeState.settled).toBe(false);
+    expect(workStarted).toBe(false);
+
+    release.resolve();
+    await expect(kysely).rejects.toThrow('roll back the Kysely transaction');
+    expect(await writing).toBe('Work row');
+    const seen = await reading;
+    expect(readState.settled).toBe(true);
+    expect(seen.map((r) => r.title)).toContain('Committed before');
+    expect(seen.map((r) => r.title)).not.toContain('Kysely uncommitted');
+
+    expect(await read(db, all(titlesOf, { entityId: actor.entityId }))).toEqual([{ title: 'Committed before' }, { title: 'Work row' }]);
+    expect(await committedTitles(actor.entityId)).toEqual(['Committed before', 'Work row']);
+
+    // The connection is not left in a transaction: a later work runs and really commits.
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'Afterwards')));
+    expect(await committedTitles(actor.entityId)).toEqual(['Committed before', 'Work row', 'Afterwards']);
+  });
+
+  it('a waiting work that fails rolls back alone; the Kysely transaction it waited for commits', async () => {
+    const actor = await newEntity();
+    const opened = deferred();
+    const release = deferred();
+    const kysely = db.transaction().execute(async (trx) => {
+      await trx.insertInto('artworks').values({
+        entity_id: actor.entityId, title: 'Kysely committed', source_fingerprint: 'fp:kysely-ok', fingerprint_version: 1, position: 0,
+        last_synced_at: 'x', created_at: 'x', updated_at: 'x',
+      }).execute();
+      opened.resolve();
+      await release.promise;
+    });
+    await opened.promise;
+    const failing = transaction(db, function* () {
+      yield* all(insertRow, row(actor.entityId, 'Waiting then failing'));
+      throw new Error('waiting work fails');
+    });
+    const failingState = track(failing);
+    await sleep(20);
+    expect(failingState.settled).toBe(false);
+    release.resolve();
+    await kysely;
+    await expect(failing).rejects.toThrow('waiting work fails');
+    expect(await committedTitles(actor.entityId)).toEqual(['Kysely committed']);
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'Later')));
+    expect(await committedTitles(actor.entityId)).toEqual(['Kysely committed', 'Later']);
+  });
+});
+
+describe('runIn inside a Kysely transaction', () => {
+  it('commits with the transaction', async () => {
+    const actor = await newEntity();
+    const inside = await db.transaction().execute(async (trx) => {
+      const inserted = await runIn(trx, first(insertRow, row(actor.entityId, 'Via runIn')));
+      expect(inserted).toStrictEqual({ id: expect.any(Number), title: 'Via runIn', fingerprint_version: 7 });
+      // Another connection does not see it yet (on SQLite a second connection; on PostgreSQL another pooled one).
+      expect(await committedTitles(actor.entityId)).toEqual([]);
+      return runIn(trx, all(titlesOf, { entityId: actor.entityId }));
+    });
+    expect(inside).toEqual([{ title: 'Via runIn' }]);
+    expect(await committedTitles(actor.entityId)).toEqual(['Via runIn']);
+  });
+
+  it('rolls back with the transaction', async () => {
+    const actor = await newEntity();
+    await expect(db.transaction().execute(async (trx) => {
+      await runIn(trx, all(insertRow, row(actor.entityId, 'Rolled back')));
+      expect(await runIn(trx, all(titlesOf, { entityId: actor.entityId }))).toEqual([{ title: 'Rolled back' }]);
+      throw new Error('undo');
+    })).rejects.toThrow('undo');
+    expect(await committedTitles(actor.entityId)).toEqual([]);
+    expect(await read(db, all(titlesOf, { entityId: actor.entityId }))).toEqual([]);
+  });
+
+  it('a failing statement rejects runIn with the driver\'s error, and the transaction rolls back', async () => {
+    const actor = await newEntity();
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'Taken')));
+    let error: unknown;
+    await db.transaction().execute(async (trx) => {
+      await runIn(trx, all(insertRow, row(actor.entityId, 'Inside')));
+      await runIn(trx, all(insertRow, row(actor.entityId, 'Taken')));
+    }).catch((caught: unknown) => { error = caught; });
+    expect(isUniqueViolation(error)).toBe(true);
+    expect(await committedTitles(actor.entityId)).toEqual(['Taken']);
+  });
+});
+
+describe('one statement, several databases', () => {
+  const extra: Array<{ database: FreshDatabase; handle: DatabaseHandle }> = [];
+  afterAll(async () => {
+    for (const { database, handle } of extra) {
+      await handle.close();
+      await database.drop();
+    }
+  });
+
+  async function another(database: FreshDatabase) {
+    const h = connect(database.url);
+    extra.push({ database, handle: h });
+    await migrateToLatest(h);
+    return h.db;
+  }
+
+  async function seed(target: Db, name: string, titles: string[]): Promise<number> {
+    const entity = await createEntity(target, { type: 'gallery', name });
+    const actor = { entityId: entity.id, entitySlug: entity.slug, source: 'api:test' };
+    for (const title of titles) await postArtwork(target, actor, { title });
+    return entity.id;
+  }
+
+  it('returns each database\'s own data (compiled once per database)', async () => {
+    const dbA = await another(await freshDatabase());
+    const dbB = await another(await freshDatabase());
+    const idA = await seed(dbA, 'Gallery A', ['A one', 'A two']);
+    const idB = await seed(dbB, 'Gallery B', ['B one']);
+    expect(idA).toBe(idB); // same ids, different data: only the connection tells them apart
+
+    const shared = statement((db, p: { entityId: number }) =>
+      db.selectFrom('artworks').select(['title', 'entity_id']).where('entity_id', '=', p.entityId).orderBy('id'));
+    const titles = async (target: Db) => (await read(target, all(shared, { entityId: idA }))).map((r) => r.title);
+    expect(await titles(dbA)).toEqual(['A one', 'A two']);
+    expect(await titles(dbB)).toEqual(['B one']);
+    expect(await titles(dbA)).toEqual(['A one', 'A two']);
+    // Writes go to the database the work runs on.
+    await transaction(dbB, () => all(insertRow, row(idB, 'B two')));
+    expect(await titles(dbB)).toEqual(['B one', 'B two']);
+    expect(await titles(dbA)).toEqual(['A one', 'A two']);
+    await dbA.transaction().execute((trx) => runIn(trx, all(insertRow, row(idA, 'A three'))));
+    expect(await titles(dbA)).toEqual(['A one', 'A two', 'A three']);
+    expect(await titles(dbB)).toEqual(['B one', 'B two']);
+  });
+
+  it.runIf(DIALECT === 'postgres')('compiles for each database\'s dialect (PostgreSQL and SQLite alike)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'art-catalog-statements-'));
+    const sqliteDatabase: FreshDatabase = { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    const pgDb = await another(await freshDatabase());
+    const sqliteDb = await another(sqliteDatabase);
+    const idPg = await seed(pgDb, 'Gallery PG', ['On PostgreSQL']);
+    const idSqlite = await seed(sqliteDb, 'Gallery SQLite', ['On SQLite']);
+
+    const shared = statement((db, p: { entityId: number; min: number }) =>
+      db.selectFrom('artworks').select('title').where('entity_id', '=', p.entityId).where('id', '>=', p.min).limit(5));
+    expect(await read(pgDb, all(shared, { entityId: idPg, min: 0 }))).toEqual([{ title: 'On PostgreSQL' }]);
+    expect(await read(sqliteDb, all(shared, { entityId: idSqlite, min: 0 }))).toEqual([{ title: 'On SQLite' }]);
+    expect(await read(pgDb, all(shared, { entityId: idPg, min: 0 }))).toEqual([{ title: 'On PostgreSQL' }]);
+    expect(shared.bind(pgDb, { entityId: 1, min: 2 }).sql).toContain('$3');
+    expect(shared.bind(sqliteDb, { entityId: 1, min: 2 }).sql).not.toContain('$');
+    expect(shared.bind(sqliteDb, { entityId: 1, min: 2 }).parameters).toEqual([1, 2, 5]);
+  });
+});
