@@ -532,3 +532,30 @@ describe('one statement, several databases', () => {
     expect(shared.bind(sqliteDb, { entityId: 1, min: 2 }).parameters).toEqual([1, 2, 5]);
   });
 });
+
+describe('transactions started together', () => {
+  it('each commits or fails alone: a failing one among twenty leaves the other nineteen committed and its own writes undone', async () => {
+    const actor = await newEntity();
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'Existing')));
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => transaction(db, function* () {
+      yield* all(insertRow, row(actor.entityId, `Together ${String(i).padStart(2, '0')}`));
+      if (i === 7) yield* all(insertRow, row(actor.entityId, 'Existing'));
+      if (i === 11) throw new Error('rule');
+      return i;
+    })));
+    expect(outcomes.map((o) => o.status)).toEqual(Array.from({ length: 20 }, (_, i) => (i === 7 || i === 11 ? 'rejected' : 'fulfilled')));
+    expect(isUniqueViolation((outcomes[7] as PromiseRejectedResult).reason)).toBe(true);
+    expect((outcomes[3] as PromiseFulfilledResult<number>).value).toBe(3);
+    const expected = Array.from({ length: 20 }, (_, i) => `Together ${String(i).padStart(2, '0')}`).filter((_, i) => i !== 7 && i !== 11);
+    // PostgreSQL commits concurrent transactions in any order.
+    expect((await committedTitles(actor.entityId)).sort()).toEqual(['Existing', ...expected]);
+  });
+
+  it('a transaction resolves only once its writes are visible to another connection', async () => {
+    const actor = await newEntity();
+    const seen = await Promise.all(Array.from({ length: 5 }, (_, i) => transaction(db, function* () {
+      yield* all(insertRow, row(actor.entityId, `Visible ${i}`));
+    }).then(() => committedTitles(actor.entityId))));
+    for (const [i, titles] of seen.entries()) expect(titles).toContain(`Visible ${i}`);
+  });
+});

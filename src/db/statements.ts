@@ -8,9 +8,10 @@ import type { Db, Trx } from './types.js';
  * running a point query on SQLite; a statement pays it once.
  *
  * Store code that writes is a *work*: a generator that yields statements and receives their rows
- * (`const row = yield* first(st, params)`). The same work runs synchronously inside one SQLite
- * transaction — no other request can interleave, and there is no promise per statement — or
- * statement by statement in a PostgreSQL transaction.
+ * (`const row = yield* first(st, params)`). On SQLite a work runs synchronously from its first
+ * statement to its last — no other request can interleave, and there is no promise per statement —
+ * in a savepoint of a transaction it shares with the works started in the same event-loop turn
+ * (a group commit). On PostgreSQL it runs statement by statement in a transaction of its own.
  */
 
 class Placeholder {
@@ -115,6 +116,8 @@ export function* first<P, R>(statement: Statement<P, R>, params: P): Work<R | un
 interface SqliteAccess {
   sqlite: SQLite.Database;
   prepared: Map<string, Prepared>;
+  /** Works waiting for the next group commit. */
+  group: Array<{ work: () => Work<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }>;
 }
 
 interface Prepared {
@@ -127,7 +130,7 @@ const sqliteOf = new WeakMap<Db, SqliteAccess>();
 
 /** Lets works on `db` run straight on its better-sqlite3 connection (called by `connect`). */
 export function attachSqlite(db: Db, sqlite: SQLite.Database): void {
-  sqliteOf.set(db, { sqlite, prepared: new Map() });
+  sqliteOf.set(db, { sqlite, prepared: new Map(), group: [] });
 }
 
 /**
@@ -152,20 +155,55 @@ function prepare(access: SqliteAccess, sql: string): Prepared {
 }
 
 /**
- * Runs a work as one transaction. On SQLite it runs synchronously between BEGIN IMMEDIATE and
- * COMMIT; while a Kysely transaction is open on the connection (a less frequent write between its
- * awaits), it waits for it through Kysely instead, never joining it.
+ * Runs a work as one transaction: it commits entirely or not at all, and the promise settles after
+ * the commit. On PostgreSQL that is a transaction of its own. On SQLite, works started in the same
+ * turn of the event loop commit together (a group commit): each runs in a savepoint of one
+ * transaction, so each is still atomic and fails alone, while the group pays for one commit. A commit
+ * is the dearest part of a small write: its pages go to the WAL file.
  */
 export function transaction<T>(db: Db, work: () => Work<T>): Promise<T> {
   const access = sqliteOf.get(db);
-  if (access && !access.sqlite.inTransaction) {
-    try {
-      return Promise.resolve(runSqliteTransaction(db, access, work()));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  if (!access) return db.transaction().execute((trx) => runIn(trx, work()));
+  return new Promise<T>((resolve, reject) => {
+    access.group.push({ work, resolve: resolve as (value: unknown) => void, reject });
+    if (access.group.length === 1) setImmediate(commitGroup, db, access);
+  });
+}
+
+function commitGroup(db: Db, access: SqliteAccess): void {
+  const group = access.group;
+  access.group = [];
+  // A Kysely transaction is open on the connection (a write between its awaits): wait for it through
+  // Kysely, one transaction per work, never joining it.
+  if (access.sqlite.inTransaction) {
+    for (const { work, resolve, reject } of group) db.transaction().execute((trx) => runIn(trx, work())).then(resolve, reject);
+    return;
   }
-  return db.transaction().execute((trx) => runIn(trx, work()));
+  const outcomes: Array<{ value: unknown } | { error: unknown }> = [];
+  try {
+    prepare(access, 'BEGIN IMMEDIATE').statement.run();
+    for (const { work } of group) {
+      prepare(access, 'SAVEPOINT item').statement.run();
+      try {
+        outcomes.push({ value: runSqlite(db, access, work()) });
+      } catch (error) {
+        prepare(access, 'ROLLBACK TO SAVEPOINT item').statement.run();
+        outcomes.push({ error });
+      }
+      prepare(access, 'RELEASE SAVEPOINT item').statement.run();
+    }
+    prepare(access, 'COMMIT').statement.run();
+  } catch (error) {
+    // BEGIN or COMMIT failed: nothing of the group is kept.
+    if (access.sqlite.inTransaction) prepare(access, 'ROLLBACK').statement.run();
+    for (const { reject } of group) reject(error);
+    return;
+  }
+  group.forEach(({ resolve, reject }, i) => {
+    const outcome = outcomes[i]!;
+    if ('value' in outcome) resolve(outcome.value);
+    else reject(outcome.error);
+  });
 }
 
 /** Runs a read-only work outside any transaction (each statement sees committed data). */
@@ -237,16 +275,4 @@ function runSqlite<T>(db: Db, access: SqliteAccess, work: Work<T>): T {
     step = work.next(rows);
   }
   return failure.check(step.value);
-}
-
-function runSqliteTransaction<T>(db: Db, access: SqliteAccess, work: Work<T>): T {
-  prepare(access, 'BEGIN IMMEDIATE').statement.run();
-  try {
-    const result = runSqlite(db, access, work);
-    prepare(access, 'COMMIT').statement.run();
-    return result;
-  } catch (error) {
-    if (access.sqlite.inTransaction) prepare(access, 'ROLLBACK').statement.run();
-    throw error;
-  }
 }
