@@ -7,7 +7,8 @@ import { isUniqueViolation } from '../src/db/errors.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { all, first, read, runIn, savepoint, statement, transaction, type Work } from '../src/db/statements.js';
 import type { Db } from '../src/db/types.js';
-import { postArtwork } from '../src/store/artworks.js';
+import { postArtwork, postArtworkWork } from '../src/store/artworks.js';
+import { writeEach } from '../src/store/batch.js';
 import type { Actor } from '../src/store/changelog.js';
 import { createEntity } from '../src/store/entities.js';
 import { DIALECT, freshDatabase, type FreshDatabase } from './support/database.js';
@@ -557,5 +558,22 @@ describe('transactions started together', () => {
       yield* all(insertRow, row(actor.entityId, `Visible ${i}`));
     }).then(() => committedTitles(actor.entityId))));
     for (const [i, titles] of seen.entries()) expect(titles).toContain(`Visible ${i}`);
+  });
+});
+
+describe('the artist id cache and rollbacks', () => {
+  it('a batch rolled back after creating an artist leaves no id of it behind: the next write creates the artist again', async () => {
+    const actor = await newEntity();
+    const artist = `Rolled Back Artist ${entities}`;
+    await expect(writeEach(db, [0, 1, 2], (i) => (function* () {
+      if (i === 2) throw new Error('database gone');
+      // Item 0 creates the artist; item 1 finds it (uncommitted, in the same transaction).
+      return yield* postArtworkWork(db, actor, { title: `Piece ${i}`, artist_name: artist });
+    })())).rejects.toThrow('database gone');
+    expect(await committedTitles(actor.entityId)).toEqual([]);
+
+    const { artwork } = await postArtwork(db, actor, { title: 'After', artist_name: artist });
+    const linked = await db.selectFrom('artists').select('name').where('id', '=', artwork.artist_id!).executeTakeFirst();
+    expect(linked?.name).toBe(artist);
   });
 });

@@ -163,7 +163,7 @@ function prepare(access: SqliteAccess, sql: string): Prepared {
  */
 export function transaction<T>(db: Db, work: () => Work<T>): Promise<T> {
   const access = sqliteOf.get(db);
-  if (!access) return db.transaction().execute((trx) => runIn(trx, work()));
+  if (!access) return kyselyTransaction(db, work);
   return new Promise<T>((resolve, reject) => {
     access.group.push({ work, resolve: resolve as (value: unknown) => void, reject });
     if (access.group.length === 1) setImmediate(commitGroup, db, access);
@@ -176,9 +176,10 @@ function commitGroup(db: Db, access: SqliteAccess): void {
   // A Kysely transaction is open on the connection (a write between its awaits): wait for it through
   // Kysely, one transaction per work, never joining it.
   if (access.sqlite.inTransaction) {
-    for (const { work, resolve, reject } of group) db.transaction().execute((trx) => runIn(trx, work())).then(resolve, reject);
+    for (const { work, resolve, reject } of group) kyselyTransaction(db, work).then(resolve, reject);
     return;
   }
+  if (group.length === 1) return commitAlone(db, access, group[0]!);
   const outcomes: Array<{ value: unknown } | { error: unknown }> = [];
   try {
     prepare(access, 'BEGIN IMMEDIATE').statement.run();
@@ -188,6 +189,7 @@ function commitGroup(db: Db, access: SqliteAccess): void {
         outcomes.push({ value: runSqlite(db, access, work()) });
       } catch (error) {
         prepare(access, 'ROLLBACK TO SAVEPOINT item').statement.run();
+        rolledBack(db);
         outcomes.push({ error });
       }
       prepare(access, 'RELEASE SAVEPOINT item').statement.run();
@@ -196,6 +198,7 @@ function commitGroup(db: Db, access: SqliteAccess): void {
   } catch (error) {
     // BEGIN or COMMIT failed: nothing of the group is kept.
     if (access.sqlite.inTransaction) prepare(access, 'ROLLBACK').statement.run();
+    rolledBack(db);
     for (const { reject } of group) reject(error);
     return;
   }
@@ -204,6 +207,43 @@ function commitGroup(db: Db, access: SqliteAccess): void {
     if ('value' in outcome) resolve(outcome.value);
     else reject(outcome.error);
   });
+}
+
+/** A group of one needs no savepoint (a batch's items would otherwise journal every page twice). */
+function commitAlone(db: Db, access: SqliteAccess, { work, resolve, reject }: SqliteAccess['group'][number]): void {
+  let value: unknown;
+  try {
+    prepare(access, 'BEGIN IMMEDIATE').statement.run();
+    value = runSqlite(db, access, work());
+    prepare(access, 'COMMIT').statement.run();
+  } catch (error) {
+    if (access.sqlite.inTransaction) prepare(access, 'ROLLBACK').statement.run();
+    rolledBack(db);
+    return reject(error);
+  }
+  resolve(value);
+}
+
+function kyselyTransaction<T>(db: Db, work: () => Work<T>): Promise<T> {
+  return db.transaction().execute((trx) => runIn(trx, work())).catch((error: unknown) => {
+    rolledBack(db);
+    throw error;
+  });
+}
+
+const rollbackListeners = new Set<(db: Db | Trx) => void>();
+
+/**
+ * Calls `listener` whenever writes made in a transaction on a database may have been undone (a
+ * rollback, whole or to a savepoint): a cache of ids read inside a transaction must forget them, as
+ * another work of the same transaction may have written those rows.
+ */
+export function onRollback(listener: (db: Db | Trx) => void): void {
+  rollbackListeners.add(listener);
+}
+
+function rolledBack(db: Db | Trx): void {
+  for (const listener of rollbackListeners) listener(db);
 }
 
 /** Runs a read-only work outside any transaction (each statement sees committed data). */
@@ -228,7 +268,7 @@ export async function runIn<T>(db: Db | Trx, work: Work<T>): Promise<T> {
     try {
       const { sql, parameters } = step.value.statement.bind(db, step.value.params);
       rows = (await db.executeQuery(CompiledQuery.raw(sql, parameters))).rows;
-      failure.succeeded(step.value.statement);
+      failure.succeeded(db, step.value.statement);
     } catch (error) {
       step = work.throw(failure.failed(error));
       continue;
@@ -249,8 +289,10 @@ class StatementFailure {
     this.error ??= error;
     return error;
   }
-  succeeded(statement: Statement<never, unknown>): void {
-    if (statement === ROLLBACK_TO) this.error = undefined;
+  succeeded(db: Db | Trx, statement: Statement<never, unknown>): void {
+    if (statement !== ROLLBACK_TO) return;
+    this.error = undefined;
+    rolledBack(db);
   }
   check<T>(result: T): T {
     if (this.error !== undefined) throw this.error;
@@ -267,7 +309,7 @@ function runSqlite<T>(db: Db, access: SqliteAccess, work: Work<T>): T {
       const { sql, parameters } = step.value.statement.bind(db, step.value.params);
       const { statement, toRow } = prepare(access, sql);
       rows = toRow ? (statement.all(parameters) as unknown[][]).map(toRow) : (statement.run(parameters), []);
-      failure.succeeded(step.value.statement);
+      failure.succeeded(db, step.value.statement);
     } catch (error) {
       step = work.throw(failure.failed(error));
       continue;

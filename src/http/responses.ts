@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { ErrorBody } from '../schemas/common.js';
 import { notFound } from '../domain/errors.js';
 
@@ -32,4 +33,12 @@ export function recordId(params: { id: string }): number {
   const id = Number(params.id);
   if (id > MAX_ID) throw notFound();
   return id;
+}
+
+/**
+ * Sends JSON text as it is (Fastify serializes only non-string payloads): for answers the database
+ * renders itself. The route's response schema still documents the shape.
+ */
+export function sendJsonText(reply: FastifyReply, text: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(text);
 }

@@ -1,13 +1,15 @@
 import { slugify } from '../domain/slug.js';
-import { first, statement, type Work } from '../db/statements.js';
+import { first, onRollback, statement, type Work } from '../db/statements.js';
 import type { Db } from '../db/types.js';
 import type { Change } from './changelog.js';
 
-// Artist records are never changed or deleted, so a slug's id, once seen, stays true for good. One map
+// Artist records are never changed or deleted, so a slug's committed id stays true for good. One map
 // per database (its Kysely adapter is shared by the instance and its transactions): two apps in one
-// process may use two databases.
+// process may use two databases. A row found inside a transaction may have been inserted by an earlier
+// work of the same transaction (a batch, a group commit); if anything rolls back, the map starts over.
 const knownByDatabase = new WeakMap<object, Map<string, number>>();
 const KNOWN_ARTISTS_MAX = 50_000;
+onRollback((db) => knownByDatabase.get(db.getExecutor().adapter)?.clear());
 
 function knownArtistsOf(db: Db): Map<string, number> {
   const database = db.getExecutor().adapter;
@@ -44,7 +46,6 @@ export function* resolveArtist(db: Db, name: string, at: string): Work<{ id: num
   }
   const existing = yield* first(artistBySlug, { slug });
   if (!existing) throw new Error(`artist ${slug} vanished`);
-  // Only a row another transaction committed is remembered: one inserted here may still roll back.
   if (knownArtists.size >= KNOWN_ARTISTS_MAX) knownArtists.clear();
   knownArtists.set(slug, existing.id);
   return { id: existing.id, created: null };

@@ -1,10 +1,12 @@
 import { sql } from 'kysely';
+import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
 import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, withoutNulls } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
 import { artworkFingerprint } from '../domain/fingerprint.js';
 import { SLUG_VERSION } from '../domain/slug.js';
-import type { ArtworkListItemType, ArtworkType, Availability } from '../schemas/artworks.js';
+import type { ArtworkType, Availability } from '../schemas/artworks.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { all, columns, first, read, statement, transaction, type Work } from '../db/statements.js';
 import type { ArtworkRow, Db } from '../db/types.js';
@@ -150,26 +152,39 @@ const MAX_POSITION = 2_147_483_647;
 
 const LISTED = ['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'] as const;
 
-const artworkPage = statement((db, p: PageParams) => db.selectFrom('artworks').select(LISTED)
+/**
+ * The database renders a page as JSON text: one string instead of 500 values turned into JavaScript
+ * strings and then serialized again. Kysely's helpers write each dialect's JSON aggregate; the cast
+ * keeps PostgreSQL's json as text (pg would parse it).
+ */
+function pageJson(db: Db, page: ReturnType<typeof pageRows>) {
+  const array = isPostgres(db) ? postgresJsonArrayFrom(page) : sqliteJsonArrayFrom(page);
+  return db.selectNoFrom(sql<string>`cast(${array} as text)`.as('json'));
+}
+
+const pageRows = (db: Db) => db.selectFrom('artworks').select(LISTED);
+
+const artworkPage = statement((db, p: PageParams) => pageJson(db, pageRows(db)
   .where('entity_id', '=', p.entityId).where('position', '>', p.offset)
-  .orderBy('position').limit(p.limit));
+  .orderBy('position').limit(p.limit)));
 
 // Availability pages skip with OFFSET (positions are per catalog, not per availability), over the
 // small (entity_id, availability, id) index entries; only the page's rows are read.
-const artworkPageByAvailability = statement((db, p: PageParams & { availability: Availability }) => db.selectFrom('artworks').select(LISTED)
+const artworkPageByAvailability = statement((db, p: PageParams & { availability: Availability }) => pageJson(db, pageRows(db)
   .where('id', 'in', db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId)
     .where('availability', '=', p.availability).orderBy('id').limit(p.limit).offset(p.offset))
-  .orderBy('id'));
+  .orderBy('id')));
 
-export function listArtworks(db: Db, entityId: number, { page, limit, availability }: ArtworkListQuery) {
+/** A page of the catalog in id order as a JSON array of list items (ArtworkListItem), and the total. */
+export function listArtworks(db: Db, entityId: number, { page, limit, availability }: ArtworkListQuery): Promise<{ json: string; total: number }> {
   return read(db, (function* () {
     const offset = pageOffset(page, limit);
-    const artworks: ArtworkListItemType[] = availability
+    const rows = availability
       ? yield* all(artworkPageByAvailability, { entityId, availability, limit, offset })
       // Positions are 32-bit integers: any page past them is past the end (PostgreSQL refuses a larger bound).
       : yield* all(artworkPage, { entityId, limit, offset: Math.min(offset, MAX_POSITION) });
     const stats = yield* statsOf(entityId);
-    return { artworks, total: stats[availability ?? 'artworks'] };
+    return { json: rows[0]?.json ?? '[]', total: stats[availability ?? 'artworks'] };
   })());
 }
 

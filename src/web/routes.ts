@@ -2,6 +2,7 @@ import etag from '@fastify/etag';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { EntityRow } from '../db/types.js';
 import { listArtworks } from '../store/artworks.js';
+import type { ArtworkListItemType } from '../schemas/artworks.js';
 import { findEntityBySlug, listEntities } from '../store/entities.js';
 import { datedEvents, findEventBySlug, upcomingEvents } from '../store/events.js';
 import { todayUtc } from '../store/sql.js';
@@ -48,10 +49,11 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
     if (!entity) return notFound(reply);
     const requested = Number(request.query.page ?? 1);
     const page = Number.isInteger(requested) && requested >= 1 && requested <= 1_000_000 ? requested : 1;
-    const [{ artworks, total }, events] = await Promise.all([
+    const [{ json, total }, events] = await Promise.all([
       listArtworks(app.db, entity.id, { page, limit: PAGE_SIZE }),
       upcomingEvents(app.db, entity.id, todayUtc(), UPCOMING_SHOWN),
     ]);
+    const artworks = JSON.parse(json) as ArtworkListItemType[];
     return htmlReply(reply, profilePage({ entity, artworks, total, page, pageSize: PAGE_SIZE, events }));
   });
 
