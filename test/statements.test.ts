@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { connect, type DatabaseHandle } from '../src/db/connect.js';
 import { isUniqueViolation } from '../src/db/errors.js';
+import { ApiError } from '../src/domain/errors.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { all, first, read, runIn, savepoint, statement, transaction, type Work } from '../src/db/statements.js';
 import type { Db } from '../src/db/types.js';
@@ -575,5 +576,27 @@ describe('the artist id cache and rollbacks', () => {
     const { artwork } = await postArtwork(db, actor, { title: 'After', artist_name: artist });
     const linked = await db.selectFrom('artists').select('name').where('id', '=', artwork.artist_id!).executeTakeFirst();
     expect(linked?.name).toBe(artist);
+  });
+});
+
+describe('a batch of items (writeEach)', () => {
+  it('an item refused after writing leaves nothing behind; every other item is written exactly once, in order', async () => {
+    const actor = await newEntity();
+    const outcomes = await writeEach(db, [0, 1, 2, 3, 4], (i) => (function* () {
+      const inserted = yield* first(insertRow, row(actor.entityId, `Item ${i}`));
+      if (i === 2) throw new ApiError('bad_request', 'refused after writing');
+      return inserted!.title;
+    })());
+    expect(outcomes.map((o) => ('value' in o ? o.value : o.error.message))).toEqual(['Item 0', 'Item 1', 'refused after writing', 'Item 3', 'Item 4']);
+    expect(await committedTitles(actor.entityId)).toEqual(['Item 0', 'Item 1', 'Item 3', 'Item 4']);
+  });
+
+  it('a failure that is not a refusal rolls the whole batch back', async () => {
+    const actor = await newEntity();
+    await expect(writeEach(db, [0, 1, 2], (i) => (function* () {
+      yield* all(insertRow, row(actor.entityId, `Doomed ${i}`));
+      if (i === 1) yield* all(insertRow, row(actor.entityId, 'Doomed 0'));
+    })())).rejects.toSatisfy(isUniqueViolation);
+    expect(await committedTitles(actor.entityId)).toEqual([]);
   });
 });
