@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
-import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, withoutNulls } from '../domain/diff.js';
+import { fieldChanges, isRealChange, mergeDefined, mergeNonNull } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
 import { artworkFingerprint } from '../domain/fingerprint.js';
 import { SLUG_VERSION } from '../domain/slug.js';
@@ -36,10 +36,11 @@ const insertArtwork = statement((db, p: NewArtwork) => db.insertInto('artworks')
     position: sql<number>`(select artworks + 1 from entity_stats where entity_id = ${p.entity_id})`,
   })
   .onConflict((oc) => oc.columns(['entity_id', 'source_fingerprint']).doNothing())
-  .returningAll());
+  // The other columns are the values just bound: returning them would only copy them back.
+  .returning(['id', 'position']));
 
 const saveArtwork = statement((db, p: ArtworkRow) => db.updateTable('artworks')
-  .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returningAll());
+  .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
 
 const artworkByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) => lockForUpdate(db,
   db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)));
@@ -81,16 +82,12 @@ export function* postArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Wor
   const at = nowIso();
   const fingerprint = artworkFingerprint(input);
   const { columns: artist, created: newArtist } = yield* linkArtist(db, input.artist_name, at);
-  const inserted = yield* first(insertArtwork, {
-    ...emptyArtwork(), ...withoutNulls(input), ...artist, title: input.title,
-    entity_id: actor.entityId,
-    source_fingerprint: fingerprint,
-    fingerprint_version: SLUG_VERSION,
-    last_synced_at: at, created_at: at, updated_at: at,
-  });
+  const values = newArtwork(actor, input, artist, fingerprint, at);
+  const inserted = yield* first(insertArtwork, values);
   if (inserted) {
-    yield* commitArtworkWrite(actor, null, inserted, newArtist, at);
-    return { artwork: inserted, created: true, changed: true };
+    const artwork = { ...values, ...inserted };
+    yield* commitArtworkWrite(actor, null, artwork, newArtist, at);
+    return { artwork, created: true, changed: true };
   }
   const existing = yield* first(artworkByFingerprint, { entityId: actor.entityId, fingerprint });
   if (!existing) throw new Error('artwork vanished between insert and select');
@@ -202,8 +199,8 @@ function* linkArtist(db: Db, name: string | null | undefined, at: string): Work<
 }
 
 function* save(artwork: ArtworkRow, at: string): Work<ArtworkRow> {
-  const saved = yield* first(saveArtwork, { ...artwork, last_synced_at: at, updated_at: at });
-  if (!saved) throw new Error(`artwork ${artwork.id} vanished inside its write`);
+  const saved = { ...artwork, last_synced_at: at, updated_at: at };
+  if (!(yield* first(saveArtwork, saved))) throw new Error(`artwork ${artwork.id} vanished inside its write`);
   return saved;
 }
 
@@ -233,7 +230,27 @@ function* duplicateOf(entityId: number, id: number, patch: ArtworkPatch): Work<A
   });
 }
 
-const emptyArtwork = () => ({
-  creation_year: null, medium: null, dimensions: null, price: null, currency: null, availability: null,
-  description: null, image_url: null, external_url: null, artist_name: null, artist_id: null, artist_linked_at: null,
-});
+/** The row a POST creates: every column spelled out, absent and null fields stored as NULL. */
+function newArtwork(actor: Actor, input: ArtworkInput, artist: Partial<ArtworkRow>, fingerprint: string, at: string): NewArtwork {
+  return {
+    entity_id: actor.entityId,
+    title: input.title,
+    creation_year: input.creation_year ?? null,
+    medium: input.medium ?? null,
+    dimensions: input.dimensions ?? null,
+    price: input.price ?? null,
+    currency: input.currency ?? null,
+    availability: input.availability ?? null,
+    description: input.description ?? null,
+    image_url: input.image_url ?? null,
+    external_url: input.external_url ?? null,
+    artist_name: input.artist_name ?? null,
+    artist_id: artist.artist_id ?? null,
+    artist_linked_at: artist.artist_linked_at ?? null,
+    source_fingerprint: fingerprint,
+    fingerprint_version: SLUG_VERSION,
+    last_synced_at: at,
+    created_at: at,
+    updated_at: at,
+  };
+}
