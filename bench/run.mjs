@@ -13,6 +13,8 @@ import autocannon from 'autocannon';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'art-catalog');
+/** The Node flags of `npm start`: V8's young generation at 2 × 8 MB instead of 2 × 16 MB. */
+const SERVE_NODE_FLAGS = /node (.*?) ?bin\/art-catalog serve/.exec(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[1]?.split(' ').filter(Boolean) ?? [];
 
 const { values: options } = parseArgs({
   options: {
@@ -107,7 +109,8 @@ async function runAtSize(size, { databaseUrl, changelogEntries, baselineUrl }) {
   const { key } = cli(env, 'key', 'create', '--entity', String(entity.id), '--tier', 'partner');
   // History first (older entries, lower ids), as a catalog that has been syncing for years would have it.
   if (changelogEntries > 0) padChangelog(env.DATABASE_URL, entity.id, changelogEntries);
-  const server = startProcess(BIN, ['serve'], env);
+  // Started as `npm start` starts it (package.json).
+  const server = startProcess(process.execPath, [...SERVE_NODE_FLAGS, BIN, 'serve'], env);
   const url = await server.url;
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
