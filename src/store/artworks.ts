@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Compilable } from 'kysely';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
@@ -8,7 +8,7 @@ import { artworkFingerprint } from '../domain/fingerprint.js';
 import { SLUG_VERSION } from '../domain/slug.js';
 import type { ArtworkType, Availability } from '../schemas/artworks.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { all, columns, first, read, statement, transaction, type Work } from '../db/statements.js';
+import { all, columns, first, read, statement, transaction, type Statement, type Work } from '../db/statements.js';
 import type { ArtworkRow, Db } from '../db/types.js';
 import { resolveArtist } from './artists.js';
 import { commitWrite, type Actor, type Change } from './changelog.js';
@@ -144,7 +144,7 @@ export interface ArtworkListQuery {
   availability?: Availability | undefined;
 }
 
-interface PageParams { entityId: number; limit: number; offset: number }
+interface PageParams { entityId: number; offset: number }
 const MAX_POSITION = 2_147_483_647;
 
 const LISTED = ['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'] as const;
@@ -161,15 +161,30 @@ function pageJson(db: Db, page: ReturnType<typeof pageRows>) {
 
 const pageRows = (db: Db) => db.selectFrom('artworks').select(LISTED);
 
-const artworkPage = statement((db, p: PageParams) => pageJson(db, pageRows(db)
+/**
+ * One statement per page size, with the size written into the SQL: SQLite plans `LIMIT 50` better
+ * than `LIMIT ?` (a third less time for a page). Sizes are 1 to 100, so there are at most 100 of each.
+ */
+function perPageSize<P extends object>(build: (db: Db, p: P, limit: number) => Compilable<{ json: string }>) {
+  const bySize = new Map<number, Statement<P, { json: string }>>();
+  return (limit: number): Statement<P, { json: string }> => {
+    // The size goes into the SQL text: only a whole number in the API's range may.
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new RangeError(`page size ${limit} is not 1 to 100`);
+    let found = bySize.get(limit);
+    if (!found) bySize.set(limit, (found = statement<P, { json: string }>((db, p) => build(db, p, limit))));
+    return found;
+  };
+}
+
+const artworkPage = perPageSize((db, p: PageParams, limit) => pageJson(db, pageRows(db)
   .where('entity_id', '=', p.entityId).where('position', '>', p.offset)
-  .orderBy('position').limit(p.limit)));
+  .orderBy('position').limit(sql.lit(limit))));
 
 // Availability pages skip with OFFSET (positions are per catalog, not per availability), over the
 // small (entity_id, availability, id) index entries; only the page's rows are read.
-const artworkPageByAvailability = statement((db, p: PageParams & { availability: Availability }) => pageJson(db, pageRows(db)
+const artworkPageByAvailability = perPageSize((db, p: PageParams & { availability: Availability }, limit) => pageJson(db, pageRows(db)
   .where('id', 'in', db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId)
-    .where('availability', '=', p.availability).orderBy('id').limit(p.limit).offset(p.offset))
+    .where('availability', '=', p.availability).orderBy('id').limit(sql.lit(limit)).offset(p.offset))
   .orderBy('id')));
 
 /** A page of the catalog in id order as a JSON array of list items (ArtworkListItem), and the total. */
@@ -177,9 +192,9 @@ export function listArtworks(db: Db, entityId: number, { page, limit, availabili
   return read(db, (function* () {
     const offset = pageOffset(page, limit);
     const rows = availability
-      ? yield* all(artworkPageByAvailability, { entityId, availability, limit, offset })
+      ? yield* all(artworkPageByAvailability(limit), { entityId, availability, offset })
       // Positions are 32-bit integers: any page past them is past the end (PostgreSQL refuses a larger bound).
-      : yield* all(artworkPage, { entityId, limit, offset: Math.min(offset, MAX_POSITION) });
+      : yield* all(artworkPage(limit), { entityId, offset: Math.min(offset, MAX_POSITION) });
     const stats = yield* statsOf(entityId);
     return { json: rows[0]?.json ?? '[]', total: stats[availability ?? 'artworks'] };
   })());
