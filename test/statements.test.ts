@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { connect, type DatabaseHandle } from '../src/db/connect.js';
 import { isUniqueViolation } from '../src/db/errors.js';
 import { ApiError } from '../src/domain/errors.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { all, first, read, runIn, savepoint, statement, transaction, type Work } from '../src/db/statements.js';
+import { all, first, read, runIn, savepoint, statement, statementPerPageSize, transaction, type Work } from '../src/db/statements.js';
 import type { Db } from '../src/db/types.js';
 import { postArtwork, postArtworkWork } from '../src/store/artworks.js';
 import { writeEach } from '../src/store/batch.js';
@@ -598,5 +599,18 @@ describe('a batch of items (writeEach)', () => {
       if (i === 1) yield* all(insertRow, row(actor.entityId, 'Doomed 0'));
     })())).rejects.toSatisfy(isUniqueViolation);
     expect(await committedTitles(actor.entityId)).toEqual([]);
+  });
+});
+
+describe('statements per page size', () => {
+  const page = statementPerPageSize(3, (db, p: { entityId: number }, limit) =>
+    db.selectFrom('artworks').select('title').where('entity_id', '=', p.entityId).orderBy('id').limit(sql.lit(limit)));
+
+  it('each size answers that many rows, and a size outside 1..max is refused before any SQL is written', async () => {
+    const actor = await newEntity();
+    for (const title of ['P1', 'P2', 'P3', 'P4']) await transaction(db, () => all(insertRow, row(actor.entityId, title)));
+    for (const size of [1, 2, 3]) expect(await read(db, all(page(size), { entityId: actor.entityId }))).toHaveLength(size);
+    for (const size of [0, 4, 2.5, Number.NaN, -1]) expect(() => page(size)).toThrow(RangeError);
+    expect(page(2).bind(db, { entityId: 1 }).sql).toMatch(/limit 2$/);
   });
 });

@@ -66,6 +66,21 @@ export function statement<P extends object, R>(build: (db: Db, p: P) => Compilab
   };
 }
 
+/**
+ * One statement per page size, the size written into the SQL (`sql.lit(limit)`): SQLite re-plans a
+ * statement with `LIMIT ?` on every run, which costs more than the query. Sizes are whole numbers
+ * from 1 to `maxSize` (the API's limit), so the statements are few.
+ */
+export function statementPerPageSize<P extends object, R>(maxSize: number, build: (db: Db, p: P, limit: number) => Compilable<R>) {
+  const bySize = new Map<number, Statement<P, R>>();
+  return (limit: number): Statement<P, R> => {
+    if (!Number.isInteger(limit) || limit < 1 || limit > maxSize) throw new RangeError(`page size ${limit} is not 1 to ${maxSize}`);
+    let found = bySize.get(limit);
+    if (!found) bySize.set(limit, (found = statement<P, R>((db, p) => build(db, p, limit))));
+    return found;
+  };
+}
+
 /** A statement without parameters whose SQL is the same on both dialects. */
 function fixed(sql: string): Statement<object, never> {
   return { bind: () => ({ sql, parameters: [] }) };

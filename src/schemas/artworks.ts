@@ -93,7 +93,10 @@ export const ArtworkPostResult = Type.Object({
   last_synced_at: Timestamp,
 });
 
-export const ArtworkListQuery = Type.Object({ ...pageQuery(50, 100), availability: Type.Optional(Availability) });
+/** The largest `limit` of an artwork list. */
+export const ARTWORK_PAGE_MAX = 100;
+
+export const ArtworkListQuery = Type.Object({ ...pageQuery(50, ARTWORK_PAGE_MAX), availability: Type.Optional(Availability) });
 
 export const ArtworkList = Type.Object({ artworks: Type.Array(ArtworkListItem), ...Page });
 

@@ -1,6 +1,9 @@
 import Type, { type Static } from 'typebox';
 import { Id, Page, StringEnum, Timestamp, pageQuery } from './common.js';
 
+/** The largest `limit` of a changelog page. */
+export const CHANGELOG_PAGE_MAX = 1000;
+
 export const CHANGE_ENTITY_TYPES = ['artwork', 'artist', 'event', 'profile'] as const;
 export const CHANGE_ACTIONS = ['create', 'update', 'delete'] as const;
 export type ChangeEntityType = (typeof CHANGE_ENTITY_TYPES)[number];
@@ -24,7 +27,7 @@ export const ChangelogEntry = Type.Object({
 export type ChangelogEntryType = Static<typeof ChangelogEntry>;
 
 export const ChangelogQuery = Type.Object({
-  ...pageQuery(100, 1000),
+  ...pageQuery(100, CHANGELOG_PAGE_MAX),
   since: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601; only later changes (exclusive).' })),
 });
 

@@ -1,4 +1,4 @@
-import { sql, type Compilable } from 'kysely';
+import { sql } from 'kysely';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
@@ -6,9 +6,9 @@ import { fieldChanges, isRealChange, mergeDefined, mergeNonNull } from '../domai
 import { ApiError, notFound } from '../domain/errors.js';
 import { artworkFingerprint } from '../domain/fingerprint.js';
 import { SLUG_VERSION } from '../domain/slug.js';
-import type { ArtworkType, Availability } from '../schemas/artworks.js';
+import { ARTWORK_PAGE_MAX, type ArtworkType, type Availability } from '../schemas/artworks.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { all, columns, first, read, statement, transaction, type Statement, type Work } from '../db/statements.js';
+import { all, columns, first, read, statement, statementPerPageSize, transaction, type Work } from '../db/statements.js';
 import type { ArtworkRow, Db } from '../db/types.js';
 import { resolveArtist } from './artists.js';
 import { commitWrite, type Actor, type Change } from './changelog.js';
@@ -161,28 +161,13 @@ function pageJson(db: Db, page: ReturnType<typeof pageRows>) {
 
 const pageRows = (db: Db) => db.selectFrom('artworks').select(LISTED);
 
-/**
- * One statement per page size, with the size written into the SQL: SQLite plans `LIMIT 50` better
- * than `LIMIT ?` (a third less time for a page). Sizes are 1 to 100, so there are at most 100 of each.
- */
-function perPageSize<P extends object>(build: (db: Db, p: P, limit: number) => Compilable<{ json: string }>) {
-  const bySize = new Map<number, Statement<P, { json: string }>>();
-  return (limit: number): Statement<P, { json: string }> => {
-    // The size goes into the SQL text: only a whole number in the API's range may.
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new RangeError(`page size ${limit} is not 1 to 100`);
-    let found = bySize.get(limit);
-    if (!found) bySize.set(limit, (found = statement<P, { json: string }>((db, p) => build(db, p, limit))));
-    return found;
-  };
-}
-
-const artworkPage = perPageSize((db, p: PageParams, limit) => pageJson(db, pageRows(db)
+const artworkPage = statementPerPageSize(ARTWORK_PAGE_MAX, (db, p: PageParams, limit) => pageJson(db, pageRows(db)
   .where('entity_id', '=', p.entityId).where('position', '>', p.offset)
   .orderBy('position').limit(sql.lit(limit))));
 
 // Availability pages skip with OFFSET (positions are per catalog, not per availability), over the
 // small (entity_id, availability, id) index entries; only the page's rows are read.
-const artworkPageByAvailability = perPageSize((db, p: PageParams & { availability: Availability }, limit) => pageJson(db, pageRows(db)
+const artworkPageByAvailability = statementPerPageSize(ARTWORK_PAGE_MAX, (db, p: PageParams & { availability: Availability }, limit) => pageJson(db, pageRows(db)
   .where('id', 'in', db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId)
     .where('availability', '=', p.availability).orderBy('id').limit(sql.lit(limit)).offset(p.offset))
   .orderBy('id')));

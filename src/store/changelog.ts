@@ -1,9 +1,9 @@
-import type { ChangeAction, ChangeEntityType, ChangelogEntryType } from '../schemas/changelog.js';
+import { CHANGELOG_PAGE_MAX, type ChangeAction, type ChangeEntityType, type ChangelogEntryType } from '../schemas/changelog.js';
 import type { FieldChanges } from '../domain/diff.js';
 import { sql, type Insertable } from 'kysely';
 import type { ChangelogRow, ChangelogTable, Db } from '../db/types.js';
-import { all, columns, statement, type Work } from '../db/statements.js';
-import { applyStats, readStats, type StatsDelta } from './stats.js';
+import { all, columns, first, read, statement, statementPerPageSize, type Work } from '../db/statements.js';
+import { applyStats, statsOf, type StatsDelta } from './stats.js';
 import { pageOffset } from './sql.js';
 
 /** Who writes: the entity the key is bound to and the changelog `source` of the key. */
@@ -49,19 +49,31 @@ export interface ChangelogQuery {
   since?: string | undefined;
 }
 
-export async function listChanges(db: Db, ownerId: number, { page, limit, since }: ChangelogQuery) {
-  let query = db.selectFrom('changelog').where('owner_id', '=', ownerId);
-  if (since !== undefined) query = query.where('created_at', '>', since);
-  // With `since`, `+id` keeps the order but stops SQLite's planner from walking the whole history in id
-  // order to skip a sort: it ranges over (owner_id, created_at) and sorts the few recent entries.
-  const order = since === undefined ? sql<number>`${sql.ref('id')}` : sql<number>`+${sql.ref('id')}`;
-  const [rows, total] = await Promise.all([
-    query.selectAll().orderBy(order).limit(limit).offset(pageOffset(page, limit)).execute(),
-    // The whole changelog's size is kept; only a `since` window is counted (a sync polls a short one).
-    since === undefined ? readStats(db, ownerId).then((s) => s.changelog)
-      : query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((c) => Number(c.n)),
-  ]);
-  return { changes: rows.map(toChangelogEntry), total };
+const changesPage = statementPerPageSize(CHANGELOG_PAGE_MAX, (db, p: { ownerId: number; offset: number }, limit) => db.selectFrom('changelog')
+  .selectAll().where('owner_id', '=', p.ownerId).orderBy('id').limit(sql.lit(limit)).offset(p.offset));
+
+// `+id` keeps the order but stops SQLite's planner from walking the whole history in id order to skip
+// a sort: it ranges over (owner_id, created_at) and sorts the few recent entries.
+const changesSincePage = statementPerPageSize(CHANGELOG_PAGE_MAX, (db, p: { ownerId: number; since: string; offset: number }, limit) => db.selectFrom('changelog')
+  .selectAll().where('owner_id', '=', p.ownerId).where('created_at', '>', p.since)
+  .orderBy(sql<number>`+${sql.ref('id')}`).limit(sql.lit(limit)).offset(p.offset));
+
+const changesSinceCount = statement((db, p: { ownerId: number; since: string }) => db.selectFrom('changelog')
+  .select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', p.ownerId).where('created_at', '>', p.since));
+
+export function listChanges(db: Db, ownerId: number, { page, limit, since }: ChangelogQuery) {
+  return read(db, (function* () {
+    const offset = pageOffset(page, limit);
+    if (since === undefined) {
+      const rows = yield* all(changesPage(limit), { ownerId, offset });
+      // The whole changelog's size is kept, not counted.
+      return { changes: rows.map(toChangelogEntry), total: (yield* statsOf(ownerId)).changelog };
+    }
+    const rows = yield* all(changesSincePage(limit), { ownerId, since, offset });
+    // Only a `since` window is counted (a sync polls a short one).
+    const counted = yield* first(changesSinceCount, { ownerId, since });
+    return { changes: rows.map(toChangelogEntry), total: Number(counted?.n ?? 0) };
+  })());
 }
 
 function toChangelogEntry(row: ChangelogRow): ChangelogEntryType {
