@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'art-catalog');
-/** The Node flags of `npm start`: V8's young generation at 2 × 8 MB instead of 2 × 16 MB. */
+/** The Node flags of `npm start` (V8 heap sizing; see docs/deploy.md). */
 const SERVE_NODE_FLAGS = /node (.*?) ?bin\/art-catalog serve/.exec(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[1]?.split(' ').filter(Boolean) ?? [];
 
 const { values: options } = parseArgs({
