@@ -86,9 +86,12 @@ function fixed(sql: string): Statement<object, never> {
   return { bind: () => ({ sql, parameters: [] }) };
 }
 
-const SAVEPOINT = fixed('SAVEPOINT item');
-const RELEASE = fixed('RELEASE SAVEPOINT item');
-const ROLLBACK_TO = fixed('ROLLBACK TO SAVEPOINT item');
+const SAVEPOINT_SQL = 'SAVEPOINT item';
+const RELEASE_SQL = 'RELEASE SAVEPOINT item';
+const ROLLBACK_TO_SQL = 'ROLLBACK TO SAVEPOINT item';
+const SAVEPOINT = fixed(SAVEPOINT_SQL);
+const RELEASE = fixed(RELEASE_SQL);
+const ROLLBACK_TO = fixed(ROLLBACK_TO_SQL);
 
 /**
  * Runs `work` as a nested transaction of the enclosing one: when it throws, its statements roll back
@@ -194,25 +197,29 @@ function commitGroup(db: Db, access: SqliteAccess): void {
     for (const { work, resolve, reject } of group) kyselyTransaction(db, work).then(resolve, reject);
     return;
   }
-  if (group.length === 1) return commitAlone(db, access, group[0]!);
+  // A group of one needs no savepoint: its failure is the transaction's (a batch's items would
+  // otherwise journal every page twice).
+  const nested = group.length > 1;
+  const run = (sql: string) => prepare(access, sql).statement.run();
   const outcomes: Array<{ value: unknown } | { error: unknown }> = [];
   try {
-    prepare(access, 'BEGIN IMMEDIATE').statement.run();
+    run('BEGIN IMMEDIATE');
     for (const { work } of group) {
-      prepare(access, 'SAVEPOINT item').statement.run();
+      if (nested) run(SAVEPOINT_SQL);
       try {
         outcomes.push({ value: runSqlite(db, access, work()) });
       } catch (error) {
-        prepare(access, 'ROLLBACK TO SAVEPOINT item').statement.run();
+        if (!nested) throw error;
+        run(ROLLBACK_TO_SQL);
         rolledBack(db);
         outcomes.push({ error });
       }
-      prepare(access, 'RELEASE SAVEPOINT item').statement.run();
+      if (nested) run(RELEASE_SQL);
     }
-    prepare(access, 'COMMIT').statement.run();
+    run('COMMIT');
   } catch (error) {
-    // BEGIN or COMMIT failed: nothing of the group is kept.
-    if (access.sqlite.inTransaction) prepare(access, 'ROLLBACK').statement.run();
+    // BEGIN or COMMIT failed, or the only work did: nothing of the group is kept.
+    if (access.sqlite.inTransaction) run('ROLLBACK');
     rolledBack(db);
     for (const { reject } of group) reject(error);
     return;
@@ -222,21 +229,6 @@ function commitGroup(db: Db, access: SqliteAccess): void {
     if ('value' in outcome) resolve(outcome.value);
     else reject(outcome.error);
   });
-}
-
-/** A group of one needs no savepoint (a batch's items would otherwise journal every page twice). */
-function commitAlone(db: Db, access: SqliteAccess, { work, resolve, reject }: SqliteAccess['group'][number]): void {
-  let value: unknown;
-  try {
-    prepare(access, 'BEGIN IMMEDIATE').statement.run();
-    value = runSqlite(db, access, work());
-    prepare(access, 'COMMIT').statement.run();
-  } catch (error) {
-    if (access.sqlite.inTransaction) prepare(access, 'ROLLBACK').statement.run();
-    rolledBack(db);
-    return reject(error);
-  }
-  resolve(value);
 }
 
 function kyselyTransaction<T>(db: Db, work: () => Work<T>): Promise<T> {

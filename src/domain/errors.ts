@@ -45,6 +45,9 @@ export class ApiError extends Error {
   }
 }
 
+/** An input a rule refuses (a 400): in a batch it fails its own item, not the batch. */
+export const isRefusal = (error: unknown): error is ApiError => error instanceof ApiError && error.status === 400;
+
 export const notFound = (what = 'Resource') => new ApiError('not_found', `${what} not found.`);
 
 /** A 400 naming each problem field; the message summarises them so a human sees the cause at once. */

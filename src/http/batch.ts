@@ -1,4 +1,4 @@
-import { ApiError, invalidFields, type FieldProblem } from '../domain/errors.js';
+import { invalidFields, isRefusal, type FieldProblem } from '../domain/errors.js';
 import type { Work } from '../db/statements.js';
 import type { Db } from '../db/types.js';
 import type { BatchItemResultType } from '../schemas/batch.js';
@@ -38,6 +38,6 @@ export async function runBatch<T, I>(
 }
 
 function refused(index: number, error: unknown): BatchItemResultType {
-  if (!(error instanceof ApiError) || error.status !== 400) throw error;
+  if (!isRefusal(error)) throw error;
   return { index, status: 400, ...error.toBody() };
 }

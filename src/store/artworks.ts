@@ -45,11 +45,10 @@ const saveArtwork = statement((db, p: ArtworkRow) => db.updateTable('artworks')
 const artworkByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) => lockForUpdate(db,
   db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)));
 
-const artworkById = statement((db, p: { entityId: number; id: number }) =>
-  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id));
-
-const artworkByIdForUpdate = statement((db, p: { entityId: number; id: number }) => lockForUpdate(db,
-  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id)));
+const ownArtwork = (db: Db, p: { entityId: number; id: number }) =>
+  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id);
+const artworkById = statement(ownArtwork);
+const artworkByIdForUpdate = statement((db, p: { entityId: number; id: number }) => lockForUpdate(db, ownArtwork(db, p)));
 
 const deleteArtworkById = statement((db, p: { entityId: number; id: number }) =>
   db.deleteFrom('artworks').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());

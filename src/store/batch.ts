@@ -1,4 +1,4 @@
-import { ApiError } from '../domain/errors.js';
+import { isRefusal, type ApiError } from '../domain/errors.js';
 import { savepoint, transaction, type Work } from '../db/statements.js';
 import type { Db } from '../db/types.js';
 
@@ -43,5 +43,3 @@ function* writeOneByOne<I, R>(items: readonly I[], write: (item: I) => Work<R>):
   }
   return outcomes;
 }
-
-const isRefusal = (error: unknown): error is ApiError => error instanceof ApiError && error.status === 400;

@@ -6,6 +6,7 @@ import type { ApiKeyRow, EntityRow } from '../../db/types.js';
 import type { Actor } from '../../store/changelog.js';
 import { findKeyByHash, touchKey } from '../../store/keys.js';
 import { KeyCache, type AuthenticatedKey } from '../key-cache.js';
+import { appendRouteHook } from '../route-hooks.js';
 import type { RateLimitState } from '../../coordination/rate-limiter.js';
 
 export interface AuthContext {
@@ -43,17 +44,20 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   const cache = new KeyCache(KEY_CACHE_TTL_MS);
   app.addHook('onClose', async () => cache.close());
 
-  app.addHook('onRequest', (request, reply, done) => {
-    const scope = request.routeOptions.config.scope;
-    if (scope === undefined) return done();
-    let pending: Promise<void> | void;
-    try {
-      pending = authorize(app, cache, request, reply, scope);
-    } catch (error) {
-      return done(error as Error);
-    }
-    if (pending) pending.then(() => done(), done);
-    else done();
+  // Each route with a scope gets its own check with the scope bound; public routes run none.
+  app.addHook('onRoute', (route) => {
+    const scope = route.config?.scope;
+    if (scope === undefined) return;
+    appendRouteHook(route, 'onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      let pending: Promise<void> | void;
+      try {
+        pending = authorize(app, cache, request, reply, scope);
+      } catch (error) {
+        return done(error as Error);
+      }
+      if (pending) pending.then(() => done(), done);
+      else done();
+    });
   });
 }
 

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
 import type { IdempotencyRequest } from '../../coordination/idempotency.js';
 import { deleteExpiredIdempotencyKeys, type Claim } from '../../store/idempotency.js';
+import { appendRouteHook } from '../route-hooks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -72,8 +73,8 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (route.config?.scope === undefined || !methods.some((method) => WRITE_METHODS.has(method))) return;
-    route.preValidation = [...asArray(route.preValidation), claimKey];
-    route.onSend = [...asArray(route.onSend), settleKey];
+    appendRouteHook(route, 'preValidation', claimKey);
+    appendRouteHook(route, 'onSend', settleKey);
   });
 
   const sweep = setInterval(() => {
@@ -84,5 +85,3 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
 }
 
 export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['auth'] });
-
-const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);

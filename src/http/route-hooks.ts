@@ -1,0 +1,13 @@
+import type { RouteOptions } from 'fastify';
+
+type RouteHookName = 'onRequest' | 'preValidation' | 'onSend';
+
+/**
+ * Appends a hook to one route's own hooks, from an `onRoute` hook: the routes that need it run it with
+ * what they need already bound, and the others pay nothing for it on each request.
+ */
+export function appendRouteHook(route: RouteOptions, name: RouteHookName, hook: unknown): void {
+  const current = route[name] as unknown;
+  const hooks = current === undefined ? [] : Array.isArray(current) ? current : [current];
+  (route as unknown as Record<RouteHookName, unknown[]>)[name] = [...hooks, hook];
+}
