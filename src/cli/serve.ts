@@ -12,8 +12,6 @@ export function registerServeCommand(program: Command): void {
       // Loaded here so admin commands do not pay for the HTTP stack at start-up.
       const { buildApp } = await import('../http/app.js');
       const app = await buildApp({ config });
-      const address = await app.listen({ port: config.port, host: config.host });
-      process.stdout.write(`Art Catalog Service listening on ${address}\n`);
 
       let closing = false;
       const shutdown = (signal: string) => {
@@ -31,7 +29,11 @@ export function registerServeCommand(program: Command): void {
           process.exit(1);
         });
       };
+      // Before the address is printed: whoever reads it may signal at once, and a signal with no
+      // handler yet would kill the process without a graceful close.
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
+      const address = await app.listen({ port: config.port, host: config.host });
+      process.stdout.write(`Art Catalog Service listening on ${address}\n`);
     });
 }

@@ -1,4 +1,4 @@
-import { Migrator, type MigrationResultSet } from 'kysely';
+import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import type { DatabaseHandle } from './connect.js';
 import { initial } from './migrations/001_initial.js';
 import { idempotency } from './migrations/002_idempotency.js';

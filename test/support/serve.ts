@@ -13,9 +13,17 @@ export interface ServeProcess {
   stop(): Promise<number | null>;
 }
 
+export interface SpawnOptions {
+  /** Node.js options for the server process (it then runs as `node OPTIONS bin/art-catalog serve`). */
+  nodeArgs?: string[];
+}
+
 /** Runs the real `bin/art-catalog serve` on a free port (unless env.PORT says otherwise). */
-export function spawnServe(env: NodeJS.ProcessEnv): ServeProcess {
-  const child = spawn(BIN, ['serve'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env } });
+export function spawnServe(env: NodeJS.ProcessEnv, { nodeArgs }: SpawnOptions = {}): ServeProcess {
+  const serveEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env };
+  const child = nodeArgs
+    ? spawn(process.execPath, [...nodeArgs, BIN, 'serve'], { env: serveEnv })
+    : spawn(BIN, ['serve'], { env: serveEnv });
   if (process.env.DEBUG_SERVE) child.stdout.pipe(process.stderr);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = new Promise<string>((resolve, reject) => {

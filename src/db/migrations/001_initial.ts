@@ -1,4 +1,5 @@
-import { type ColumnDefinitionBuilder, type Kysely, type Migration, sql } from 'kysely';
+import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
 
 /** Creates the catalog tables. `dialect` only picks the auto-increment key type. */

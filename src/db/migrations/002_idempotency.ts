@@ -1,4 +1,5 @@
-import type { ColumnDefinitionBuilder, Kysely, Migration } from 'kysely';
+import type { ColumnDefinitionBuilder, Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
 
 /** Idempotency-Key records: the first final answer to a request, replayed for 24 hours. */

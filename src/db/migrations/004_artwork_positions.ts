@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * Each artwork's place in its entity's catalog, 1..count in id order, kept dense by every write.
