@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { artworkFingerprint } from '../src/domain/fingerprint.js';
 import { generateKey, hashKey, keyPrefix } from '../src/domain/keys.js';
-import { slugify } from '../src/domain/slug.js';
+import { eventSlug, slugify } from '../src/domain/slug.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -64,8 +64,19 @@ describe('slugify (decisions §4)', () => {
     expect(slugify('')).toBe('');
   });
 
-  test('an input without letters or digits gives an empty slug', () => {
-    expect(slugify('!!!')).toBe('');
+  test('version 2: an input without letters or digits gets x and 12 hex digits of its SHA-256, so symbol-only titles stay apart', () => {
+    expect(slugify('!!!')).toBe(`x${sha256('!!!').slice(0, 12)}`);
+    expect(slugify('  ???  ')).toBe(`x${sha256('???').slice(0, 12)}`);
+    expect(slugify('…')).not.toBe(slugify('???'));
+    expect(slugify('😀')).toMatch(/^x[0-9a-f]{12}$/);
+    expect(slugify('   ')).toBe('');
+  });
+
+  test('an event slug is the entity slug and the title slug; a symbol-only title no longer takes the entity slug', () => {
+    expect(eventSlug('demo-gallery', 'Spring Opening!')).toBe('demo-gallery-spring-opening');
+    expect(eventSlug('demo-gallery', 'Spring Opening!')).toBe(slugify('demo-gallery Spring Opening!'));
+    expect(eventSlug('demo-gallery', '???')).toBe(`demo-gallery-x${sha256('???').slice(0, 12)}`);
+    expect(eventSlug('demo-gallery', '???')).not.toBe(eventSlug('demo-gallery', '!!!'));
   });
 });
 

@@ -296,3 +296,72 @@ describe('GET and DELETE /v1/events/:id', () => {
     expect((await a.api.get(`/v1/events/${created.body.id}`)).status).toBe(200);
   });
 });
+
+describe('PUT /v1/events/:id (decisions §6)', () => {
+  test('a corrected title re-derives the slug: the event keeps its id, the public page follows, one update entry is logged', async () => {
+    const g = await gallery();
+    const created = await g.api.post('/v1/events', { title: 'Sumer Show', start_date: day(10), location_city: 'Berlin' });
+    const r = await g.api.put(`/v1/events/${created.body.id}`, { title: 'Summer Show' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: created.body.id, title: 'Summer Show', slug: `${g.slug}-summer-show`, location_city: 'Berlin', start_date: day(10) });
+    expect((await g.api.get(`/v1/events/${created.body.id}`)).body.slug).toBe(`${g.slug}-summer-show`);
+    // Re-posting the corrected title updates the same event rather than creating a second one.
+    expect((await g.api.post('/v1/events', { title: 'Summer Show' })).body).toMatchObject({ id: created.body.id, created: false });
+    expect((await t.app.inject({ method: 'GET', url: `/profiles/${g.slug}/events/${g.slug}-summer-show` })).statusCode).toBe(200);
+    const changes = (await g.api.get('/v1/changelog')).body.changes.filter((c: { action: string }) => c.action === 'update');
+    expect(changes[0]).toMatchObject({ entity_type: 'event', entity_id: created.body.id });
+    expect(changes[0].field_changes).toMatchObject({ title: { old: 'Sumer Show', new: 'Summer Show' } });
+    expect(Object.keys(changes[0].field_changes).sort()).toEqual(['last_synced_at', 'title']);
+  });
+
+  test('null clears an optional field, an absent field stays, and the answer is the whole event', async () => {
+    const g = await gallery();
+    const created = await g.api.post('/v1/events', { title: 'Talk', event_type: 'talk', description: 'About light', start_date: day(3) });
+    const r = await g.api.put(`/v1/events/${created.body.id}`, { description: null, end_date: day(4) });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ title: 'Talk', event_type: 'talk', description: null, start_date: day(3), end_date: day(4) });
+    expect(Object.keys(r.body).sort()).toEqual([...LIST_FIELDS, 'slug', 'description', 'external_url', 'image_url', 'ical_url', 'last_synced_at', 'created_at', 'updated_at'].sort());
+  });
+
+  test('a title another event of the entity has gets 409 duplicate with existing_id, and nothing changes', async () => {
+    const g = await gallery();
+    const a = await g.api.post('/v1/events', { title: 'Opening' });
+    const b = await g.api.post('/v1/events', { title: 'Closing' });
+    const r = await g.api.put(`/v1/events/${b.body.id}`, { title: 'opening!' });
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({ error: 'duplicate', existing_id: a.body.id });
+    expect((await g.api.get(`/v1/events/${b.body.id}`)).body.title).toBe('Closing');
+  });
+
+  test.each([
+    [{ title: null }, 'title'],
+    [{ title: '   ' }, 'title'],
+    [{ end_date: '2020-01-01', start_date: '2020-02-01' }, 'end_date'],
+    [{ location_country: 'XX' }, 'location_country'],
+    [{ slugg: 'x' }, 'slugg'],
+  ])('PUT %j gets 400 naming %s', async (body, field) => {
+    const g = await gallery();
+    const created = await g.api.post('/v1/events', { title: 'Valid', start_date: day(1) });
+    const r = await g.api.put(`/v1/events/${created.body.id}`, body);
+    expect(r.status).toBe(400);
+    expect(r.body.details.map((d: { field: string }) => d.field)).toContain(field);
+  });
+
+  test('an end date before the stored start date is refused after the merge', async () => {
+    const g = await gallery();
+    const created = await g.api.post('/v1/events', { title: 'Dated', start_date: day(10) });
+    const r = await g.api.put(`/v1/events/${created.body.id}`, { end_date: day(5) });
+    expect(r.status).toBe(400);
+    expect(r.body.details).toEqual([{ field: 'end_date', message: expect.any(String) }]);
+  });
+
+  test('another entity\'s event, an unknown id and a read-only key are refused (404, 404, 403)', async () => {
+    const g = await gallery();
+    const other = await gallery();
+    const theirs = await other.api.post('/v1/events', { title: 'Theirs' });
+    expect((await g.api.put(`/v1/events/${theirs.body.id}`, { title: 'Mine now' })).status).toBe(404);
+    expect((await g.api.put('/v1/events/999999', { title: 'Nothing' })).status).toBe(404);
+    const reader = client(t, (await tenant(t, { scopes: ['events:read'] })).key);
+    expect((await reader.put(`/v1/events/${theirs.body.id}`, { title: 'x' })).status).toBe(403);
+  });
+});

@@ -874,8 +874,10 @@ const ownsId = (s: string, owned: number[]) => /^[1-9][0-9]{0,9}$/.test(s) && ow
 
 describe('path ids', () => {
   const routes = [
-    ['GET', 'artworks'], ['PUT', 'artworks'], ['DELETE', 'artworks'], ['GET', 'events'], ['DELETE', 'events'],
+    ['GET', 'artworks'], ['PUT', 'artworks'], ['DELETE', 'artworks'], ['GET', 'events'], ['PUT', 'events'], ['DELETE', 'events'],
   ] as const;
+  /** A body the route would accept, so that only the id decides the answer. */
+  const putBody = (kind: string) => JSON.stringify(kind === 'events' ? { title: 'Renamed' } : { price: 7 });
 
   test('any id that is not one of the caller\'s records gets 404 not_found on GET, PUT and DELETE, and writes nothing', async () => {
     const arb = fc.tuple(idText, fc.constantFrom<Encoding>('encode', 'raw'), fc.constantFrom(...routes))
@@ -883,7 +885,7 @@ describe('path ids', () => {
     await check(arb, async ([s, how, [method, kind]]) => {
       const req: Req = {
         method, url: `/v1/${kind}/${encodeId(s, how)}`, key: victim.key,
-        ...(method === 'PUT' ? { body: JSON.stringify({ price: 7 }) } : {}),
+        ...(method === 'PUT' ? { body: putBody(kind) } : {}),
       };
       const res = await sendToVictim(req);
       expectStatus(req, res, 404, 'not_found');
@@ -915,7 +917,7 @@ describe('path ids', () => {
       const cut = at % (encoded.length + 1);
       const segment = `${encoded.slice(0, cut)}${bad}${encoded.slice(cut)}`;
       const url = kind === 'unknown' ? `/v1/art${segment}works` : `/v1/${kind}/${segment}`;
-      const req: Req = { method, url, key: victim.key, ...(method === 'PUT' ? { body: JSON.stringify({ price: 7 }) } : {}) };
+      const req: Req = { method, url, key: victim.key, ...(method === 'PUT' ? { body: putBody(kind) } : {}) };
       const res = await sendToVictim(req);
       expectStatus(req, res, 404, 'not_found');
     });
@@ -928,7 +930,7 @@ describe('path ids', () => {
       fc.constantFrom(...routes),
     );
     await check(arb, async ([s, [method, kind]]) => {
-      const req: Req = { method, url: `/v1/${kind}/${s}`, key: victim.key, ...(method === 'PUT' ? { body: JSON.stringify({ price: 7 }) } : {}) };
+      const req: Req = { method, url: `/v1/${kind}/${s}`, key: victim.key, ...(method === 'PUT' ? { body: putBody(kind) } : {}) };
       const res = await sendToVictim(req);
       expectStatus(req, res, 404, 'not_found');
     });
@@ -1061,7 +1063,7 @@ describe('query strings', () => {
 
 const ENDPOINTS: [string, string][] = [
   ['POST', '/v1/artworks'], ['GET', '/v1/artworks'], ['GET', '/v1/artworks/:a'], ['PUT', '/v1/artworks/:a'], ['DELETE', '/v1/artworks/:a'],
-  ['POST', '/v1/artworks/batch'], ['POST', '/v1/events'], ['GET', '/v1/events'], ['GET', '/v1/events/:e'], ['DELETE', '/v1/events/:e'],
+  ['POST', '/v1/artworks/batch'], ['POST', '/v1/events'], ['GET', '/v1/events'], ['GET', '/v1/events/:e'], ['PUT', '/v1/events/:e'], ['DELETE', '/v1/events/:e'],
   ['POST', '/v1/events/batch'], ['GET', '/v1/profile'], ['PUT', '/v1/profile'], ['GET', '/v1/changelog'], ['GET', '/v1/sync/status'], ['GET', '/v1/me'],
 ];
 /** A valid body for each write endpoint (for the victim: it must still not go through). */
@@ -1069,7 +1071,7 @@ const validFor = (method: string, path: string): string | undefined => {
   if (method === 'GET' || method === 'DELETE') return undefined;
   if (path.endsWith('/batch')) return JSON.stringify({ items: [path.includes('artworks') ? { title: 'Intruder' } : { title: 'Intruder Event' }] });
   if (path === '/v1/profile') return JSON.stringify({ description: 'Intruder' });
-  if (method === 'PUT') return JSON.stringify({ price: 1 });
+  if (method === 'PUT') return JSON.stringify(path.includes('/events/') ? { title: 'Intruder' } : { price: 1 });
   return JSON.stringify({ title: 'Intruder' });
 };
 
@@ -1125,7 +1127,7 @@ describe('headers', () => {
 
 const KNOWN_ROUTES: [string, RegExp][] = [
   ['GET|HEAD|POST', /^\/v1\/artworks$/], ['POST', /^\/v1\/artworks\/batch$/], ['GET|HEAD|PUT|DELETE', /^\/v1\/artworks\/[^/]+$/],
-  ['GET|HEAD|POST', /^\/v1\/events$/], ['POST', /^\/v1\/events\/batch$/], ['GET|HEAD|DELETE', /^\/v1\/events\/[^/]+$/],
+  ['GET|HEAD|POST', /^\/v1\/events$/], ['POST', /^\/v1\/events\/batch$/], ['GET|HEAD|PUT|DELETE', /^\/v1\/events\/[^/]+$/],
   ['GET|HEAD|PUT', /^\/v1\/profile$/], ['GET|HEAD', /^\/v1\/(changelog|sync\/status|me|openapi\.json)$/],
 ];
 

@@ -61,6 +61,7 @@ test('an empty catalog and a page past the end answer an empty array, not null',
   for (const url of ['/v1/artworks', '/v1/artworks?page=99', '/v1/artworks?availability=sold']) {
     const response = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
     expect(response.statusCode).toBe(200);
-    expect(JSON.parse(response.body)).toEqual({ artworks: [], total: 0, page: url.includes('99') ? 99 : 1, limit: 50 });
+    expect(JSON.parse(response.body)).toEqual({ artworks: [], total: 0, page: url.includes('99') ? 99 : 1, limit: 50, has_more: false, next_after: null });
+    expect(response.headers.link).toBeUndefined();
   }
 });

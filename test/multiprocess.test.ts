@@ -91,6 +91,19 @@ describe.skipIf(DIALECT !== 'postgres' || !REDIS_URL)('two server processes on o
     expect(events).toHaveLength(1);
   });
 
+  test('concurrent posts of three editions (external_id) over both processes make exactly three artworks', async () => {
+    const key = await keyOf('subscriber');
+    const responses = await Promise.all(Array.from({ length: 60 }, (_, i) => call(i, key, 'POST', '/v1/artworks', {
+      title: 'Edition Print', artist_name: 'Kiki Smith', creation_year: 2004, external_id: `${(i % 3) + 1}/3`, price: i,
+    })));
+    expect(responses.map((r) => r.status)).toEqual(Array(60).fill(201));
+    const bodies = await Promise.all(responses.map((r) => r.json() as Promise<{ id: number; created: boolean }>));
+    expect(bodies.filter((b) => b.created)).toHaveLength(3);
+    const editions = await handle.db.selectFrom('artworks').select('external_id')
+      .where('entity_id', '=', entityId).where('title', '=', 'Edition Print').orderBy('external_id').execute();
+    expect(editions.map((e) => e.external_id)).toEqual(['1/3', '2/3', '3/3']);
+  });
+
   test('an idempotent request retried on the other process replays the first answer', async () => {
     const key = await keyOf('subscriber');
     const body = { title: 'Retried Elsewhere', creation_year: 2001 };

@@ -28,14 +28,14 @@ interface NewRow {
 const insertRow = statement((db, p: NewRow) => db.insertInto('artworks').values({
   entity_id: p.entityId, title: p.title, price: p.price, source_fingerprint: p.fingerprint,
   // An inlined constant among the named parameters.
-  fingerprint_version: 7, position: 0,
+  fingerprint_version: 7,
   last_synced_at: p.at, created_at: p.at, updated_at: p.at,
 }).returning(['id', 'title', 'fingerprint_version']));
 
 /** No RETURNING: a statement that returns no rows. */
 const insertRowQuietly = statement((db, p: NewRow) => db.insertInto('artworks').values({
   entity_id: p.entityId, title: p.title, price: p.price, source_fingerprint: p.fingerprint,
-  fingerprint_version: 1, position: 0, last_synced_at: p.at, created_at: p.at, updated_at: p.at,
+  fingerprint_version: 1, last_synced_at: p.at, created_at: p.at, updated_at: p.at,
 }));
 
 const titlesOf = statement((db, p: { entityId: number }) =>
@@ -364,7 +364,7 @@ describe.runIf(DIALECT === 'sqlite')('SQLite: works and an open Kysely transacti
     const release = deferred();
     const kysely = db.transaction().execute(async (trx) => {
       await trx.insertInto('artworks').values({
-        entity_id: actor.entityId, title: 'Kysely uncommitted', source_fingerprint: 'fp:kysely', fingerprint_version: 1, position: 0,
+        entity_id: actor.entityId, title: 'Kysely uncommitted', source_fingerprint: 'fp:kysely', fingerprint_version: 1,
         last_synced_at: 'x', created_at: 'x', updated_at: 'x',
       }).execute();
       opened.resolve();
@@ -411,7 +411,7 @@ describe.runIf(DIALECT === 'sqlite')('SQLite: works and an open Kysely transacti
     const release = deferred();
     const kysely = db.transaction().execute(async (trx) => {
       await trx.insertInto('artworks').values({
-        entity_id: actor.entityId, title: 'Kysely committed', source_fingerprint: 'fp:kysely-ok', fingerprint_version: 1, position: 0,
+        entity_id: actor.entityId, title: 'Kysely committed', source_fingerprint: 'fp:kysely-ok', fingerprint_version: 1,
         last_synced_at: 'x', created_at: 'x', updated_at: 'x',
       }).execute();
       opened.resolve();

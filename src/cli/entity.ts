@@ -16,7 +16,7 @@ const line = (e: EntityRow) =>
 
 function checkName(name: string): string {
   const trimmed = name.trim();
-  if (slugify(trimmed) === '') throw new CliError('--name must contain a letter or a digit');
+  if (slugify(trimmed) === '') throw new CliError('--name must not be empty');
   if (trimmed.length > 500) throw new CliError('--name must be at most 500 characters');
   return trimmed;
 }

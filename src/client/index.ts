@@ -6,7 +6,7 @@ import type {
 import type { BatchResponse } from '../schemas/batch.js';
 import type { ChangelogPage } from '../schemas/changelog.js';
 import type { ErrorBodyType } from '../schemas/common.js';
-import type { Event, EventList, EventPostBody, EventPostResult } from '../schemas/events.js';
+import type { Event, EventList, EventPostBody, EventPostResult, EventPutBody } from '../schemas/events.js';
 import type { Me } from '../schemas/me.js';
 import type { Profile, ProfilePutBody, ProfileUpdated } from '../schemas/profile.js';
 import type { SyncStatus } from '../schemas/sync.js';
@@ -63,21 +63,22 @@ export class ArtCatalogClient {
 
   postArtwork = (body: ArtworkPostBody, o?: WriteOptions) => this.request<Static<typeof ArtworkPostResult>>('POST', '/v1/artworks', { body, ...o });
   postArtworks = (items: unknown[], o?: WriteOptions) => this.request<Static<typeof BatchResponse>>('POST', '/v1/artworks/batch', { body: { items }, ...o });
-  listArtworks = (query: { page?: number; limit?: number; availability?: string } = {}) => this.request<Static<typeof ArtworkList>>('GET', '/v1/artworks', { query });
+  listArtworks = (query: { page?: number; after?: number; limit?: number; availability?: string } = {}) => this.request<Static<typeof ArtworkList>>('GET', '/v1/artworks', { query });
   getArtwork = (id: number) => this.request<Static<typeof Artwork>>('GET', `/v1/artworks/${id}`);
   updateArtwork = (id: number, body: ArtworkPutBody, o?: WriteOptions) => this.request<Static<typeof Artwork>>('PUT', `/v1/artworks/${id}`, { body, ...o });
   deleteArtwork = (id: number, o?: WriteOptions) => this.request<Static<typeof Deleted>>('DELETE', `/v1/artworks/${id}`, o);
 
   postEvent = (body: EventPostBody, o?: WriteOptions) => this.request<Static<typeof EventPostResult>>('POST', '/v1/events', { body, ...o });
   postEvents = (items: unknown[], o?: WriteOptions) => this.request<Static<typeof BatchResponse>>('POST', '/v1/events/batch', { body: { items }, ...o });
-  listEvents = (query: { page?: number; limit?: number; upcoming?: boolean; past?: boolean } = {}) => this.request<Static<typeof EventList>>('GET', '/v1/events', { query });
+  listEvents = (query: { page?: number; after?: number; limit?: number; upcoming?: boolean; past?: boolean } = {}) => this.request<Static<typeof EventList>>('GET', '/v1/events', { query });
   getEvent = (id: number) => this.request<Static<typeof Event>>('GET', `/v1/events/${id}`);
+  updateEvent = (id: number, body: EventPutBody, o?: WriteOptions) => this.request<Static<typeof Event>>('PUT', `/v1/events/${id}`, { body, ...o });
   deleteEvent = (id: number, o?: WriteOptions) => this.request<Static<typeof Deleted>>('DELETE', `/v1/events/${id}`, o);
 
   getProfile = () => this.request<Static<typeof Profile>>('GET', '/v1/profile');
   updateProfile = (body: ProfilePutBody, o?: WriteOptions) => this.request<Static<typeof ProfileUpdated>>('PUT', '/v1/profile', { body, ...o });
 
-  changelog = (query: { page?: number; limit?: number; since?: string } = {}) => this.request<Static<typeof ChangelogPage>>('GET', '/v1/changelog', { query });
+  changelog = (query: { page?: number; after?: number; limit?: number; since?: string } = {}) => this.request<Static<typeof ChangelogPage>>('GET', '/v1/changelog', { query });
   syncStatus = () => this.request<Static<typeof SyncStatus>>('GET', '/v1/sync/status');
 
   /** One call: attempts until success, a final error, or the retry policy gives up. */

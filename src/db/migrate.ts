@@ -4,6 +4,7 @@ import { initial } from './migrations/001_initial.js';
 import { idempotency } from './migrations/002_idempotency.js';
 import { entityStats } from './migrations/003_entity_stats.js';
 import { artworkPositions } from './migrations/004_artwork_positions.js';
+import { externalIdSlugV2 } from './migrations/005_external_id_slug_v2.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -15,6 +16,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '002_idempotency': idempotency(dialect),
         '003_entity_stats': entityStats,
         '004_artwork_positions': artworkPositions,
+        '005_external_id_slug_v2': externalIdSlugV2(dialect),
       }),
     },
   });

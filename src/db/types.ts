@@ -64,8 +64,8 @@ export interface ArtworksTable {
   last_synced_at: string;
   created_at: string;
   updated_at: string;
-  /** 1..count within the entity, in id order; a page is a range of it. */
-  position: number;
+  /** The entity's own inventory or stock number; unique per entity where set (decisions §5). */
+  external_id: string | null;
 }
 
 export interface EventsTable {
@@ -82,6 +82,8 @@ export interface EventsTable {
   external_url: string | null;
   image_url: string | null;
   ical_url: string | null;
+  /** The slug algorithm's version the slug was derived with (decisions §4). */
+  slug_version: number;
   last_synced_at: string;
   created_at: string;
   updated_at: string;

@@ -8,6 +8,7 @@ export const ERROR_CATALOG = {
   forbidden: { status: 403, message: 'This key may not do that.' },
   not_found: { status: 404, message: 'Not found.' },
   duplicate: { status: 409, message: 'Another record already has this fingerprint.' },
+  ambiguous: { status: 409, message: 'Several records match: say which one (external_id).' },
   idempotency_conflict: { status: 409, message: 'A request with this Idempotency-Key is still being processed.' },
   payload_too_large: { status: 413, message: 'The request body is larger than 1 MiB.' },
   unsupported_media_type: { status: 415, message: 'Request bodies must be sent as application/json.' },
@@ -24,11 +25,12 @@ export interface FieldProblem {
   message: string;
 }
 
-/** Extra members some errors carry in their body: `details` (400), `retry_after` (429), `existing_id` (409). */
+/** Extra members some errors carry in their body: `details` (400), `retry_after` (429), `existing_id` and `candidates` (409). */
 export interface ErrorExtras {
   details?: FieldProblem[];
   retry_after?: number;
   existing_id?: number;
+  candidates?: number[];
 }
 
 export class ApiError extends Error {
@@ -45,8 +47,12 @@ export class ApiError extends Error {
   }
 }
 
-/** An input a rule refuses (a 400): in a batch it fails its own item, not the batch. */
-export const isRefusal = (error: unknown): error is ApiError => error instanceof ApiError && error.status === 400;
+/**
+ * An input a rule refuses (a 400, or a 409 `ambiguous` match): in a batch it fails its own item, not
+ * the batch.
+ */
+export const isRefusal = (error: unknown): error is ApiError =>
+  error instanceof ApiError && (error.status === 400 || error.code === 'ambiguous');
 
 export const notFound = (what = 'Resource') => new ApiError('not_found', `${what} not found.`);
 

@@ -36,9 +36,9 @@ export function checkCreationYear(year: number | null | undefined, problems: Pro
   }
 }
 
-/** An artist name must yield a slug, or it could not be resolved to an artist record. */
+/** An artist name must yield a slug (anything but blanks does), or it could not be resolved to an artist record. */
 export function checkArtistName(name: string | null | undefined, problems: Problems): void {
-  if (name != null && slugify(name) === '') problems.add('artist_name', 'must contain a letter or a digit');
+  if (name != null && slugify(name) === '') problems.add('artist_name', 'must not be empty or only spaces');
 }
 
 export function checkDateOrder(start: string | null | undefined, end: string | null | undefined, problems: Problems): void {

@@ -9,7 +9,7 @@ type Written = Omit<BatchItemResultType, 'index' | 'status'>;
 /**
  * Each item is checked like the body of a single POST (schema, then the domain's rules) and the valid
  * ones are written like single POSTs, each atomic on its own (store/batch.ts). An invalid item becomes
- * a 400 entry; the results keep the input order.
+ * a 400 entry (an ambiguous match a 409 one); the results keep the input order.
  */
 export async function runBatch<T, I>(
   db: Db,
@@ -39,5 +39,5 @@ export async function runBatch<T, I>(
 
 function refused(index: number, error: unknown): BatchItemResultType {
   if (!isRefusal(error)) throw error;
-  return { index, status: 400, ...error.toBody() };
+  return { index, status: error.status, ...error.toBody() };
 }

@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import {
-  CurrencyCode, HttpUrl, Id, LongText, Nullable, Page, ReadOnlyEcho, StringEnum, Text, Timestamp, pageQuery,
+  CurrencyCode, HttpUrl, Id, LongText, Nullable, Page, ReadOnlyEcho, StringEnum, Text, Timestamp, cursorQuery, pageQuery,
 } from './common.js';
 
 export const AVAILABILITY = ['available', 'reserved', 'sold'] as const;
@@ -11,6 +11,11 @@ const CreationYear = Type.Integer({ minimum: -3000, description: 'From -3000 to 
 const Price = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'A whole number.' });
 const Availability = StringEnum(AVAILABILITY);
 const ArtistName = Type.String({ maxLength: 1000, description: 'Resolved to a platform-wide artist record.' });
+const ExternalId = Type.String({
+  minLength: 1, maxLength: 100,
+  description: 'Your own inventory or stock number, unique in your catalog: it tells apart works the fingerprint cannot (editions, "Untitled"). Matched before the fingerprint on POST.',
+  examples: ['ED-1990-3/50'],
+});
 
 /** The optional writable fields; `null` means "not sent" on POST and "clear" on PUT. */
 const optionalFields = {
@@ -24,6 +29,7 @@ const optionalFields = {
   image_url: Type.Optional(Nullable(HttpUrl)),
   external_url: Type.Optional(Nullable(HttpUrl)),
   artist_name: Type.Optional(Nullable(ArtistName)),
+  external_id: Type.Optional(Nullable(ExternalId)),
 };
 
 const readOnlyFields = {
@@ -65,6 +71,7 @@ const listedFields = {
   availability: Nullable(Availability),
   artist_name: Nullable(Type.String()),
   image_url: Nullable(Type.String()),
+  external_id: Nullable(Type.String()),
 };
 
 export const ArtworkListItem = Type.Object(listedFields);
@@ -96,7 +103,7 @@ export const ArtworkPostResult = Type.Object({
 /** The largest `limit` of an artwork list. */
 export const ARTWORK_PAGE_MAX = 100;
 
-export const ArtworkListQuery = Type.Object({ ...pageQuery(50, ARTWORK_PAGE_MAX), availability: Type.Optional(Availability) });
+export const ArtworkListQuery = Type.Object({ ...pageQuery(50, ARTWORK_PAGE_MAX), ...cursorQuery, availability: Type.Optional(Availability) });
 
 export const ArtworkList = Type.Object({ artworks: Type.Array(ArtworkListItem), ...Page });
 

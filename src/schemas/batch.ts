@@ -16,7 +16,7 @@ export const batchRequest = (single: string, example: unknown) => Type.Object(
 
 export const BatchItemResult = Type.Object({
   index: Type.Integer({ minimum: 0, description: 'Position of the item in the request.' }),
-  status: Type.Integer({ description: '201 when written, 400 when the item was invalid.' }),
+  status: Type.Integer({ description: '201 when written, 400 when the item was invalid, 409 when it matched several artworks (ambiguous).' }),
   id: Type.Optional(Id),
   title: Type.Optional(Type.String()),
   slug: Type.Optional(Type.String()),
@@ -27,6 +27,7 @@ export const BatchItemResult = Type.Object({
   error: Type.Optional(Type.String()),
   message: Type.Optional(Type.String()),
   details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+  candidates: Type.Optional(Type.Array(Type.Integer())),
 });
 export type BatchItemResultType = Static<typeof BatchItemResult>;
 

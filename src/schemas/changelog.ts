@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Id, Page, StringEnum, Timestamp, pageQuery } from './common.js';
+import { Id, Page, StringEnum, Timestamp, cursorQuery, pageQuery } from './common.js';
 
 /** The largest `limit` of a changelog page. */
 export const CHANGELOG_PAGE_MAX = 1000;
@@ -28,6 +28,7 @@ export type ChangelogEntryType = Static<typeof ChangelogEntry>;
 
 export const ChangelogQuery = Type.Object({
   ...pageQuery(100, CHANGELOG_PAGE_MAX),
+  ...cursorQuery,
   since: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601; only later changes (exclusive).' })),
 });
 

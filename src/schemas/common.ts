@@ -39,6 +39,7 @@ export const ErrorBody = Type.Object(
     details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
     retry_after: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds to wait (429 only).' })),
     existing_id: Type.Optional(Type.Integer({ description: 'The record that already has the fingerprint (409 duplicate).' })),
+    candidates: Type.Optional(Type.Array(Type.Integer(), { description: 'The records that all match (409 ambiguous): send external_id to choose.' })),
   },
   { $id: 'Error', description: 'Every error answer has this shape.' },
 );
@@ -51,16 +52,30 @@ export const IdParams = Type.Object({
 export const QueryBoolean = StringEnum(['true', 'false', '1', '0'], { default: 'false' });
 export const parseQueryBoolean = (value: string | undefined): boolean => value === 'true' || value === '1';
 
+/**
+ * `page` has no schema default: `after` together with `page` is a 400 (decisions §3), so the handler
+ * must see whether the client sent it. A missing page is page 1.
+ */
 export function pageQuery(defaultLimit: number, maxLimit: number) {
   return {
     // Ajv takes Infinity for an integer; the largest finite double keeps every real integer page valid.
-    page: Type.Integer({ minimum: 1, maximum: Number.MAX_VALUE, default: 1, description: 'Page number, from 1.' }),
-    limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit, description: `Results per page, 1 to ${maxLimit}.` }),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_VALUE, description: 'Page number, from 1 (default 1). Not with `after`.' })),
+    limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit, description: `Results per page, 1 to ${maxLimit} (default ${defaultLimit}).` }),
   };
 }
 
+/** The cursor of decisions §3: records with a greater id, in id order, at the same cost at any depth. */
+export const cursorQuery = {
+  after: Type.Optional(Type.Integer({
+    minimum: 0, maximum: Number.MAX_SAFE_INTEGER,
+    description: 'A record id: only records with a greater id, in id order. Start with 0 (or omit it), then pass the previous answer\'s `next_after`. Not with `page`.',
+  })),
+};
+
 export const Page = {
-  total: Type.Integer({ minimum: 0 }),
-  page: Type.Integer({ minimum: 1 }),
+  total: Type.Integer({ minimum: 0, description: 'How many records the list has in all (with its filters).' }),
+  page: Type.Optional(Type.Integer({ minimum: 1, description: 'The page number; absent when the request used `after`.' })),
   limit: Type.Integer({ minimum: 1 }),
+  has_more: Type.Boolean({ description: 'Whether records follow this page (then a `Link: <…>; rel="next"` header names the next one).' }),
+  next_after: Nullable(Type.Integer({ minimum: 1, description: 'The id of the last record of this page (null when it is empty): pass it as `after`.' })),
 };

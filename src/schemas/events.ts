@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import {
   CountryCode, HttpUrl, Id, IsoDate, LongText, Nullable, Page, QueryBoolean, ReadOnlyEcho, StringEnum, Text,
-  Timestamp, pageQuery,
+  Timestamp, cursorQuery, pageQuery,
 } from './common.js';
 
 export const EVENT_TYPES = ['exhibition', 'opening', 'talk', 'workshop', 'other'] as const;
@@ -24,22 +24,27 @@ export const EVENT_EXAMPLE = {
   start_date: '2027-06-01', end_date: '2027-08-31', external_url: 'https://gallery.example/summer',
 };
 
+const EventTitle = Type.String({ minLength: 1, description: '1 to 500 characters after trimming; stored trimmed.' });
+const readOnlyFields = {
+  id: ReadOnlyEcho(),
+  slug: ReadOnlyEcho(),
+  last_synced_at: ReadOnlyEcho(),
+  created_at: ReadOnlyEcho(),
+  updated_at: ReadOnlyEcho(),
+};
+
 export const EventPost = Type.Object(
-  {
-    title: Type.String({ minLength: 1, description: '1 to 500 characters after trimming; stored trimmed.' }),
-    ...eventFields,
-    id: ReadOnlyEcho(),
-    slug: ReadOnlyEcho(),
-    last_synced_at: ReadOnlyEcho(),
-    created_at: ReadOnlyEcho(),
-    updated_at: ReadOnlyEcho(),
-  },
-  {
-    additionalProperties: false,
-    examples: [EVENT_EXAMPLE],
-  },
+  { title: EventTitle, ...eventFields, ...readOnlyFields },
+  { additionalProperties: false, examples: [EVENT_EXAMPLE] },
 );
 export type EventPostBody = Static<typeof EventPost>;
+
+/** PUT /v1/events/:id (extension, decisions §6): any writable field; null clears; title cannot be cleared. */
+export const EventPut = Type.Object(
+  { title: Type.Optional(EventTitle), ...eventFields, ...readOnlyFields },
+  { additionalProperties: false, examples: [{ title: 'Summer Exhibition 2027', end_date: '2027-09-15' }] },
+);
+export type EventPutBody = Static<typeof EventPut>;
 export const WRITABLE_EVENT_FIELDS = ['title', ...Object.keys(eventFields)] as (keyof EventFields)[];
 
 const listedFields = {
@@ -52,6 +57,7 @@ const listedFields = {
   end_date: Nullable(Type.String()),
 };
 export const EventListItem = Type.Object(listedFields);
+export type EventListItemType = Static<typeof EventListItem>;
 
 export const Event = Type.Object(
   {
@@ -80,6 +86,7 @@ export const EventPostResult = Type.Object({
 
 export const EventListQuery = Type.Object({
   ...pageQuery(50, 100),
+  ...cursorQuery,
   upcoming: Type.Optional(QueryBoolean),
   past: Type.Optional(QueryBoolean),
 });

@@ -1,6 +1,4 @@
-import { sql } from 'kysely';
-import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
 import { fieldChanges, isRealChange, mergeDefined, mergeNonNull } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
@@ -9,11 +7,12 @@ import { SLUG_VERSION } from '../domain/slug.js';
 import { ARTWORK_PAGE_MAX, type ArtworkType, type Availability } from '../schemas/artworks.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { all, columns, first, read, statement, statementPerPageSize, transaction, type Work } from '../db/statements.js';
-import type { ArtworkRow, Db } from '../db/types.js';
+import type { ArtworkRow, Database, Db } from '../db/types.js';
 import { resolveArtist } from './artists.js';
 import { commitWrite, type Actor, type Change } from './changelog.js';
 import { statsOf } from './stats.js';
 import { isPostgres, lockForUpdate, nowIso, pageOffset } from './sql.js';
+import type { ListedPage, PageRequest } from './pages.js';
 
 export interface PostedArtwork {
   artwork: ArtworkRow;
@@ -22,28 +21,65 @@ export interface PostedArtwork {
   changed: boolean;
 }
 
-type NewArtwork = Omit<ArtworkRow, 'id' | 'position'>;
+type NewArtwork = Omit<ArtworkRow, 'id'>;
 const STORED_COLUMNS = [
   'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
   'external_url', 'artist_name', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version',
-  'last_synced_at', 'updated_at',
+  'external_id', 'last_synced_at', 'updated_at',
 ] as const;
+const NEW_COLUMNS = [...STORED_COLUMNS, 'entity_id', 'created_at'] as const;
+// Parameters in a SELECT list have no column to take a type from; PostgreSQL needs it spelled out.
+const COLUMN_TYPES: Record<(typeof NEW_COLUMNS)[number], 'text' | 'integer' | 'bigint'> = {
+  title: 'text', creation_year: 'integer', medium: 'text', dimensions: 'text', price: 'bigint', currency: 'text',
+  availability: 'text', description: 'text', image_url: 'text', external_url: 'text', artist_name: 'text',
+  artist_id: 'integer', artist_linked_at: 'text', source_fingerprint: 'text', fingerprint_version: 'integer',
+  external_id: 'text', last_synced_at: 'text', updated_at: 'text', entity_id: 'integer', created_at: 'text',
+};
 
-// A new artwork goes last in its entity's catalog; the count moves in the same transaction (commitWrite).
-const insertArtwork = statement((db, p: NewArtwork) => db.insertInto('artworks')
-  .values({
-    ...columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at']),
-    position: sql<number>`(select artworks + 1 from entity_stats where entity_id = ${p.entity_id})`,
-  })
-  .onConflict((oc) => oc.columns(['entity_id', 'source_fingerprint']).doNothing())
+type MatchKey = { entityId: number; fingerprint: string; externalId: string | null };
+
+/** The artwork a POST with these keys updates (decisions §5), to test for in one statement. */
+const matchExists = (db: Db, p: MatchKey) => (eb: ExpressionBuilder<Database, 'artworks'>) => eb.or([
+  eb.exists(db.selectFrom('artworks as m').select('m.id')
+    .where('m.entity_id', '=', p.entityId).where('m.external_id', '=', sql<string>`cast(${p.externalId} as text)`)),
+  eb.exists(db.selectFrom('artworks as m').select('m.id')
+    .where('m.entity_id', '=', p.entityId).where('m.source_fingerprint', '=', p.fingerprint)
+    // With an external_id only a work without one is adopted; without, any work with the fingerprint matches.
+    .where((m) => m.or([m(sql`cast(${p.externalId} as text)`, 'is', null), m('m.external_id', 'is', null)]))),
+]);
+
+/**
+ * A new artwork, unless one the POST must update exists: the common case (a new work) is one
+ * statement. Any unique index the insert would break (a concurrent POST of the same work) also makes
+ * it insert nothing, and the caller looks for the match.
+ */
+const insertUnlessMatched = statement((db, p: NewArtwork & MatchKey) => db.insertInto('artworks')
+  .columns(NEW_COLUMNS)
+  .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
+    .where((eb) => eb.not(matchExists(db, p)(eb as never))))
+  .onConflict((oc) => oc.doNothing())
   // The other columns are the values just bound: returning them would only copy them back.
-  .returning(['id', 'position']));
+  .returning('id'));
 
 const saveArtwork = statement((db, p: ArtworkRow) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
 
-const artworkByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) => lockForUpdate(db,
-  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)));
+const artworkByExternalId = statement((db, p: { entityId: number; externalId: string }) => lockForUpdate(db,
+  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('external_id', '=', p.externalId)));
+
+const unnumberedByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) => lockForUpdate(db,
+  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)
+    .where('external_id', 'is', null)));
+
+/** Two rows are enough to tell "the match" from "ambiguous"; the candidates are listed apart. */
+const artworksByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) => lockForUpdate(db,
+  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)
+    .orderBy('id').limit(2)));
+
+const CANDIDATES_MAX = 100;
+const idsByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) =>
+  db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)
+    .orderBy('id').limit(CANDIDATES_MAX));
 
 const ownArtwork = (db: Db, p: { entityId: number; id: number }) =>
   db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id);
@@ -53,50 +89,70 @@ const artworkByIdForUpdate = statement((db, p: { entityId: number; id: number })
 const deleteArtworkById = statement((db, p: { entityId: number; id: number }) =>
   db.deleteFrom('artworks').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
 
-/** Closes the gap a deletion leaves, so positions stay 1..count (a deletion is rare; a page read is not). */
-const closePositionGap = statement((db, p: { entityId: number; position: number }) => db.updateTable('artworks')
-  .set((eb) => ({ position: eb('position', '-', 1) }))
-  .where('entity_id', '=', p.entityId).where('position', '>', p.position));
-
 const lockCatalog = statement((db, p: { entityId: number }) =>
   db.selectFrom('entity_stats').select('entity_id').where('entity_id', '=', p.entityId).forUpdate());
 
 /**
- * PostgreSQL: artwork writes of one entity take its stats row first, so positions are handed out one
- * writer at a time and every artwork write locks in the same order (stats row, then artwork rows).
+ * PostgreSQL: artwork writes of one entity take its stats row first, so every artwork write locks in
+ * the same order (stats row, then artwork rows) and a batch cannot deadlock with a single write.
  * SQLite runs one writer at a time anyway.
  */
 function* lockCatalogOf(db: Db, entityId: number): Work<void> {
   if (isPostgres(db)) yield* first(lockCatalog, { entityId });
 }
 
-/** Creates the artwork, or merges into the one with the same fingerprint (decisions §5). */
+/** Creates the artwork, or merges into the one it matches (decisions §5). */
 export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
   return transaction(db, () => postArtworkWork(db, actor, input));
 }
+
+/** A concurrent delete can take a match away between two statements; then the insert is tried again. */
+const MATCH_ATTEMPTS = 3;
 
 /** The write of one POST, to run in a transaction of its own or in a batch's savepoint. */
 export function* postArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwork> {
   yield* lockCatalogOf(db, actor.entityId);
   const at = nowIso();
   const fingerprint = artworkFingerprint(input);
+  const externalId = input.external_id ?? null;
   const { columns: artist, created: newArtist } = yield* linkArtist(db, input.artist_name, at);
   const values = newArtwork(actor, input, artist, fingerprint, at);
-  const inserted = yield* first(insertArtwork, values);
-  if (inserted) {
-    const artwork = { ...values, ...inserted };
-    yield* commitArtworkWrite(actor, null, artwork, newArtist, at);
-    return { artwork, created: true, changed: true };
+  for (let attempt = 1; attempt <= MATCH_ATTEMPTS; attempt++) {
+    const inserted = yield* first(insertUnlessMatched, { ...values, entityId: actor.entityId, fingerprint, externalId });
+    if (inserted) {
+      const artwork = { ...values, ...inserted };
+      yield* commitArtworkWrite(actor, null, artwork, newArtist, at);
+      return { artwork, created: true, changed: true };
+    }
+    const existing = yield* findMatch(actor.entityId, fingerprint, externalId);
+    if (!existing) continue;
+    const merged = mergeNonNull(existing, { ...input, ...artist });
+    merged.source_fingerprint = artworkFingerprint(merged);
+    merged.fingerprint_version = SLUG_VERSION;
+    const artwork = yield* save(merged, at);
+    const changes = yield* commitArtworkWrite(actor, existing, artwork, newArtist, at);
+    return { artwork, created: false, changed: isRealChange(changes) };
   }
-  const existing = yield* first(artworkByFingerprint, { entityId: actor.entityId, fingerprint });
-  if (!existing) throw new Error('artwork vanished between insert and select');
-  const merged = mergeNonNull(existing, { ...input, ...artist });
-  const artwork = yield* save(merged, at);
-  const changes = yield* commitArtworkWrite(actor, existing, artwork, newArtist, at);
-  return { artwork, created: false, changed: isRealChange(changes) };
+  throw new Error(`no artwork to insert or update for fingerprint ${fingerprint} after ${MATCH_ATTEMPTS} attempts`);
 }
 
-/** Applies a PUT: `null` clears; identity changes recompute the fingerprint, 409 if another artwork has it. */
+/**
+ * The artwork a POST updates (decisions §5): with an external_id, the one that has it, else one with
+ * the fingerprint and no external_id (which adopts it); without, the one with the fingerprint — when
+ * editions share it, the caller must choose with external_id (409 ambiguous).
+ */
+function* findMatch(entityId: number, fingerprint: string, externalId: string | null): Work<ArtworkRow | undefined> {
+  if (externalId !== null) {
+    return (yield* first(artworkByExternalId, { entityId, externalId }))
+      ?? (yield* first(unnumberedByFingerprint, { entityId, fingerprint }));
+  }
+  const found = yield* all(artworksByFingerprint, { entityId, fingerprint });
+  if (found.length < 2) return found[0];
+  const candidates = (yield* all(idsByFingerprint, { entityId, fingerprint })).map((row) => row.id);
+  throw new ApiError('ambiguous', 'Several artworks of this catalog have this title, artist and year (editions): send external_id to say which one.', { candidates });
+}
+
+/** Applies a PUT: `null` clears; identity changes recompute the fingerprint; 409 when another artwork has the identity. */
 export async function updateArtwork(db: Db, actor: Actor, id: number, patch: ArtworkPatch): Promise<ArtworkRow> {
   try {
     return await transaction(db, function* () {
@@ -123,7 +179,6 @@ export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
     yield* lockCatalogOf(db, actor.entityId);
     const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Artwork');
-    yield* all(closePositionGap, { entityId: actor.entityId, position: deleted.position });
     yield* commitWrite(actor, [{
       entityType: 'artwork', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, ARTWORK_CHANGE_FIELDS),
@@ -137,55 +192,71 @@ export async function getArtwork(db: Db, entityId: number, id: number): Promise<
   return toArtwork(row);
 }
 
-export interface ArtworkListQuery {
-  page: number;
-  limit: number;
+export interface ArtworkListQuery extends PageRequest {
   availability?: Availability | undefined;
 }
 
-interface PageParams { entityId: number; offset: number }
-const MAX_POSITION = 2_147_483_647;
+const LISTED = [
+  'id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url', 'external_id',
+] as const;
 
-const LISTED = ['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url'] as const;
+interface ListParams { entityId: number; availability: Availability | null; offset: number; after: number }
+
+/** The catalog, or one availability of it, in id order. */
+const listedIds = (db: Db, p: ListParams) => db.selectFrom('artworks').select('id')
+  .where('entity_id', '=', p.entityId)
+  .where((eb) => eb.or([eb(sql`cast(${p.availability} as text)`, 'is', null), eb('availability', '=', p.availability)]));
 
 /**
- * The database renders a page as JSON text: one string instead of 500 values turned into JavaScript
- * strings and then serialized again. Kysely's helpers write each dialect's JSON aggregate; the cast
- * keeps PostgreSQL's json as text (pg would parse it).
+ * One statement answers a page: the database renders its items as JSON text (one string instead of
+ * 500 values turned into JavaScript strings and then serialized again), and says how many there are,
+ * the last id, and whether a record follows it.
+ *
+ * Two shapes: `after` ranges over the (entity_id[, availability], id) index and costs the same at any
+ * depth; `page` skips `offset` ids inside a subquery over that index (only ids are walked, not rows),
+ * which grows with the depth. Page sizes are written into the SQL: SQLite re-plans `LIMIT ?` every run.
  */
-function pageJson(db: Db, page: ReturnType<typeof pageRows>) {
-  const array = isPostgres(db) ? postgresJsonArrayFrom(page) : sqliteJsonArrayFrom(page);
-  return db.selectNoFrom(sql<string>`cast(${array} as text)`.as('json'));
+function pageStatement(shape: 'after' | 'page') {
+  return statementPerPageSize(ARTWORK_PAGE_MAX, (db, p: ListParams, limit) => {
+    const ids = shape === 'after'
+      ? listedIds(db, p).where('id', '>', p.after).orderBy('id').limit(sql.lit(limit))
+      : listedIds(db, p).orderBy('id').limit(sql.lit(limit)).offset(p.offset);
+    const rows = db.selectFrom('artworks').select(LISTED).where('id', 'in', ids).orderBy('id');
+    const items = isPostgres(db)
+      ? sql<string>`coalesce(json_agg(page order by page.id), '[]')::text`
+      : sql<string>`coalesce(json_group_array(json_object(${sql.join(LISTED.map((column) => sql`${sql.lit(column)}, page.${sql.ref(column)}`))})), '[]')`;
+    const page = db.selectFrom(rows.as('page')).select((eb) => [
+      items.as('json'), eb.fn.countAll<number>().as('count'), eb.fn.max('page.id').as('last_id'),
+    ]);
+    return db.selectFrom(page.as('p')).select((eb) => [
+      'p.json', 'p.count', 'p.last_id',
+      eb.exists(listedIds(db, p).where('id', '>', eb.ref('p.last_id'))).as('more'),
+    ]);
+  });
 }
+const artworksAfter = pageStatement('after');
+const artworksByPage = pageStatement('page');
 
-const pageRows = (db: Db) => db.selectFrom('artworks').select(LISTED);
-
-const artworkPage = statementPerPageSize(ARTWORK_PAGE_MAX, (db, p: PageParams, limit) => pageJson(db, pageRows(db)
-  .where('entity_id', '=', p.entityId).where('position', '>', p.offset)
-  .orderBy('position').limit(sql.lit(limit))));
-
-// Availability pages skip with OFFSET (positions are per catalog, not per availability), over the
-// small (entity_id, availability, id) index entries; only the page's rows are read.
-const artworkPageByAvailability = statementPerPageSize(ARTWORK_PAGE_MAX, (db, p: PageParams & { availability: Availability }, limit) => pageJson(db, pageRows(db)
-  .where('id', 'in', db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId)
-    .where('availability', '=', p.availability).orderBy('id').limit(sql.lit(limit)).offset(p.offset))
-  .orderBy('id')));
-
-/** A page of the catalog in id order as a JSON array of list items (ArtworkListItem), and the total. */
-export function listArtworks(db: Db, entityId: number, { page, limit, availability }: ArtworkListQuery): Promise<{ json: string; total: number }> {
+/** A page of the catalog in id order as a JSON array of list items (ArtworkListItem). */
+export function listArtworks(db: Db, entityId: number, query: ArtworkListQuery): Promise<ListedPage & { json: string }> {
   return read(db, (function* () {
-    const offset = pageOffset(page, limit);
-    const rows = availability
-      ? yield* all(artworkPageByAvailability(limit), { entityId, availability, offset })
-      // Positions are 32-bit integers: any page past them is past the end (PostgreSQL refuses a larger bound).
-      : yield* all(artworkPage(limit), { entityId, offset: Math.min(offset, MAX_POSITION) });
+    const { limit, availability = null } = query;
+    const params = { entityId, availability, offset: 0, after: 0 };
+    const [row] = query.after !== undefined
+      ? yield* all(artworksAfter(limit), { ...params, after: query.after })
+      : yield* all(artworksByPage(limit), { ...params, offset: pageOffset(query.page ?? 1, limit) });
     const stats = yield* statsOf(entityId);
-    return { json: rows[0]?.json ?? '[]', total: stats[availability ?? 'artworks'] };
+    return {
+      json: row?.json ?? '[]',
+      total: stats[availability ?? 'artworks'],
+      hasMore: Boolean(row?.more),
+      nextAfter: row?.last_id ?? null,
+    };
   })());
 }
 
 export function toArtwork(row: ArtworkRow): ArtworkType {
-  const { entity_id, artist_id, artist_linked_at, fingerprint_version, position, ...artwork } = row;
+  const { entity_id, artist_id, artist_linked_at, fingerprint_version, ...artwork } = row;
   return artwork;
 }
 
@@ -217,16 +288,21 @@ function* commitArtworkWrite(actor: Actor, before: ArtworkRow | null, after: Art
   return changes;
 }
 
-const artworkIdByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) =>
-  db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint));
+const unnumberedIdByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) =>
+  db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)
+    .where('external_id', 'is', null));
 
-/** The 409 for a PUT whose new fingerprint another artwork of the entity already has. */
+/** The 409 for a PUT whose external_id, or (without one) fingerprint, another artwork of the entity has. */
 function* duplicateOf(entityId: number, id: number, patch: ArtworkPatch): Work<ApiError> {
   const current = yield* first(artworkById, { entityId, id });
-  const other = current && (yield* first(artworkIdByFingerprint, { entityId, fingerprint: artworkFingerprint(mergeDefined(current, patch)) }));
-  return new ApiError('duplicate', 'Another artwork of this catalog already has this title, artist and year.', {
-    ...(other ? { existing_id: other.id } : {}),
-  });
+  const wanted = current && mergeDefined(current, patch);
+  const other = wanted && (wanted.external_id !== null
+    ? yield* first(artworkByExternalId, { entityId, externalId: wanted.external_id })
+    : yield* first(unnumberedIdByFingerprint, { entityId, fingerprint: artworkFingerprint(wanted) }));
+  const message = wanted?.external_id != null
+    ? 'Another artwork of this catalog already has this external_id.'
+    : 'Another artwork of this catalog already has this title, artist and year.';
+  return new ApiError('duplicate', message, { ...(other && other.id !== id ? { existing_id: other.id } : {}) });
 }
 
 /** The row a POST creates: every column spelled out, absent and null fields stored as NULL. */
@@ -248,6 +324,7 @@ function newArtwork(actor: Actor, input: ArtworkInput, artist: Partial<ArtworkRo
     artist_linked_at: artist.artist_linked_at ?? null,
     source_fingerprint: fingerprint,
     fingerprint_version: SLUG_VERSION,
+    external_id: input.external_id ?? null,
     last_synced_at: at,
     created_at: at,
     updated_at: at,

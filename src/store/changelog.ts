@@ -4,7 +4,8 @@ import { sql, type Insertable } from 'kysely';
 import type { ChangelogRow, ChangelogTable, Db } from '../db/types.js';
 import { all, columns, first, read, statement, statementPerPageSize, type Work } from '../db/statements.js';
 import { applyStats, statsOf, type StatsDelta } from './stats.js';
-import { pageOffset } from './sql.js';
+import type { ListedPage, PageRequest } from './pages.js';
+import { isPostgres, pageOffset } from './sql.js';
 
 /** Who writes: the entity the key is bound to and the changelog `source` of the key. */
 export interface Actor {
@@ -42,37 +43,57 @@ export function* commitWrite(actor: Actor, changes: Change[], delta: StatsDelta,
   yield* applyStats(actor.entityId, { ...delta, changelog: changes.length }, at);
 }
 
-export interface ChangelogQuery {
-  page: number;
-  limit: number;
+export interface ChangelogQuery extends PageRequest {
   /** Exclusive lower bound, canonical ISO string. */
   since?: string | undefined;
 }
 
-const changesPage = statementPerPageSize(CHANGELOG_PAGE_MAX, (db, p: { ownerId: number; offset: number }, limit) => db.selectFrom('changelog')
-  .selectAll().where('owner_id', '=', p.ownerId).orderBy('id').limit(sql.lit(limit)).offset(p.offset));
+interface ChangesParams { ownerId: number; since: string; after: number; offset: number }
 
-// `+id` keeps the order but stops SQLite's planner from walking the whole history in id order to skip
-// a sort: it ranges over (owner_id, created_at) and sorts the few recent entries.
-const changesSincePage = statementPerPageSize(CHANGELOG_PAGE_MAX, (db, p: { ownerId: number; since: string; offset: number }, limit) => db.selectFrom('changelog')
-  .selectAll().where('owner_id', '=', p.ownerId).where('created_at', '>', p.since)
-  .orderBy(sql<number>`+${sql.ref('id')}`).limit(sql.lit(limit)).offset(p.offset));
+/**
+ * The ids of a page of the owner's entries, or of those after `since`, in id order; at most
+ * CHANGELOG_PAGE_MAX plus one, which tells whether more follow.
+ *
+ * `after` ranges over the (owner_id, id) index: the same cost at any depth, `since` a filter on the
+ * entries read. `page` skips ids (never whole entries); with `since` it ranges over (owner_id,
+ * created_at) and sorts the window's ids, so its cost is the window's, like the count of its total.
+ * On SQLite a unary `+` takes a column out of the planner's index choice, which has no statistics.
+ */
+function pageIds(db: Db, p: ChangesParams, shape: 'after' | 'page', since: boolean, limit: number) {
+  const hint = (column: 'id' | 'created_at') => (isPostgres(db) ? sql.ref(column) : sql`+${sql.ref(column)}`);
+  let ids = db.selectFrom('changelog').select('id').where('owner_id', '=', p.ownerId);
+  if (shape === 'after') {
+    if (since) ids = ids.where(hint('created_at'), '>', p.since);
+    return ids.where('id', '>', p.after).orderBy('id').limit(sql.lit(limit));
+  }
+  if (!since) return ids.orderBy('id').limit(sql.lit(limit)).offset(p.offset);
+  return ids.where('created_at', '>', p.since).orderBy(hint('id')).limit(sql.lit(limit)).offset(p.offset);
+}
 
+const changesStatement = (shape: 'after' | 'page', since: boolean) =>
+  statementPerPageSize(CHANGELOG_PAGE_MAX + 1, (db, p: ChangesParams, limit) =>
+    db.selectFrom('changelog').selectAll().where('id', 'in', pageIds(db, p, shape, since, limit)).orderBy('id'));
+const changesAfter = changesStatement('after', false);
+const changesAfterSince = changesStatement('after', true);
+const changesByPage = changesStatement('page', false);
+const changesByPageSince = changesStatement('page', true);
+
+// Only a `since` window is counted; the whole changelog's size is kept (entity_stats).
 const changesSinceCount = statement((db, p: { ownerId: number; since: string }) => db.selectFrom('changelog')
   .select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', p.ownerId).where('created_at', '>', p.since));
 
-export function listChanges(db: Db, ownerId: number, { page, limit, since }: ChangelogQuery) {
+export function listChanges(db: Db, ownerId: number, { page, after, limit, since }: ChangelogQuery): Promise<ListedPage & { changes: ChangelogEntryType[] }> {
   return read(db, (function* () {
-    const offset = pageOffset(page, limit);
-    if (since === undefined) {
-      const rows = yield* all(changesPage(limit), { ownerId, offset });
-      // The whole changelog's size is kept, not counted.
-      return { changes: rows.map(toChangelogEntry), total: (yield* statsOf(ownerId)).changelog };
-    }
-    const rows = yield* all(changesSincePage(limit), { ownerId, since, offset });
-    // Only a `since` window is counted (a sync polls a short one).
-    const counted = yield* first(changesSinceCount, { ownerId, since });
-    return { changes: rows.map(toChangelogEntry), total: Number(counted?.n ?? 0) };
+    const params = { ownerId, since: since ?? '', after: after ?? 0, offset: pageOffset(page ?? 1, limit) };
+    const statement = after !== undefined
+      ? (since === undefined ? changesAfter : changesAfterSince)
+      : (since === undefined ? changesByPage : changesByPageSince);
+    const rows = yield* all(statement(limit + 1), params);
+    const total = since === undefined
+      ? (yield* statsOf(ownerId)).changelog
+      : Number((yield* first(changesSinceCount, { ownerId, since }))?.n ?? 0);
+    const changes = rows.slice(0, limit).map(toChangelogEntry);
+    return { changes, total, hasMore: rows.length > limit, nextAfter: changes.at(-1)?.id ?? null };
   })());
 }
 

@@ -1,20 +1,20 @@
-import { fieldChanges, isRealChange, mergeNonNull, withoutNulls } from '../domain/diff.js';
-import { notFound } from '../domain/errors.js';
-import { EVENT_CHANGE_FIELDS, checkMergedDates, type EventInput } from '../domain/event.js';
-import { slugify } from '../domain/slug.js';
-import type { EventType } from '../schemas/events.js';
-import { columns, first, statement, transaction, type Work } from '../db/statements.js';
+import { sql } from 'kysely';
+import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, withoutNulls } from '../domain/diff.js';
+import { ApiError, notFound } from '../domain/errors.js';
+import { EVENT_CHANGE_FIELDS, checkMergedDates, type EventInput, type EventPatch } from '../domain/event.js';
+import { SLUG_VERSION, eventSlug } from '../domain/slug.js';
+import type { EventListItemType, EventType } from '../schemas/events.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { all, columns, first, read, statement, statementPerPageSize, transaction, type Work } from '../db/statements.js';
 import type { Db, EventRow } from '../db/types.js';
 import { commitWrite, type Actor } from './changelog.js';
-import { readStats } from './stats.js';
+import type { ListedPage, PageRequest } from './pages.js';
+import { statsOf } from './stats.js';
 import { lockForUpdate, nowIso, pageOffset } from './sql.js';
-
-/** An event's slug: the normalized slug of the entity's slug and the title (decisions §6). */
-export const eventSlug = (entitySlug: string, title: string): string => slugify(`${entitySlug} ${title}`);
 
 type NewEvent = Omit<EventRow, 'id'>;
 const STORED_COLUMNS = [
-  'title', 'slug', 'event_type', 'description', 'location_city', 'location_country', 'start_date', 'end_date',
+  'title', 'slug', 'slug_version', 'event_type', 'description', 'location_city', 'location_country', 'start_date', 'end_date',
   'external_url', 'image_url', 'ical_url', 'last_synced_at', 'updated_at',
 ] as const;
 
@@ -31,6 +31,13 @@ const saveEvent = statement((db, p: EventRow) => db.updateTable('events')
 
 const deleteEventById = statement((db, p: { entityId: number; id: number }) =>
   db.deleteFrom('events').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
+
+const ownEvent = (db: Db, p: { entityId: number; id: number }) =>
+  db.selectFrom('events').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id);
+const eventById = statement(ownEvent);
+const eventByIdForUpdate = statement((db, p: { entityId: number; id: number }) => lockForUpdate(db, ownEvent(db, p)));
+const eventIdBySlug = statement((db, p: { entityId: number; slug: string }) =>
+  db.selectFrom('events').select('id').where('entity_id', '=', p.entityId).where('slug', '=', p.slug));
 
 /** Creates the event, or merges into the entity's event with the same slug. */
 export function postEvent(db: Db, actor: Actor, input: EventInput): Promise<PostedEvent> {
@@ -49,7 +56,7 @@ export function* postEventWork(actor: Actor, input: EventInput): Work<PostedEven
   const slug = eventSlug(actor.entitySlug, input.title);
   const inserted = yield* first(insertEvent, {
     ...emptyEvent(), ...withoutNulls(input), title: input.title,
-    entity_id: actor.entityId, slug, last_synced_at: at, created_at: at, updated_at: at,
+    entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, created_at: at, updated_at: at,
   });
   if (inserted) {
     yield* recordEventChange(actor, null, inserted, at);
@@ -76,37 +83,88 @@ export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
   });
 }
 
+/**
+ * Applies a PUT (decisions §6): `null` clears a field; a new title re-derives the slug, and another
+ * event of the entity with that slug is a 409. One changelog `update` entry.
+ */
+export async function updateEvent(db: Db, actor: Actor, id: number, patch: EventPatch): Promise<EventRow> {
+  try {
+    return await transaction(db, function* () {
+      const existing = yield* first(eventByIdForUpdate, { entityId: actor.entityId, id });
+      if (!existing) throw notFound('Event');
+      const at = nowIso();
+      const merged = mergeDefined<EventRow>(existing, patch);
+      checkMergedDates(merged);
+      if (patch.title !== undefined) {
+        merged.slug = eventSlug(actor.entitySlug, merged.title);
+        merged.slug_version = SLUG_VERSION;
+      }
+      const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
+      if (!event) throw new Error(`event ${id} vanished inside its write`);
+      yield* recordEventChange(actor, existing, event, at);
+      return event;
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error) || patch.title == null) throw error;
+    const other = await read(db, first(eventIdBySlug, { entityId: actor.entityId, slug: eventSlug(actor.entitySlug, patch.title) }));
+    throw new ApiError('duplicate', 'Another event of this entity already has this title (the same slug).', other ? { existing_id: other.id } : {});
+  }
+}
+
 export async function getEvent(db: Db, entityId: number, id: number): Promise<EventType> {
-  const row = await db.selectFrom('events').selectAll()
-    .where('entity_id', '=', entityId).where('id', '=', id).executeTakeFirst();
+  const row = await read(db, first(eventById, { entityId, id }));
   if (!row) throw notFound('Event');
   return toEvent(row);
 }
 
-export interface EventListQuery {
-  page: number;
-  limit: number;
+export interface EventListQuery extends PageRequest {
   /** upcoming: ends today (UTC) or later; past: ended before today. Undated events are in neither. */
   when?: 'upcoming' | 'past' | undefined;
   today: string;
 }
 
-export async function listEvents(db: Db, entityId: number, { page, limit, when, today }: EventListQuery) {
-  let query = db.selectFrom('events').where('entity_id', '=', entityId);
-  if (when) {
-    query = query.where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), when === 'upcoming' ? '>=' : '<', today));
-  }
-  const ordered = when === 'upcoming' ? query.orderBy('start_date', 'asc').orderBy('id')
-    : when === 'past' ? query.orderBy('start_date', 'desc').orderBy('id', 'desc')
-      : query.orderBy('id');
-  const [events, total] = await Promise.all([
-    ordered.select(['id', 'title', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date'])
-      .limit(limit).offset(pageOffset(page, limit)).execute(),
-    // All events: the kept count; a date filter counts its matches (an entity's events are few).
-    when ? query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((c) => Number(c.n))
-      : readStats(db, entityId).then((s) => s.events),
-  ]);
-  return { events, total };
+const LISTED = ['id', 'title', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date'] as const;
+const EVENT_PAGE_MAX = 100;
+
+const eventsAfter = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: { entityId: number; after: number }, limit) =>
+  db.selectFrom('events').select(LISTED).where('entity_id', '=', p.entityId).where('id', '>', p.after).orderBy('id').limit(sql.lit(limit)));
+
+const eventsByPage = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: { entityId: number; offset: number }, limit) =>
+  db.selectFrom('events').select(LISTED).where('entity_id', '=', p.entityId).orderBy('id').limit(sql.lit(limit)).offset(p.offset));
+
+const dated = (db: Db, p: { entityId: number; today: string }, when: 'upcoming' | 'past') => db.selectFrom('events')
+  .where('entity_id', '=', p.entityId)
+  .where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), when === 'upcoming' ? '>=' : '<', p.today));
+
+const datedPage = (when: 'upcoming' | 'past') => statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: { entityId: number; today: string; offset: number }, limit) => {
+  const query = dated(db, p, when).select(LISTED);
+  const ordered = when === 'upcoming' ? query.orderBy('start_date', 'asc').orderBy('id') : query.orderBy('start_date', 'desc').orderBy('id', 'desc');
+  return ordered.limit(sql.lit(limit)).offset(p.offset);
+});
+const upcomingPage = datedPage('upcoming');
+const pastPage = datedPage('past');
+// An entity's dated events are counted (they are few next to artworks); all events are a kept count.
+const datedCount = (when: 'upcoming' | 'past') => statement((db, p: { entityId: number; today: string }) =>
+  dated(db, p, when).select((eb) => eb.fn.countAll<number>().as('n')));
+const upcomingCount = datedCount('upcoming');
+const pastCount = datedCount('past');
+
+/**
+ * A page of events: by id (`page` or `after`), or upcoming (by start date) or past (by start date
+ * descending) by `page`. One row more than the page tells whether another follows.
+ */
+export function listEvents(db: Db, entityId: number, { page, after, limit, when, today }: EventListQuery): Promise<ListedPage & { events: EventListItemType[] }> {
+  return read(db, (function* () {
+    const offset = pageOffset(page ?? 1, limit);
+    const rows = when ? yield* all((when === 'upcoming' ? upcomingPage : pastPage)(limit + 1), { entityId, today, offset })
+      : after !== undefined ? yield* all(eventsAfter(limit + 1), { entityId, after })
+        : yield* all(eventsByPage(limit + 1), { entityId, offset });
+    const total = when
+      ? Number((yield* first(when === 'upcoming' ? upcomingCount : pastCount, { entityId, today }))?.n ?? 0)
+      : (yield* statsOf(entityId)).events;
+    const events = rows.slice(0, limit);
+    return { events, total, hasMore: rows.length > limit, nextAfter: events.at(-1)?.id ?? null };
+  })());
 }
 
 export function toEvent(row: EventRow): EventType {
@@ -121,7 +179,7 @@ function* recordEventChange(actor: Actor, before: EventRow | null, after: EventR
   return changes;
 }
 
-const emptyEvent = () => ({
+const emptyEvent = (): Omit<NewEvent, 'title' | 'entity_id' | 'slug' | 'slug_version' | 'last_synced_at' | 'created_at' | 'updated_at'> => ({
   event_type: null, description: null, location_city: null, location_country: null, start_date: null,
   end_date: null, external_url: null, image_url: null, ical_url: null,
 });

@@ -7,6 +7,7 @@ import { IdParams } from '../../schemas/common.js';
 import { deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, toArtwork, updateArtwork } from '../../store/artworks.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
+import { pageMembers, pageRequest } from '../pagination.js';
 import { AUTHED, WITH_BODY, errors, recordId, sendJsonText } from '../responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
 
@@ -46,15 +47,16 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/artworks', {
     config: { scope: 'artworks:read' },
     schema: {
-      tags, summary: 'List the artworks of the key\'s entity, by id',
+      tags, summary: 'List the artworks of the key\'s entity, by id (`page` or `after`)',
       querystring: ArtworkListQuery,
       response: { 200: ArtworkList, ...errors(400, ...AUTHED) },
     },
   }, async (request, reply) => {
-    const { page, limit, availability } = request.query;
-    const { json, total } = await listArtworks(app.db, request.auth.entity.id, { page, limit, availability });
+    const paging = pageRequest(request.query);
+    const { json, ...listed } = await listArtworks(app.db, request.auth.entity.id, { ...paging, availability: request.query.availability });
     // The page's JSON comes from the database (store/artworks.ts); test/list-json.test.ts holds it to the schema.
-    return sendJsonText(reply, `{"artworks":${json},"total":${total},"page":${JSON.stringify(page)},"limit":${limit}}`);
+    const members = JSON.stringify(pageMembers(request, reply, paging, listed));
+    return sendJsonText(reply, `{"artworks":${json},${members.slice(1)}`);
   });
 
   app.get('/artworks/:id', {

@@ -4,6 +4,7 @@ import { ChangelogPage, ChangelogQuery } from '../../schemas/changelog.js';
 import { SyncStatus } from '../../schemas/sync.js';
 import { listChanges } from '../../store/changelog.js';
 import { syncStatus } from '../../store/sync.js';
+import { pageMembers, pageRequest } from '../pagination.js';
 import { AUTHED, errors } from '../responses.js';
 import { toCanonicalTimestamp } from '../../domain/formats.js';
 
@@ -13,14 +14,15 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/changelog', {
     config: { scope: ANY_READ },
     schema: {
-      tags, summary: 'Every API write of the key\'s entity, oldest first',
+      tags, summary: 'Every API write of the key\'s entity, oldest first; poll it with `after`',
       querystring: ChangelogQuery,
       response: { 200: ChangelogPage, ...errors(400, ...AUTHED) },
     },
-  }, async (request) => {
-    const { page, limit } = request.query;
+  }, async (request, reply) => {
+    const paging = pageRequest(request.query);
     const since = request.query.since === undefined ? undefined : toCanonicalTimestamp(request.query.since);
-    return { ...(await listChanges(app.db, request.auth.entity.id, { page, limit, since })), page, limit };
+    const { changes, ...listed } = await listChanges(app.db, request.auth.entity.id, { ...paging, since });
+    return { changes, ...pageMembers(request, reply, paging, listed) };
   });
 
   app.get('/sync/status', {

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { invalidFields } from '../../domain/errors.js';
-import { eventFromPost } from '../../domain/event.js';
+import { eventFromPost, eventFromPut } from '../../domain/event.js';
 import { Deleted } from '../../schemas/artworks.js';
 import { IdParams, parseQueryBoolean } from '../../schemas/common.js';
-import { Event, EventList, EventListQuery, EventPost, EVENT_EXAMPLE, EventPostResult, type EventPostBody } from '../../schemas/events.js';
-import { deleteEvent, getEvent, listEvents, postEvent, postEventWork } from '../../store/events.js';
+import { Event, EventList, EventListQuery, EventPost, EventPut, EVENT_EXAMPLE, EventPostResult, type EventPostBody } from '../../schemas/events.js';
+import { deleteEvent, getEvent, listEvents, postEvent, postEventWork, toEvent, updateEvent } from '../../store/events.js';
+import { pageMembers, pageRequest } from '../pagination.js';
 import { todayUtc } from '../../store/sql.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
@@ -47,25 +48,38 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/events', {
     config: { scope: 'events:read' },
     schema: {
-      tags, summary: 'List events: all by id, upcoming by start date, or past by start date descending',
+      tags, summary: 'List events: all by id (`page` or `after`), upcoming by start date, or past by start date descending',
       querystring: EventListQuery,
       response: { 200: EventList, ...errors(400, ...AUTHED) },
     },
-  }, async (request) => {
-    const { page, limit } = request.query;
+  }, async (request, reply) => {
+    const paging = pageRequest(request.query);
     const upcoming = parseQueryBoolean(request.query.upcoming);
     const past = parseQueryBoolean(request.query.past);
     if (upcoming && past) {
       throw invalidFields([{ field: 'past', message: 'cannot be true together with upcoming' }]);
     }
     const when = upcoming ? 'upcoming' : past ? 'past' : undefined;
-    return { ...(await listEvents(app.db, request.auth.entity.id, { page, limit, when, today: todayUtc() })), page, limit };
+    if (when && paging.after !== undefined) {
+      throw invalidFields([{ field: 'after', message: `cannot be combined with ${when}: date-ordered lists count pages` }]);
+    }
+    const { events, ...listed } = await listEvents(app.db, request.auth.entity.id, { ...paging, when, today: todayUtc() });
+    return { events, ...pageMembers(request, reply, paging, listed, when === undefined) };
   });
 
   app.get('/events/:id', {
     config: { scope: 'events:read' },
     schema: { tags, summary: 'Get one event', params: IdParams, response: { 200: Event, ...errors(404, ...AUTHED) } },
   }, async (request) => getEvent(app.db, request.auth.entity.id, recordId(request.params)));
+
+  app.put('/events/:id', {
+    config: { scope: 'events:write' },
+    schema: {
+      tags, summary: 'Change fields of an event; null clears a field; a new title re-derives the slug',
+      params: IdParams, body: EventPut,
+      response: { 200: Event, ...errors(...WITH_BODY, 404, 409, 422, ...AUTHED) },
+    },
+  }, async (request) => toEvent(await updateEvent(app.db, request.auth.actor, recordId(request.params), eventFromPut(request.body))));
 
   app.delete('/events/:id', {
     config: { scope: 'events:write' },
