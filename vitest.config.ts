@@ -12,7 +12,7 @@ async function postgresAnswers(): Promise<boolean> {
     await client.query('select 1');
     return true;
   } catch (error) {
-    if (process.env.REQUIRE_POSTGRES) throw new Error(`PostgreSQL at ${POSTGRES} does not answer: ${(error as Error).message}`);
+    if (process.env.REQUIRE_POSTGRES) throw new Error(`PostgreSQL at ${POSTGRES} does not answer: ${(error as Error).message}`, { cause: error });
     return false;
   } finally {
     await client.end().catch(() => undefined);
@@ -28,7 +28,7 @@ async function redisAnswers(): Promise<boolean> {
     await redis.connect();
     return (await redis.ping()) === 'PONG';
   } catch (error) {
-    if (process.env.REQUIRE_POSTGRES) throw new Error(`Redis at ${REDIS} does not answer: ${(error as Error).message}`);
+    if (process.env.REQUIRE_POSTGRES) throw new Error(`Redis at ${REDIS} does not answer: ${(error as Error).message}`, { cause: error });
     return false;
   } finally {
     redis.disconnect();

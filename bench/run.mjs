@@ -97,7 +97,7 @@ const artworkItem = (i, tag) => ({
   medium: 'Oil on canvas', dimensions: '60 x 80 cm', price: 1000 + i, currency: 'EUR', availability: 'available',
 });
 
-async function runAtSize(size, { databaseUrl, changelogEntries, baselineUrl }) {
+async function runAtSize(size, { databaseUrl, changelogEntries }) {
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-bench-'));
   const env = {
     DATABASE_URL: databaseUrl ?? `sqlite:${join(dir, 'bench.db')}`,

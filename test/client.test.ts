@@ -94,7 +94,7 @@ function recordingFetch(fail: Record<number, 'network-before' | 'network-after' 
   const calls: { method: string; url: string; headers: Headers }[] = [];
   const fetcher: typeof fetch = async (input, init) => {
     const attempt = calls.length + 1;
-    calls.push({ method: init?.method ?? 'GET', url: String(input), headers: new Headers(init?.headers) });
+    calls.push({ method: init?.method ?? 'GET', url: input instanceof Request ? input.url : input.toString(), headers: new Headers(init?.headers) });
     const mode = fail[attempt];
     if (mode === 'network-before') throw new TypeError('fetch failed: connection reset');
     if (mode === 503) {

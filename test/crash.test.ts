@@ -58,8 +58,8 @@ function push(port: number) {
   children.push(child);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
-  child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, exited, output: () => ({ stdout, stderr }) };
 }

@@ -236,7 +236,7 @@ const deepObject = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(d
  * NUL and lone surrogates are left out of the general generators: each has a property of its own
  * ("unstorable text" below), so that a failure there does not hide every other finding.
  */
-const clean = (s: string) => s.replace(/[\u0000\p{Surrogate}]/gu, '');
+const clean = (s: string) => s.replace(/\p{Surrogate}/gu, '').replaceAll('\u0000', '');
 const ODD = [
   '\u0001', '\u001f', '\u007f', '\u202e', '\u202d', '\u200f', '\u200b', '\ufeff', '\u2028', '\u2029',
   '😀', '👩‍👩‍👧‍👦', '🇩🇪', 'e\u0301', '\u0301', '\u0939\u093f', 'ß', 'Æ', 'ø', '草間彌生', '김환기',
@@ -267,7 +267,6 @@ const notUrlText = fc.oneof(
 
 /** Valid for a `string` field; the title rules are checked separately. */
 const isTitleOk = (s: string) => s.trim() !== '' && codePoints(s.trim()) <= 500;
-const hasLetterOrDigit = (s: string) => /[\p{L}\p{N}]/u.test(s);
 
 function safeEncode(s: string): string {
   try {
@@ -592,7 +591,7 @@ describe.each(BODY_TARGETS.map((b) => [targetName(b), b] as const))('%s', (_name
       // __proto__ or constructor.prototype written into the text after some `{`.
       fc.tuple(valid, fc.nat(), fc.constantFrom('"__proto__":{"title":"Polluted","price":1}', '"__proto__":null', '"__proto__":[]',
         '"constructor":{"prototype":{"title":"Polluted"}}', '"__proto__":{"__proto__":{"x":1}}')).map(([text, at, key]) => {
-        const opens = [...text.matchAll(/\{/g)].map((m) => m.index!);
+        const opens = [...text.matchAll(/\{/g)].map((m) => m.index);
         const i = opens[at % opens.length]! + 1;
         const rest = text.slice(i);
         return `${text.slice(0, i)}${key}${rest.startsWith('}') ? '' : ','}${rest}`;

@@ -341,7 +341,7 @@ abstract class Op implements fc.AsyncCommand<Model, Real> {
     try {
       await this.apply(m, r);
     } catch (error) {
-      throw withLog(error, `${this} failed`, r);
+      throw withLog(error, `${this.toString()} failed`, r);
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isCountryCode } from '../domain/codes.js';
+import { isCountryCode } from '../schemas/codes.js';
 import { slugify } from '../domain/slug.js';
 import type { EntityRow } from '../db/types.js';
 import { ENTITY_TYPES, type EntityKind } from '../schemas/profile.js';

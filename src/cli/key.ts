@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { SCOPES, TIERS, TIER_SCOPES, type Scope, type Tier } from '../domain/keys.js';
-import { toCanonicalTimestamp } from '../domain/formats.js';
+import { toCanonicalTimestamp } from '../schemas/formats.js';
 import type { ApiKeyRow } from '../db/types.js';
 import { findEntity } from '../store/entities.js';
 import { createKey, keyScopes, listKeys, revokeKey } from '../store/keys.js';

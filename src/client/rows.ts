@@ -36,15 +36,16 @@ function jsonRows(text: string): Row[] {
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new Error(`not valid JSON: ${(error as Error).message}`);
+    throw new Error(`not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   if (!Array.isArray(data)) throw new Error('a JSON file must hold an array of objects');
   return data.map((body, i) => ({ label: `item ${i + 1}`, body: body as Record<string, unknown> }));
 }
 
 function csvRows(text: string): Row[] {
-  const records = parse(text, { bom: true, columns: true, skip_empty_lines: true, info: true, relax_column_count: false, trim: false }) as
-    { record: Record<string, string>; info: { lines: number } }[];
+  const records: { record: Record<string, string>; info: { lines: number } }[] = parse(text, {
+    bom: true, columns: true, skip_empty_lines: true, info: true, relax_column_count: false, trim: false,
+  });
   let nextLine = 2;
   return records.map(({ record, info }) => {
     const row = { label: `line ${nextLine}`, body: csvBody(record) };

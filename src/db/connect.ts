@@ -4,7 +4,10 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type PgModule from 'pg';
-import { attachSqlite } from './statements.js';
+import { PostgresRuntime } from './postgres/runtime.js';
+import { attachRuntime } from './run.js';
+import { SqliteReader } from './sqlite/reader.js';
+import { SqliteRuntime } from './sqlite/runtime.js';
 import type { Database, Db } from './types.js';
 
 // pg is loaded only when a postgres:// URL asks for it: the embedded default never pays its memory.
@@ -23,6 +26,12 @@ export interface ConnectOptions {
   poolSize?: number;
   /** PostgreSQL statement timeout in milliseconds. */
   statementTimeoutMs?: number;
+  /**
+   * SQLite: how long a statement blocks waiting for a lock another process holds (busy_timeout).
+   * Default 0: the server never blocks its event loop; its writes wait between tries instead
+   * (src/db/sqlite/runtime.ts) and answer 503 after a short while. The CLI, which blocks nobody, waits longer.
+   */
+  busyTimeoutMs?: number;
 }
 
 export function dialectOf(url: string): Dialect {
@@ -34,17 +43,17 @@ export function dialectOf(url: string): Dialect {
 /** Opens the database named by a DATABASE_URL (`sqlite:PATH`, `sqlite::memory:` or `postgres://…`). */
 export function connect(url: string, options: ConnectOptions = {}): DatabaseHandle {
   const dialect = dialectOf(url);
-  return dialect === 'sqlite' ? connectSqlite(url.slice('sqlite:'.length)) : connectPostgres(url, options);
+  return dialect === 'sqlite' ? connectSqlite(url.slice('sqlite:'.length), options) : connectPostgres(url, options);
 }
 
-function connectSqlite(path: string): DatabaseHandle {
+function connectSqlite(path: string, { busyTimeoutMs = 0 }: ConnectOptions): DatabaseHandle {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');
   // NORMAL keeps every committed transaction across a process crash; only an OS crash may lose the last ones.
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
   sqlite.pragma('wal_autocheckpoint = 10000');
   // 8 MB of pages in the process; the operating system's file cache holds the rest of a large catalog
   // outside the process's memory, a system call away.
@@ -52,8 +61,16 @@ function connectSqlite(path: string): DatabaseHandle {
   // A batch's savepoints journal the pages each item changes; in memory that costs a copy, on disk a write.
   sqlite.pragma('temp_store = MEMORY');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  attachSqlite(db, sqlite);
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  // An in-memory database has no file another connection could read: its scans stay on the main one.
+  const reader = path === ':memory:' ? null : new SqliteReader(path);
+  attachRuntime(db, new SqliteRuntime(db, sqlite, reader));
+  return {
+    db, dialect: 'sqlite',
+    async close() {
+      await reader?.close();
+      await db.destroy();
+    },
+  };
 }
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -84,10 +101,14 @@ function connectPostgres(url: string, { poolSize = 10, statementTimeoutMs = 10_0
   const pg = require('pg') as typeof PgModule;
   // BIGINT (prices, counts) arrives as a string by default; every value we store fits a JS number.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs });
+  // A server that does not answer (a host that swallows packets) fails a request with a 503 instead of
+  // hanging it; a refused connection fails at once. The bound also covers waiting for a free
+  // connection of the pool, so it is as long as a statement may run.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: statementTimeoutMs });
   // An idle connection the server ends (a restart, a failover, an admin's terminate) is dropped by the
   // pool, which then emits 'error': unhandled, that would crash the process. The next query reconnects.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  attachRuntime(db, new PostgresRuntime(db));
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

@@ -1,3 +1,5 @@
+import type { FieldProblem } from '../schemas/common.js';
+
 /**
  * The one catalog of error codes the API answers with (interface.md "Errors", decisions §3 and §8).
  * Everything that fails a request throws an ApiError; one error handler renders it.
@@ -20,10 +22,7 @@ export const ERROR_CATALOG = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
+export type { FieldProblem };
 
 /** Extra members some errors carry in their body: `details` (400), `retry_after` (429), `existing_id` and `candidates` (409). */
 export interface ErrorExtras {

@@ -1,16 +1,10 @@
 import { createHash, randomInt } from 'node:crypto';
 
-export const SCOPES = [
-  'artworks:read', 'artworks:write',
-  'events:read', 'events:write',
-  'profile:read', 'profile:write',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+import { SCOPES, type Scope, type Tier } from '../schemas/keys.js';
+
+export { SCOPES, TIERS, type Scope, type Tier } from '../schemas/keys.js';
 
 export const READ_SCOPES: readonly Scope[] = SCOPES.filter((s) => s.endsWith(':read'));
-
-export const TIERS = ['free', 'subscriber', 'partner'] as const;
-export type Tier = (typeof TIERS)[number];
 
 /** Scopes each tier may hold (decisions §2); a key may be narrowed to a subset. */
 export const TIER_SCOPES: Record<Tier, readonly Scope[]> = {

@@ -111,7 +111,7 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     // Only an idempotent request compares bodies; the others skip hashing theirs.
     if (request.headers['idempotency-key'] !== undefined) request.bodyHash = bodyTextHash(body as string);
-    parseJson(request, body as string, done);
+    void parseJson(request, body as string, done);
   });
   app.decorate('db', handle.db);
   app.decorate('config', config);

@@ -1,5 +1,5 @@
 import { invalidFields, isRefusal, type FieldProblem } from '../domain/errors.js';
-import type { Work } from '../db/statements.js';
+import type { Work } from '../db/work.js';
 import type { Db } from '../db/types.js';
 import type { BatchItemResultType } from '../schemas/batch.js';
 import { writeEach } from '../store/batch.js';
@@ -18,7 +18,7 @@ export async function runBatch<T, I>(
   prepare: (item: T) => I,
   write: (input: I) => Work<Written>,
 ): Promise<BatchItemResultType[]> {
-  const results: BatchItemResultType[] = new Array(items.length);
+  const results = new Array<BatchItemResultType>(items.length);
   const valid: Array<{ index: number; input: I }> = [];
   for (const [index, item] of items.entries()) {
     try {

@@ -8,6 +8,6 @@ type RouteHookName = 'onRequest' | 'preValidation' | 'onSend';
  */
 export function appendRouteHook(route: RouteOptions, name: RouteHookName, hook: unknown): void {
   const current = route[name] as unknown;
-  const hooks = current === undefined ? [] : Array.isArray(current) ? current : [current];
+  const hooks: unknown[] = current === undefined ? [] : Array.isArray(current) ? current : [current];
   (route as unknown as Record<RouteHookName, unknown[]>)[name] = [...hooks, hook];
 }

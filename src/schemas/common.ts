@@ -2,7 +2,7 @@ import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
 
 /**
  * Building blocks of the contract. Custom `format`s (uri, date, date-time, iso4217, iso3166-alpha2)
- * are implemented once in http/validation.ts; they appear as-is in the OpenAPI document.
+ * are implemented once in schemas/validator.ts; they appear as-is in the OpenAPI document.
  */
 
 /** `T | null` as a JSON type list, which keeps validation errors and serialization simple. */
@@ -44,6 +44,8 @@ export const ErrorBody = Type.Object(
   { $id: 'Error', description: 'Every error answer has this shape.' },
 );
 export type ErrorBodyType = Static<typeof ErrorBody>;
+/** One invalid field of a 400: `details` of the error body. */
+export type FieldProblem = NonNullable<ErrorBodyType['details']>[number];
 
 export const IdParams = Type.Object({
   id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'A positive integer.' }),

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { Id, Nullable, StringEnum, Timestamp } from './common.js';
 import { ENTITY_TYPES } from './profile.js';
-import { SCOPES, TIERS } from '../domain/keys.js';
+import { SCOPES, TIERS } from './keys.js';
 
 export const Me = Type.Object({
   entity: Type.Object({ id: Id, type: StringEnum(ENTITY_TYPES), name: Type.String(), slug: Type.String() }),

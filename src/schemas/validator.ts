@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
-import { isCountryCode, isCurrencyCode } from '../domain/codes.js';
-import { isCalendarDate, isHttpUrl, toCanonicalTimestamp } from '../domain/formats.js';
-import type { FieldProblem } from '../domain/errors.js';
+import { isCountryCode, isCurrencyCode } from './codes.js';
+import { isCalendarDate, isHttpUrl, toCanonicalTimestamp } from './formats.js';
+import type { FieldProblem } from './common.js';
 
 /**
  * Two Ajv instances: bodies are strict (no coercion: "1990" is not a number, unknown fields are named),
@@ -55,7 +55,7 @@ function describe(error: Partial<ErrorObject>, part: string): [string, string] {
       return path ? [path, `must be ${types}`] : ['', `the ${part === 'body' ? 'body' : part} must be ${types}`];
     }
     case 'format': return [path, FORMAT_MESSAGES[String(params.format)] ?? `must be a valid ${String(params.format)}`];
-    case 'enum': return [path, `must be one of: ${(params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`];
+    case 'enum': return [path, `must be one of: ${(params.allowedValues as unknown[]).filter((v) => v !== null).map((v) => JSON.stringify(v).replace(/^"|"$/g, '')).join(', ')}`];
     case 'const': return [path, `must be ${JSON.stringify(params.allowedValue)}`];
     case 'maxLength': return [path, `must be at most ${String(params.limit)} characters`];
     case 'minLength': return [path, Number(params.limit) === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters`];

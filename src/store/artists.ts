@@ -1,5 +1,7 @@
 import { slugify } from '../domain/slug.js';
-import { first, onRollback, statement, type Work } from '../db/statements.js';
+import { onRollback } from '../db/run.js';
+import { statement, type Params } from '../db/statement.js';
+import { first, type Work } from '../db/work.js';
 import type { Db } from '../db/types.js';
 import type { Change } from './changelog.js';
 
@@ -14,16 +16,16 @@ onRollback((db) => knownByDatabase.get(db.getExecutor().adapter)?.clear());
 function knownArtistsOf(db: Db): Map<string, number> {
   const database = db.getExecutor().adapter;
   let known = knownByDatabase.get(database);
-  if (!known) knownByDatabase.set(database, (known = new Map()));
+  if (!known) knownByDatabase.set(database, (known = new Map<string, number>()));
   return known;
 }
 
-const insertArtist = statement((db, p: { name: string; slug: string; at: string }) => db.insertInto('artists')
+const insertArtist = statement((db, p: Params<{ name: string; slug: string; at: string }>) => db.insertInto('artists')
   .values({ name: p.name, slug: p.slug, created_at: p.at })
   .onConflict((oc) => oc.column('slug').doNothing())
   .returning('id'));
 
-const artistBySlug = statement((db, p: { slug: string }) => db.selectFrom('artists').select('id').where('slug', '=', p.slug));
+const artistBySlug = statement((db, p: Params<{ slug: string }>) => db.selectFrom('artists').select('id').where('slug', '=', p.slug));
 
 /**
  * The platform-wide artist record for a name, created on first use. The unique slug decides who

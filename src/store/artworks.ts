@@ -6,12 +6,16 @@ import { artworkFingerprint } from '../domain/fingerprint.js';
 import { SLUG_VERSION } from '../domain/slug.js';
 import { ARTWORK_PAGE_MAX, type ArtworkType, type Availability } from '../schemas/artworks.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { all, columns, first, read, statement, statementPerPageSize, transaction, type Work } from '../db/statements.js';
+import { nowIso } from '../clock.js';
+import { columns } from '../db/columns.js';
+import { read, transaction } from '../db/run.js';
+import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
+import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, Database, Db } from '../db/types.js';
 import { resolveArtist } from './artists.js';
-import { commitWrite, type Actor, type Change } from './changelog.js';
+import { recordWrite, type Actor, type Change } from './changelog.js';
 import { statsOf } from './stats.js';
-import { isPostgres, lockForUpdate, nowIso, pageOffset } from './sql.js';
+import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
 
 export interface PostedArtwork {
@@ -39,7 +43,7 @@ const COLUMN_TYPES: Record<(typeof NEW_COLUMNS)[number], 'text' | 'integer' | 'b
 type MatchKey = { entityId: number; fingerprint: string; externalId: string | null };
 
 /** The artwork a POST with these keys updates (decisions §5), to test for in one statement. */
-const matchExists = (db: Db, p: MatchKey) => (eb: ExpressionBuilder<Database, 'artworks'>) => eb.or([
+const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Database, 'artworks'>) => eb.or([
   eb.exists(db.selectFrom('artworks as m').select('m.id')
     .where('m.entity_id', '=', p.entityId).where('m.external_id', '=', sql<string>`cast(${p.externalId} as text)`)),
   eb.exists(db.selectFrom('artworks as m').select('m.id')
@@ -53,7 +57,7 @@ const matchExists = (db: Db, p: MatchKey) => (eb: ExpressionBuilder<Database, 'a
  * statement. Any unique index the insert would break (a concurrent POST of the same work) also makes
  * it insert nothing, and the caller looks for the match.
  */
-const insertUnlessMatched = statement((db, p: NewArtwork & MatchKey) => db.insertInto('artworks')
+const insertUnlessMatched = statement((db, p: Params<NewArtwork & MatchKey>) => db.insertInto('artworks')
   .columns(NEW_COLUMNS)
   .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
     .where((eb) => eb.not(matchExists(db, p)(eb as never))))
@@ -61,35 +65,35 @@ const insertUnlessMatched = statement((db, p: NewArtwork & MatchKey) => db.inser
   // The other columns are the values just bound: returning them would only copy them back.
   .returning('id'));
 
-const saveArtwork = statement((db, p: ArtworkRow) => db.updateTable('artworks')
+const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
 
-const artworkByExternalId = statement((db, p: { entityId: number; externalId: string }) => lockForUpdate(db,
+const artworkByExternalId = statement((db, p: Params<{ entityId: number; externalId: string }>) => lockForUpdate(db,
   db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('external_id', '=', p.externalId)));
 
-const unnumberedByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) => lockForUpdate(db,
+const unnumberedByFingerprint = statement((db, p: Params<{ entityId: number; fingerprint: string }>) => lockForUpdate(db,
   db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)
     .where('external_id', 'is', null)));
 
 /** Two rows are enough to tell "the match" from "ambiguous"; the candidates are listed apart. */
-const artworksByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) => lockForUpdate(db,
+const artworksByFingerprint = statement((db, p: Params<{ entityId: number; fingerprint: string }>) => lockForUpdate(db,
   db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)
     .orderBy('id').limit(2)));
 
 const CANDIDATES_MAX = 100;
-const idsByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) =>
+const idsByFingerprint = statement((db, p: Params<{ entityId: number; fingerprint: string }>) =>
   db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)
     .orderBy('id').limit(CANDIDATES_MAX));
 
-const ownArtwork = (db: Db, p: { entityId: number; id: number }) =>
+const ownArtwork = (db: Db, p: Params<{ entityId: number; id: number }>) =>
   db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id);
 const artworkById = statement(ownArtwork);
-const artworkByIdForUpdate = statement((db, p: { entityId: number; id: number }) => lockForUpdate(db, ownArtwork(db, p)));
+const artworkByIdForUpdate = statement((db, p: Params<{ entityId: number; id: number }>) => lockForUpdate(db, ownArtwork(db, p)));
 
-const deleteArtworkById = statement((db, p: { entityId: number; id: number }) =>
+const deleteArtworkById = statement((db, p: Params<{ entityId: number; id: number }>) =>
   db.deleteFrom('artworks').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
 
-const lockCatalog = statement((db, p: { entityId: number }) =>
+const lockCatalog = statement((db, p: Params<{ entityId: number }>) =>
   db.selectFrom('entity_stats').select('entity_id').where('entity_id', '=', p.entityId).forUpdate());
 
 /**
@@ -170,7 +174,7 @@ export async function updateArtwork(db: Db, actor: Actor, id: number, patch: Art
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    throw await read(db, duplicateOf(actor.entityId, id, patch));
+    throw await read(db, () => duplicateOf(actor.entityId, id, patch));
   }
 }
 
@@ -179,7 +183,7 @@ export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
     yield* lockCatalogOf(db, actor.entityId);
     const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Artwork');
-    yield* commitWrite(actor, [{
+    yield* recordWrite(actor, [{
       entityType: 'artwork', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, ARTWORK_CHANGE_FIELDS),
     }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, nowIso());
@@ -187,7 +191,7 @@ export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
 }
 
 export async function getArtwork(db: Db, entityId: number, id: number): Promise<ArtworkType> {
-  const row = await read(db, first(artworkById, { entityId, id }));
+  const row = await read(db, () => first(artworkById, { entityId, id }));
   if (!row) throw notFound('Artwork');
   return toArtwork(row);
 }
@@ -201,9 +205,10 @@ const LISTED = [
 ] as const;
 
 interface ListParams { entityId: number; availability: Availability | null; offset: number; after: number }
+interface PageRow { json: string; count: number; last_id: number | null; more: number | boolean }
 
 /** The catalog, or one availability of it, in id order. */
-const listedIds = (db: Db, p: ListParams) => db.selectFrom('artworks').select('id')
+const listedIds = (db: Db, p: Params<ListParams>) => db.selectFrom('artworks').select('id')
   .where('entity_id', '=', p.entityId)
   .where((eb) => eb.or([eb(sql`cast(${p.availability} as text)`, 'is', null), eb('availability', '=', p.availability)]));
 
@@ -217,7 +222,7 @@ const listedIds = (db: Db, p: ListParams) => db.selectFrom('artworks').select('i
  * which grows with the depth. Page sizes are written into the SQL: SQLite re-plans `LIMIT ?` every run.
  */
 function pageStatement(shape: 'after' | 'page') {
-  return statementPerPageSize(ARTWORK_PAGE_MAX, (db, p: ListParams, limit) => {
+  return statementPerPageSize<ListParams, PageRow, Cost>(ARTWORK_PAGE_MAX, (db, p, limit) => {
     const ids = shape === 'after'
       ? listedIds(db, p).where('id', '>', p.after).orderBy('id').limit(sql.lit(limit))
       : listedIds(db, p).orderBy('id').limit(sql.lit(limit)).offset(p.offset);
@@ -232,14 +237,14 @@ function pageStatement(shape: 'after' | 'page') {
       'p.json', 'p.count', 'p.last_id',
       eb.exists(listedIds(db, p).where('id', '>', eb.ref('p.last_id'))).as('more'),
     ]);
-  });
+  }, shape === 'after' ? { cost: 'point' } : { cost: 'scan', inlineWhen: (p) => p.offset <= INLINE_OFFSET_MAX });
 }
 const artworksAfter = pageStatement('after');
 const artworksByPage = pageStatement('page');
 
 /** A page of the catalog in id order as a JSON array of list items (ArtworkListItem). */
 export function listArtworks(db: Db, entityId: number, query: ArtworkListQuery): Promise<ListedPage & { json: string }> {
-  return read(db, (function* () {
+  return read(db, function* () {
     const { limit, availability = null } = query;
     const params = { entityId, availability, offset: 0, after: 0 };
     const [row] = query.after !== undefined
@@ -252,7 +257,7 @@ export function listArtworks(db: Db, entityId: number, query: ArtworkListQuery):
       hasMore: Boolean(row?.more),
       nextAfter: row?.last_id ?? null,
     };
-  })());
+  });
 }
 
 export function toArtwork(row: ArtworkRow): ArtworkType {
@@ -279,7 +284,7 @@ function* commitArtworkWrite(actor: Actor, before: ArtworkRow | null, after: Art
   const changes = fieldChanges(before, after, ARTWORK_CHANGE_FIELDS);
   const entries: Change[] = [{ entityType: 'artwork', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }];
   if (newArtist) entries.unshift(newArtist);
-  yield* commitWrite(actor, entries, {
+  yield* recordWrite(actor, entries, {
     artworks: before ? 0 : 1,
     availability: { before: before?.availability ?? null, after: after.availability },
     synced: 'artworks',
@@ -288,7 +293,7 @@ function* commitArtworkWrite(actor: Actor, before: ArtworkRow | null, after: Art
   return changes;
 }
 
-const unnumberedIdByFingerprint = statement((db, p: { entityId: number; fingerprint: string }) =>
+const unnumberedIdByFingerprint = statement((db, p: Params<{ entityId: number; fingerprint: string }>) =>
   db.selectFrom('artworks').select('id').where('entity_id', '=', p.entityId).where('source_fingerprint', '=', p.fingerprint)
     .where('external_id', 'is', null));
 

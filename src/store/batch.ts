@@ -1,5 +1,6 @@
 import { isRefusal, type ApiError } from '../domain/errors.js';
-import { savepoint, transaction, type Work } from '../db/statements.js';
+import { transaction } from '../db/run.js';
+import { savepoint, type Work } from '../db/work.js';
 import type { Db } from '../db/types.js';
 
 export type ItemOutcome<R> = { value: R } | { error: ApiError };

@@ -5,12 +5,16 @@ import { EVENT_CHANGE_FIELDS, checkMergedDates, type EventInput, type EventPatch
 import { SLUG_VERSION, eventSlug } from '../domain/slug.js';
 import type { EventListItemType, EventType } from '../schemas/events.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { all, columns, first, read, statement, statementPerPageSize, transaction, type Work } from '../db/statements.js';
+import { nowIso } from '../clock.js';
+import { columns } from '../db/columns.js';
+import { read, transaction } from '../db/run.js';
+import { statement, statementPerPageSize, type Params } from '../db/statement.js';
+import { all, first, type Work } from '../db/work.js';
 import type { Db, EventRow } from '../db/types.js';
-import { commitWrite, type Actor } from './changelog.js';
+import { recordWrite, type Actor } from './changelog.js';
 import type { ListedPage, PageRequest } from './pages.js';
 import { statsOf } from './stats.js';
-import { lockForUpdate, nowIso, pageOffset } from './sql.js';
+import { INLINE_OFFSET_MAX, lockForUpdate, pageOffset } from './sql.js';
 
 type NewEvent = Omit<EventRow, 'id'>;
 const STORED_COLUMNS = [
@@ -18,25 +22,25 @@ const STORED_COLUMNS = [
   'external_url', 'image_url', 'ical_url', 'last_synced_at', 'updated_at',
 ] as const;
 
-const insertEvent = statement((db, p: NewEvent) => db.insertInto('events')
+const insertEvent = statement((db, p: Params<NewEvent>) => db.insertInto('events')
   .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at']))
   .onConflict((oc) => oc.columns(['entity_id', 'slug']).doNothing())
   .returningAll());
 
-const eventBySlug = statement((db, p: { entityId: number; slug: string }) => lockForUpdate(db,
+const eventBySlug = statement((db, p: Params<{ entityId: number; slug: string }>) => lockForUpdate(db,
   db.selectFrom('events').selectAll().where('entity_id', '=', p.entityId).where('slug', '=', p.slug)));
 
-const saveEvent = statement((db, p: EventRow) => db.updateTable('events')
+const saveEvent = statement((db, p: Params<EventRow>) => db.updateTable('events')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returningAll());
 
-const deleteEventById = statement((db, p: { entityId: number; id: number }) =>
+const deleteEventById = statement((db, p: Params<{ entityId: number; id: number }>) =>
   db.deleteFrom('events').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
 
-const ownEvent = (db: Db, p: { entityId: number; id: number }) =>
+const ownEvent = (db: Db, p: Params<{ entityId: number; id: number }>) =>
   db.selectFrom('events').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id);
 const eventById = statement(ownEvent);
-const eventByIdForUpdate = statement((db, p: { entityId: number; id: number }) => lockForUpdate(db, ownEvent(db, p)));
-const eventIdBySlug = statement((db, p: { entityId: number; slug: string }) =>
+const eventByIdForUpdate = statement((db, p: Params<{ entityId: number; id: number }>) => lockForUpdate(db, ownEvent(db, p)));
+const eventIdBySlug = statement((db, p: Params<{ entityId: number; slug: string }>) =>
   db.selectFrom('events').select('id').where('entity_id', '=', p.entityId).where('slug', '=', p.slug));
 
 /** Creates the event, or merges into the entity's event with the same slug. */
@@ -76,7 +80,7 @@ export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
   return transaction(db, function* () {
     const deleted = yield* first(deleteEventById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Event');
-    yield* commitWrite(actor, [{
+    yield* recordWrite(actor, [{
       entityType: 'event', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, EVENT_CHANGE_FIELDS),
     }], { events: -1, synced: 'events' }, nowIso());
@@ -105,14 +109,15 @@ export async function updateEvent(db: Db, actor: Actor, id: number, patch: Event
       return event;
     });
   } catch (error) {
-    if (!isUniqueViolation(error) || patch.title == null) throw error;
-    const other = await read(db, first(eventIdBySlug, { entityId: actor.entityId, slug: eventSlug(actor.entitySlug, patch.title) }));
+    const title = patch.title;
+    if (!isUniqueViolation(error) || title == null) throw error;
+    const other = await read(db, () => first(eventIdBySlug, { entityId: actor.entityId, slug: eventSlug(actor.entitySlug, title) }));
     throw new ApiError('duplicate', 'Another event of this entity already has this title (the same slug).', other ? { existing_id: other.id } : {});
   }
 }
 
 export async function getEvent(db: Db, entityId: number, id: number): Promise<EventType> {
-  const row = await read(db, first(eventById, { entityId, id }));
+  const row = await read(db, () => first(eventById, { entityId, id }));
   if (!row) throw notFound('Event');
   return toEvent(row);
 }
@@ -126,26 +131,27 @@ export interface EventListQuery extends PageRequest {
 const LISTED = ['id', 'title', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date'] as const;
 const EVENT_PAGE_MAX = 100;
 
-const eventsAfter = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: { entityId: number; after: number }, limit) =>
+const eventsAfter = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: Params<{ entityId: number; after: number }>, limit) =>
   db.selectFrom('events').select(LISTED).where('entity_id', '=', p.entityId).where('id', '>', p.after).orderBy('id').limit(sql.lit(limit)));
 
-const eventsByPage = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: { entityId: number; offset: number }, limit) =>
-  db.selectFrom('events').select(LISTED).where('entity_id', '=', p.entityId).orderBy('id').limit(sql.lit(limit)).offset(p.offset));
+const eventsByPage = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: Params<{ entityId: number; offset: number }>, limit) =>
+  db.selectFrom('events').select(LISTED).where('entity_id', '=', p.entityId).orderBy('id').limit(sql.lit(limit)).offset(p.offset),
+{ cost: 'scan', inlineWhen: (p) => p.offset <= INLINE_OFFSET_MAX });
 
-const dated = (db: Db, p: { entityId: number; today: string }, when: 'upcoming' | 'past') => db.selectFrom('events')
+const dated = (db: Db, p: Params<{ entityId: number; today: string }>, when: 'upcoming' | 'past') => db.selectFrom('events')
   .where('entity_id', '=', p.entityId)
   .where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), when === 'upcoming' ? '>=' : '<', p.today));
 
-const datedPage = (when: 'upcoming' | 'past') => statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: { entityId: number; today: string; offset: number }, limit) => {
+const datedPage = (when: 'upcoming' | 'past') => statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: Params<{ entityId: number; today: string; offset: number }>, limit) => {
   const query = dated(db, p, when).select(LISTED);
   const ordered = when === 'upcoming' ? query.orderBy('start_date', 'asc').orderBy('id') : query.orderBy('start_date', 'desc').orderBy('id', 'desc');
   return ordered.limit(sql.lit(limit)).offset(p.offset);
-});
+}, { cost: 'scan' });
 const upcomingPage = datedPage('upcoming');
 const pastPage = datedPage('past');
 // An entity's dated events are counted (they are few next to artworks); all events are a kept count.
-const datedCount = (when: 'upcoming' | 'past') => statement((db, p: { entityId: number; today: string }) =>
-  dated(db, p, when).select((eb) => eb.fn.countAll<number>().as('n')));
+const datedCount = (when: 'upcoming' | 'past') => statement((db, p: Params<{ entityId: number; today: string }>) =>
+  dated(db, p, when).select((eb) => eb.fn.countAll<number>().as('n')), { cost: 'scan' });
 const upcomingCount = datedCount('upcoming');
 const pastCount = datedCount('past');
 
@@ -154,7 +160,7 @@ const pastCount = datedCount('past');
  * descending) by `page`. One row more than the page tells whether another follows.
  */
 export function listEvents(db: Db, entityId: number, { page, after, limit, when, today }: EventListQuery): Promise<ListedPage & { events: EventListItemType[] }> {
-  return read(db, (function* () {
+  return read(db, function* () {
     const offset = pageOffset(page ?? 1, limit);
     const rows = when ? yield* all((when === 'upcoming' ? upcomingPage : pastPage)(limit + 1), { entityId, today, offset })
       : after !== undefined ? yield* all(eventsAfter(limit + 1), { entityId, after })
@@ -164,7 +170,7 @@ export function listEvents(db: Db, entityId: number, { page, after, limit, when,
       : (yield* statsOf(entityId)).events;
     const events = rows.slice(0, limit);
     return { events, total, hasMore: rows.length > limit, nextAfter: events.at(-1)?.id ?? null };
-  })());
+  });
 }
 
 export function toEvent(row: EventRow): EventType {
@@ -174,7 +180,7 @@ export function toEvent(row: EventRow): EventType {
 
 function* recordEventChange(actor: Actor, before: EventRow | null, after: EventRow, at: string) {
   const changes = fieldChanges(before, after, EVENT_CHANGE_FIELDS);
-  yield* commitWrite(actor, [{ entityType: 'event', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }],
+  yield* recordWrite(actor, [{ entityType: 'event', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }],
     { events: before ? 0 : 1, synced: 'events' }, at);
   return changes;
 }
@@ -184,16 +190,23 @@ const emptyEvent = (): Omit<NewEvent, 'title' | 'entity_id' | 'slug' | 'slug_ver
   end_date: null, external_url: null, image_url: null, ical_url: null,
 });
 
+const upcoming = statement((db, p: Params<{ entityId: number; today: string; limit: number }>) => db.selectFrom('events').selectAll()
+  .where('entity_id', '=', p.entityId)
+  .where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), '>=', p.today))
+  .orderBy('start_date').orderBy('id').limit(p.limit), { cost: 'scan' });
+
 /** The public side: upcoming events (ending today or later) of an entity, soonest first. */
 export const upcomingEvents = (db: Db, entityId: number, today: string, limit: number): Promise<EventRow[]> =>
-  db.selectFrom('events').selectAll().where('entity_id', '=', entityId)
-    .where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), '>=', today))
-    .orderBy('start_date').orderBy('id').limit(limit).execute();
+  read(db, () => all(upcoming, { entityId, today, limit }));
+
+const datedForFeed = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('events').selectAll()
+  .where('entity_id', '=', p.entityId).where('start_date', 'is not', null).orderBy('start_date').orderBy('id'), { cost: 'scan' });
 
 /** Every dated event of an entity, for its calendar feed. */
-export const datedEvents = (db: Db, entityId: number): Promise<EventRow[]> =>
-  db.selectFrom('events').selectAll().where('entity_id', '=', entityId)
-    .where('start_date', 'is not', null).orderBy('start_date').orderBy('id').execute();
+export const datedEvents = (db: Db, entityId: number): Promise<EventRow[]> => read(db, () => all(datedForFeed, { entityId }));
+
+const eventBySlugForPage = statement((db, p: Params<{ entityId: number; slug: string }>) =>
+  db.selectFrom('events').selectAll().where('entity_id', '=', p.entityId).where('slug', '=', p.slug));
 
 export const findEventBySlug = (db: Db, entityId: number, slug: string): Promise<EventRow | undefined> =>
-  db.selectFrom('events').selectAll().where('entity_id', '=', entityId).where('slug', '=', slug).executeTakeFirst();
+  read(db, () => first(eventBySlugForPage, { entityId, slug }));

@@ -1,8 +1,10 @@
+import { nowIso } from '../clock.js';
 import { generateKey, hashKey, keyPrefix, type Scope, type Tier } from '../domain/keys.js';
-import { invalidations } from './notifications.js';
-import { isUniqueViolation } from '../db/errors.js';
+import { read, transaction } from '../db/run.js';
+import { statement, type Params } from '../db/statement.js';
 import type { ApiKeyRow, Db, EntityRow } from '../db/types.js';
-import { nowIso } from './sql.js';
+import { all, first } from '../db/work.js';
+import { invalidations } from './notifications.js';
 
 export interface NewKey {
   entityId: number;
@@ -11,32 +13,40 @@ export interface NewKey {
   expiresAt: string | null;
 }
 
+const insertKey = statement((db, p: Params<Omit<ApiKeyRow, 'id'>>) => db.insertInto('api_keys').values({
+  entity_id: p.entity_id, prefix: p.prefix, key_hash: p.key_hash, tier: p.tier, scopes: p.scopes,
+  expires_at: p.expires_at, revoked_at: p.revoked_at, created_at: p.created_at, last_used_at: p.last_used_at,
+}).onConflict((oc) => oc.doNothing()).returningAll());
+
 /** Issues a key. Only its hash is stored; the clear key exists in the return value alone. */
-export async function createKey(db: Db, spec: NewKey): Promise<{ key: string; row: ApiKeyRow }> {
-  for (;;) {
-    const key = generateKey();
-    try {
-      const row = await db.insertInto('api_keys').values({
+export function createKey(db: Db, spec: NewKey): Promise<{ key: string; row: ApiKeyRow }> {
+  return transaction(db, function* () {
+    for (;;) {
+      const key = generateKey();
+      const row = yield* first(insertKey, {
         entity_id: spec.entityId, prefix: keyPrefix(key), key_hash: hashKey(key), tier: spec.tier,
         scopes: spec.scopes.join(' '), expires_at: spec.expiresAt, revoked_at: null, created_at: nowIso(), last_used_at: null,
-      }).returningAll().executeTakeFirstOrThrow();
-      return { key, row };
-    } catch (error) {
-      // A prefix collision (1 in 62^8 per pair) is retried with a new key; anything else is real.
-      if (!isUniqueViolation(error)) throw error;
+      });
+      // A prefix collision (1 in 62^8 per pair) inserts nothing: another key is drawn.
+      if (row) return { key, row };
     }
-  }
+  });
 }
 
-export const listKeys = (db: Db, entityId: number): Promise<ApiKeyRow[]> =>
-  db.selectFrom('api_keys').selectAll().where('entity_id', '=', entityId).orderBy('id').execute();
+// The operator's list; an entity has a handful of keys, but nothing bounds them.
+const keysOf = statement((db, p: Params<{ entityId: number }>) =>
+  db.selectFrom('api_keys').selectAll().where('entity_id', '=', p.entityId).orderBy('id'), { cost: 'scan' });
+
+export const listKeys = (db: Db, entityId: number): Promise<ApiKeyRow[]> => read(db, () => all(keysOf, { entityId }));
+
+const revoke = statement((db, p: Params<{ prefix: string; at: string }>) => db.updateTable('api_keys').set({ revoked_at: p.at })
+  .where('prefix', '=', p.prefix).where('revoked_at', 'is', null).returning('id'));
 
 /** Revokes a key by prefix; false when no live key has it. */
 export async function revokeKey(db: Db, prefix: string): Promise<boolean> {
-  const result = await db.updateTable('api_keys').set({ revoked_at: nowIso() })
-    .where('prefix', '=', prefix).where('revoked_at', 'is', null).executeTakeFirst();
+  const revoked = await transaction(db, () => first(revoke, { prefix, at: nowIso() }));
   invalidations.emit('key-changed', prefix);
-  return Number(result.numUpdatedRows) > 0;
+  return revoked !== undefined;
 }
 
 export interface KeyWithEntity {
@@ -44,16 +54,24 @@ export interface KeyWithEntity {
   entity: EntityRow;
 }
 
+const keyByHash = statement((db, p: Params<{ keyHash: string }>) => db.selectFrom('api_keys').selectAll().where('key_hash', '=', p.keyHash));
+const entityOfKey = statement((db, p: Params<{ id: number }>) => db.selectFrom('entities').selectAll().where('id', '=', p.id));
+
 /** The key (any state) with this hash, and its entity. */
-export async function findKeyByHash(db: Db, keyHash: string): Promise<KeyWithEntity | undefined> {
-  const row = await db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
-  if (!row) return undefined;
-  const entity = await db.selectFrom('entities').selectAll().where('id', '=', row.entity_id).executeTakeFirstOrThrow();
-  return { key: row, entity };
+export function findKeyByHash(db: Db, keyHash: string): Promise<KeyWithEntity | undefined> {
+  return read(db, function* () {
+    const key = yield* first(keyByHash, { keyHash });
+    if (!key) return undefined;
+    const entity = yield* first(entityOfKey, { id: key.entity_id });
+    if (!entity) throw new Error(`key ${key.prefix} has no entity`);
+    return { key, entity };
+  });
 }
 
-export async function touchKey(db: Db, id: number, at: string): Promise<void> {
-  await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+const touch = statement((db, p: Params<{ id: number; at: string }>) => db.updateTable('api_keys').set({ last_used_at: p.at }).where('id', '=', p.id));
+
+export function touchKey(db: Db, id: number, at: string): Promise<void> {
+  return transaction(db, () => first(touch, { id, at })).then(() => undefined);
 }
 
 export const keyScopes = (row: ApiKeyRow): Scope[] => (row.scopes === '' ? [] : (row.scopes.split(' ') as Scope[]));

@@ -1,12 +1,6 @@
 import { PostgresAdapter, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../db/types.js';
 
-/** Now, as the service stores and answers it: UTC ISO 8601 with milliseconds. */
-export const nowIso = (): string => new Date().toISOString();
-
-/** Today's date in UTC, YYYY-MM-DD: the line between upcoming and past events. */
-export const todayUtc = (): string => nowIso().slice(0, 10);
-
 export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /**
@@ -19,3 +13,9 @@ export function lockForUpdate<DB, TB extends keyof DB, O>(db: Db, query: SelectQ
 
 /** Rows to skip for a page; a page far past any data stays a valid (empty) page instead of overflowing. */
 export const pageOffset = (page: number, limit: number): number => Math.min((page - 1) * limit, Number.MAX_SAFE_INTEGER);
+
+/**
+ * How deep a `page` may skip and still run on the event loop: walking this many index entries costs
+ * tens of microseconds. Deeper pages are scans (src/db/README.md) and go to SQLite's reader thread.
+ */
+export const INLINE_OFFSET_MAX = 2_000;

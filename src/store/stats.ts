@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Availability } from '../schemas/artworks.js';
-import type { Db, EntityStatsTable, Trx } from '../db/types.js';
-import { first, read, statement, type Work } from '../db/statements.js';
+import type { EntityStatsTable } from '../db/types.js';
+import { statement, type Params } from '../db/statement.js';
+import { first, type Work } from '../db/work.js';
 
 /** How one write moves an entity's counts; every field is optional. */
 export interface StatsDelta {
@@ -30,7 +31,7 @@ interface StatsUpdate {
 }
 
 // One shape for every delta (zeros and nulls change nothing), so it is one prepared statement.
-const updateStats = statement((db, p: StatsUpdate) => db.updateTable('entity_stats')
+const updateStats = statement((db, p: Params<StatsUpdate>) => db.updateTable('entity_stats')
   .set((eb) => ({
     artworks: eb('artworks', '+', p.artworks),
     events: eb('events', '+', p.events),
@@ -62,14 +63,17 @@ export function* applyStats(entityId: number, delta: StatsDelta, at: string): Wo
   });
 }
 
-export async function createStats(db: Db | Trx, entityId: number): Promise<void> {
-  await db.insertInto('entity_stats').values({
-    entity_id: entityId, artworks: 0, available: 0, reserved: 0, sold: 0, events: 0, changelog: 0,
-    artworks_synced_at: null, events_synced_at: null, artists_synced_at: null,
-  }).onConflict((oc) => oc.column('entity_id').doNothing()).execute();
+const insertStats = statement((db, p: Params<{ entityId: number }>) => db.insertInto('entity_stats').values({
+  entity_id: p.entityId, artworks: 0, available: 0, reserved: 0, sold: 0, events: 0, changelog: 0,
+  artworks_synced_at: null, events_synced_at: null, artists_synced_at: null,
+}).onConflict((oc) => oc.column('entity_id').doNothing()));
+
+/** The counts row of a new entity, in the transaction that creates it. */
+export function* createStats(entityId: number): Work<void> {
+  yield* first(insertStats, { entityId });
 }
 
-const selectStats = statement((db, p: { entityId: number }) =>
+const selectStats = statement((db, p: Params<{ entityId: number }>) =>
   db.selectFrom('entity_stats').selectAll().where('entity_id', '=', p.entityId));
 
 /** An entity's kept counts and sync times. */
@@ -78,5 +82,3 @@ export function* statsOf(entityId: number): Work<EntityStatsTable> {
   if (!stats) throw new Error(`entity ${entityId} has no stats row`);
   return stats;
 }
-
-export const readStats = (db: Db, entityId: number): Promise<EntityStatsTable> => read(db, statsOf(entityId));

@@ -1,5 +1,5 @@
 /** Escapes text for HTML content and quoted attribute values. Every user-supplied string goes through it. */
-export function escapeHtml(value: unknown): string {
+export function escapeHtml(value: string | number | null | undefined): string {
   return String(value ?? '').replace(/[&<>"'`]/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
@@ -24,7 +24,7 @@ function render(value: unknown): string {
   if (value instanceof Html) return value.value;
   if (Array.isArray(value)) return value.map(render).join('');
   if (value === null || value === undefined || value === false) return '';
-  return escapeHtml(value);
+  return escapeHtml(typeof value === 'string' || typeof value === 'number' ? value : JSON.stringify(value));
 }
 
 /** A user-supplied link, only when it is http(s) (the API already refuses others; this is the second lock). */

@@ -5,7 +5,7 @@ import { listArtworks } from '../store/artworks.js';
 import type { ArtworkListItemType } from '../schemas/artworks.js';
 import { findEntityBySlug, listEntities } from '../store/entities.js';
 import { datedEvents, findEventBySlug, upcomingEvents } from '../store/events.js';
-import { todayUtc } from '../store/sql.js';
+import { todayUtc } from '../clock.js';
 import { SITE_CSS } from './assets.js';
 import { calendarFeed } from './ical.js';
 import { eventPage, homePage, notFoundPage, profilePage } from './pages.js';

@@ -6,7 +6,7 @@ import { listChanges } from '../../store/changelog.js';
 import { syncStatus } from '../../store/sync.js';
 import { pageMembers, pageRequest } from '../pagination.js';
 import { AUTHED, errors } from '../responses.js';
-import { toCanonicalTimestamp } from '../../domain/formats.js';
+import { toCanonicalTimestamp } from '../../schemas/formats.js';
 
 const tags = ['changelog'];
 

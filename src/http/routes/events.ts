@@ -6,7 +6,7 @@ import { IdParams, parseQueryBoolean } from '../../schemas/common.js';
 import { Event, EventList, EventListQuery, EventPost, EventPut, EVENT_EXAMPLE, EventPostResult, type EventPostBody } from '../../schemas/events.js';
 import { deleteEvent, getEvent, listEvents, postEvent, postEventWork, toEvent, updateEvent } from '../../store/events.js';
 import { pageMembers, pageRequest } from '../pagination.js';
-import { todayUtc } from '../../store/sql.js';
+import { todayUtc } from '../../clock.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
 import { AUTHED, WITH_BODY, errors, recordId } from '../responses.js';

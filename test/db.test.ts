@@ -1,13 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { connect, type DatabaseHandle } from '../src/db/connect.js';
 import { isUniqueViolation } from '../src/db/errors.js';
 import { ApiError } from '../src/domain/errors.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { all, first, read, runIn, savepoint, statement, statementPerPageSize, transaction, type Work } from '../src/db/statements.js';
+import { tableColumns } from '../src/db/columns.js';
+import { read, transaction } from '../src/db/run.js';
+import { PreparedCache } from '../src/db/sqlite/prepared.js';
+import { statement, statementPerPageSize, type Params } from '../src/db/statement.js';
+import { all, first, savepoint, type Work } from '../src/db/work.js';
+import type { ArtworksTable } from '../src/db/types.js';
 import type { Db } from '../src/db/types.js';
 import { postArtwork, postArtworkWork } from '../src/store/artworks.js';
 import { writeEach } from '../src/store/batch.js';
@@ -25,7 +31,7 @@ interface NewRow {
   at: string;
 }
 
-const insertRow = statement((db, p: NewRow) => db.insertInto('artworks').values({
+const insertRow = statement((db, p: Params<NewRow>) => db.insertInto('artworks').values({
   entity_id: p.entityId, title: p.title, price: p.price, source_fingerprint: p.fingerprint,
   // An inlined constant among the named parameters.
   fingerprint_version: 7,
@@ -33,12 +39,12 @@ const insertRow = statement((db, p: NewRow) => db.insertInto('artworks').values(
 }).returning(['id', 'title', 'fingerprint_version']));
 
 /** No RETURNING: a statement that returns no rows. */
-const insertRowQuietly = statement((db, p: NewRow) => db.insertInto('artworks').values({
+const insertRowQuietly = statement((db, p: Params<NewRow>) => db.insertInto('artworks').values({
   entity_id: p.entityId, title: p.title, price: p.price, source_fingerprint: p.fingerprint,
   fingerprint_version: 1, last_synced_at: p.at, created_at: p.at, updated_at: p.at,
 }));
 
-const titlesOf = statement((db, p: { entityId: number }) =>
+const titlesOf = statement((db, p: Params<{ entityId: number }>) =>
   db.selectFrom('artworks').select('title').where('entity_id', '=', p.entityId).orderBy('id'));
 
 const row = (entityId: number, title: string, price: number | null = null): NewRow =>
@@ -79,20 +85,6 @@ async function committedTitles(entityId: number, url = database.url): Promise<st
   }
 }
 
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => { resolve = r; });
-  return { promise, resolve };
-}
-
-/** Whether a promise has settled yet (without consuming its rejection for the caller). */
-function track(promise: Promise<unknown>) {
-  const state = { settled: false };
-  promise.then(() => { state.settled = true; }, () => { state.settled = true; });
-  return state;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------- tests ----------
 
@@ -100,7 +92,7 @@ describe('statements return typed plain rows', () => {
   const UNICODE_TITLE = 'Ünïcode “quotes” 草間 "double" \'single\' back\\slash \\n not-a-newline\nreal newline\r\n\ttab 🎨 \u2028 ${x} `tick`';
   const DESCRIPTION = 'Line one\nLine "two" with \\ and \'\n\u00e9 (precomposed) vs e\u0301 (combining)';
 
-  const artworkFields = statement((db, p: { entityId: number }) => db.selectFrom('artworks')
+  const artworkFields = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('artworks')
     .select(['id', 'title', 'creation_year', 'price', 'medium', 'description', 'price as cost'])
     .where('entity_id', '=', p.entityId)
     .orderBy('id'));
@@ -114,7 +106,7 @@ describe('statements return typed plain rows', () => {
     ];
     const ids = posted.map((p) => p.artwork.id);
 
-    const rows = await read(db, all(artworkFields, { entityId: actor.entityId }));
+    const rows = await read(db, () => all(artworkFields, { entityId: actor.entityId }));
     expectTypeOf(rows).toEqualTypeOf<Array<{
       id: number; title: string; creation_year: number | null; price: number | null;
       medium: string | null; description: string | null; cost: number | null;
@@ -134,9 +126,7 @@ describe('statements return typed plain rows', () => {
     expect(Buffer.from(rows[0]!.title, 'utf8').equals(Buffer.from(UNICODE_TITLE, 'utf8'))).toBe(true);
     expect(Buffer.from(rows[0]!.description!, 'utf8').equals(Buffer.from(DESCRIPTION, 'utf8'))).toBe(true);
 
-    // The same rows through Kysely's own row building (runIn on the Kysely instance).
-    expect(await runIn(db, all(artworkFields, { entityId: actor.entityId }))).toStrictEqual(rows);
-    // And through Kysely's query builder itself.
+    // The same rows through Kysely's query builder itself.
     const viaKysely = await db.selectFrom('artworks')
       .select(['id', 'title', 'creation_year', 'price', 'medium', 'description', 'price as cost'])
       .where('entity_id', '=', actor.entityId).orderBy('id').execute();
@@ -146,24 +136,24 @@ describe('statements return typed plain rows', () => {
   it('first gives the first row or undefined; all of an entity without rows is empty', async () => {
     const actor = await newEntity();
     await postArtwork(db, actor, { title: 'Only one', price: 5 });
-    const one = await read(db, first(artworkFields, { entityId: actor.entityId }));
+    const one = await read(db, () => first(artworkFields, { entityId: actor.entityId }));
     expectTypeOf(one).toEqualTypeOf<{
       id: number; title: string; creation_year: number | null; price: number | null;
       medium: string | null; description: string | null; cost: number | null;
     } | undefined>();
     expect(one).toMatchObject({ title: 'Only one', price: 5, cost: 5 });
     const other = await newEntity();
-    expect(await read(db, first(artworkFields, { entityId: other.entityId }))).toBeUndefined();
-    expect(await read(db, all(artworkFields, { entityId: other.entityId }))).toEqual([]);
+    expect(await read(db, () => first(artworkFields, { entityId: other.entityId }))).toBeUndefined();
+    expect(await read(db, () => all(artworkFields, { entityId: other.entityId }))).toEqual([]);
   });
 
   it('column aliases with quotes, backslashes and unicode become the row keys unchanged', async () => {
     const actor = await newEntity();
     await postArtwork(db, actor, { title: 'Aliased', price: 3 });
-    const weird = statement((db, p: { entityId: number }) => db.selectFrom('artworks')
+    const weird = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('artworks')
       .select(['title as a "quoted" \\ key', 'price as 価格\'s'])
       .where('entity_id', '=', p.entityId));
-    const rows = await read(db, all(weird, { entityId: actor.entityId }));
+    const rows = await read(db, () => all(weird, { entityId: actor.entityId }));
     expect(rows).toStrictEqual([{ 'a "quoted" \\ key': 'Aliased', '価格\'s': 3 }]);
   });
 
@@ -181,7 +171,7 @@ describe('statements return typed plain rows', () => {
 });
 
 describe('inlined constants and named parameters', () => {
-  const pricedExcept = statement((db, p: { entityId: number; min: number; max: number }) => db.selectFrom('artworks')
+  const pricedExcept = statement((db, p: Params<{ entityId: number; min: number; max: number }>) => db.selectFrom('artworks')
     .select(['title', 'price'])
     .where('entity_id', '=', p.entityId)
     .where('title', '!=', 'Skipped')
@@ -198,7 +188,7 @@ describe('inlined constants and named parameters', () => {
       }
     });
     const titles = async (min: number, max: number, entityId = actor.entityId) =>
-      (await read(db, all(pricedExcept, { entityId, min, max }))).map((r) => r.title);
+      (await read(db, () => all(pricedExcept, { entityId, min, max }))).map((r) => r.title);
 
     expect(await titles(0, 1000)).toEqual(['One', 'Two']); // limit 2, 'Skipped' (15) left out
     expect(await titles(11, 1000)).toEqual(['Two', 'Three']); // 'Skipped' would come first
@@ -217,7 +207,7 @@ describe('inlined constants and named parameters', () => {
     expect(bound.parameters).toEqual([4, 'Skipped', 5, 6, 2]);
     expect(bound.sql).toContain(DIALECT === 'postgres' ? '$5' : '?');
     // The same parameter name used twice is bound twice.
-    const twice = statement((db, p: { entityId: number; price: number }) => db.selectFrom('artworks').select('id')
+    const twice = statement((db, p: Params<{ entityId: number; price: number }>) => db.selectFrom('artworks').select('id')
       .where('entity_id', '=', p.entityId).where((eb) => eb.or([eb('price', '=', p.price), eb('creation_year', '=', p.price)])));
     expect(twice.bind(db, { entityId: 1, price: 8 }).parameters).toEqual([1, 8, 8]);
     // Values are read at bind time: another call, other values, same SQL.
@@ -249,7 +239,7 @@ describe('transaction rolls back a failed work', () => {
       throw new Error('boom');
     })).rejects.toThrow('boom');
     expect(inserted).toEqual(['Doomed A']); // the statements did run
-    expect(await read(db, all(titlesOf, { entityId: actor.entityId }))).toEqual([]);
+    expect(await read(db, () => all(titlesOf, { entityId: actor.entityId }))).toEqual([]);
     expect(await committedTitles(actor.entityId)).toEqual([]);
     // The connection is usable (not left inside the failed transaction).
     await transaction(db, () => all(insertRow, row(actor.entityId, 'After boom')));
@@ -271,7 +261,7 @@ describe('transaction rolls back a failed work', () => {
     }
     expect(error).toBeDefined();
     expect(isUniqueViolation(error)).toBe(true);
-    expect(await read(db, all(titlesOf, { entityId: actor.entityId }))).toEqual([{ title: 'Existing' }]);
+    expect(await read(db, () => all(titlesOf, { entityId: actor.entityId }))).toEqual([{ title: 'Existing' }]);
     expect(await committedTitles(actor.entityId)).toEqual(['Existing']);
     await transaction(db, () => all(insertRow, row(actor.entityId, 'After violation')));
     expect(await committedTitles(actor.entityId)).toEqual(['Existing', 'After violation']);
@@ -355,123 +345,6 @@ describe('a work that catches a statement\'s error', () => {
   });
 });
 
-describe.runIf(DIALECT === 'sqlite')('SQLite: works and an open Kysely transaction', () => {
-  it('a read does not see the Kysely transaction\'s uncommitted row, and a work waits for it instead of joining it', async () => {
-    const actor = await newEntity();
-    await transaction(db, () => all(insertRow, row(actor.entityId, 'Committed before')));
-
-    const opened = deferred();
-    const release = deferred();
-    const kysely = db.transaction().execute(async (trx) => {
-      await trx.insertInto('artworks').values({
-        entity_id: actor.entityId, title: 'Kysely uncommitted', source_fingerprint: 'fp:kysely', fingerprint_version: 1,
-        last_synced_at: 'x', created_at: 'x', updated_at: 'x',
-      }).execute();
-      opened.resolve();
-      await release.promise;
-      throw new Error('roll back the Kysely transaction');
-    });
-    const kyselyState = track(kysely);
-    await opened.promise;
-
-    const reading = read(db, all(titlesOf, { entityId: actor.entityId }));
-    let workStarted = false;
-    const writing = transaction(db, function* () {
-      workStarted = true;
-      const inserted = yield* first(insertRow, row(actor.entityId, 'Work row'));
-      return inserted?.title;
-    });
-    const writeState = track(writing);
-    const readState = track(reading);
-
-    await sleep(50);
-    expect(kyselyState.settled).toBe(false);
-    expect(writeState.settled).toBe(false);
-    expect(workStarted).toBe(false);
-
-    release.resolve();
-    await expect(kysely).rejects.toThrow('roll back the Kysely transaction');
-    expect(await writing).toBe('Work row');
-    const seen = await reading;
-    expect(readState.settled).toBe(true);
-    expect(seen.map((r) => r.title)).toContain('Committed before');
-    expect(seen.map((r) => r.title)).not.toContain('Kysely uncommitted');
-
-    expect(await read(db, all(titlesOf, { entityId: actor.entityId }))).toEqual([{ title: 'Committed before' }, { title: 'Work row' }]);
-    expect(await committedTitles(actor.entityId)).toEqual(['Committed before', 'Work row']);
-
-    // The connection is not left in a transaction: a later work runs and really commits.
-    await transaction(db, () => all(insertRow, row(actor.entityId, 'Afterwards')));
-    expect(await committedTitles(actor.entityId)).toEqual(['Committed before', 'Work row', 'Afterwards']);
-  });
-
-  it('a waiting work that fails rolls back alone; the Kysely transaction it waited for commits', async () => {
-    const actor = await newEntity();
-    const opened = deferred();
-    const release = deferred();
-    const kysely = db.transaction().execute(async (trx) => {
-      await trx.insertInto('artworks').values({
-        entity_id: actor.entityId, title: 'Kysely committed', source_fingerprint: 'fp:kysely-ok', fingerprint_version: 1,
-        last_synced_at: 'x', created_at: 'x', updated_at: 'x',
-      }).execute();
-      opened.resolve();
-      await release.promise;
-    });
-    await opened.promise;
-    const failing = transaction(db, function* () {
-      yield* all(insertRow, row(actor.entityId, 'Waiting then failing'));
-      throw new Error('waiting work fails');
-    });
-    const failingState = track(failing);
-    await sleep(20);
-    expect(failingState.settled).toBe(false);
-    release.resolve();
-    await kysely;
-    await expect(failing).rejects.toThrow('waiting work fails');
-    expect(await committedTitles(actor.entityId)).toEqual(['Kysely committed']);
-    await transaction(db, () => all(insertRow, row(actor.entityId, 'Later')));
-    expect(await committedTitles(actor.entityId)).toEqual(['Kysely committed', 'Later']);
-  });
-});
-
-describe('runIn inside a Kysely transaction', () => {
-  it('commits with the transaction', async () => {
-    const actor = await newEntity();
-    const inside = await db.transaction().execute(async (trx) => {
-      const inserted = await runIn(trx, first(insertRow, row(actor.entityId, 'Via runIn')));
-      expect(inserted).toStrictEqual({ id: expect.any(Number), title: 'Via runIn', fingerprint_version: 7 });
-      // Another connection does not see it yet (on SQLite a second connection; on PostgreSQL another pooled one).
-      expect(await committedTitles(actor.entityId)).toEqual([]);
-      return runIn(trx, all(titlesOf, { entityId: actor.entityId }));
-    });
-    expect(inside).toEqual([{ title: 'Via runIn' }]);
-    expect(await committedTitles(actor.entityId)).toEqual(['Via runIn']);
-  });
-
-  it('rolls back with the transaction', async () => {
-    const actor = await newEntity();
-    await expect(db.transaction().execute(async (trx) => {
-      await runIn(trx, all(insertRow, row(actor.entityId, 'Rolled back')));
-      expect(await runIn(trx, all(titlesOf, { entityId: actor.entityId }))).toEqual([{ title: 'Rolled back' }]);
-      throw new Error('undo');
-    })).rejects.toThrow('undo');
-    expect(await committedTitles(actor.entityId)).toEqual([]);
-    expect(await read(db, all(titlesOf, { entityId: actor.entityId }))).toEqual([]);
-  });
-
-  it('a failing statement rejects runIn with the driver\'s error, and the transaction rolls back', async () => {
-    const actor = await newEntity();
-    await transaction(db, () => all(insertRow, row(actor.entityId, 'Taken')));
-    let error: unknown;
-    await db.transaction().execute(async (trx) => {
-      await runIn(trx, all(insertRow, row(actor.entityId, 'Inside')));
-      await runIn(trx, all(insertRow, row(actor.entityId, 'Taken')));
-    }).catch((caught: unknown) => { error = caught; });
-    expect(isUniqueViolation(error)).toBe(true);
-    expect(await committedTitles(actor.entityId)).toEqual(['Taken']);
-  });
-});
-
 describe('one statement, several databases', () => {
   const extra: Array<{ database: FreshDatabase; handle: DatabaseHandle }> = [];
   afterAll(async () => {
@@ -502,9 +375,9 @@ describe('one statement, several databases', () => {
     const idB = await seed(dbB, 'Gallery B', ['B one']);
     expect(idA).toBe(idB); // same ids, different data: only the connection tells them apart
 
-    const shared = statement((db, p: { entityId: number }) =>
+    const shared = statement((db, p: Params<{ entityId: number }>) =>
       db.selectFrom('artworks').select(['title', 'entity_id']).where('entity_id', '=', p.entityId).orderBy('id'));
-    const titles = async (target: Db) => (await read(target, all(shared, { entityId: idA }))).map((r) => r.title);
+    const titles = async (target: Db) => (await read(target, () => all(shared, { entityId: idA }))).map((r) => r.title);
     expect(await titles(dbA)).toEqual(['A one', 'A two']);
     expect(await titles(dbB)).toEqual(['B one']);
     expect(await titles(dbA)).toEqual(['A one', 'A two']);
@@ -512,7 +385,7 @@ describe('one statement, several databases', () => {
     await transaction(dbB, () => all(insertRow, row(idB, 'B two')));
     expect(await titles(dbB)).toEqual(['B one', 'B two']);
     expect(await titles(dbA)).toEqual(['A one', 'A two']);
-    await dbA.transaction().execute((trx) => runIn(trx, all(insertRow, row(idA, 'A three'))));
+    await transaction(dbA, () => all(insertRow, row(idA, 'A three')));
     expect(await titles(dbA)).toEqual(['A one', 'A two', 'A three']);
     expect(await titles(dbB)).toEqual(['B one', 'B two']);
   });
@@ -525,11 +398,11 @@ describe('one statement, several databases', () => {
     const idPg = await seed(pgDb, 'Gallery PG', ['On PostgreSQL']);
     const idSqlite = await seed(sqliteDb, 'Gallery SQLite', ['On SQLite']);
 
-    const shared = statement((db, p: { entityId: number; min: number }) =>
+    const shared = statement((db, p: Params<{ entityId: number; min: number }>) =>
       db.selectFrom('artworks').select('title').where('entity_id', '=', p.entityId).where('id', '>=', p.min).limit(5));
-    expect(await read(pgDb, all(shared, { entityId: idPg, min: 0 }))).toEqual([{ title: 'On PostgreSQL' }]);
-    expect(await read(sqliteDb, all(shared, { entityId: idSqlite, min: 0 }))).toEqual([{ title: 'On SQLite' }]);
-    expect(await read(pgDb, all(shared, { entityId: idPg, min: 0 }))).toEqual([{ title: 'On PostgreSQL' }]);
+    expect(await read(pgDb, () => all(shared, { entityId: idPg, min: 0 }))).toEqual([{ title: 'On PostgreSQL' }]);
+    expect(await read(sqliteDb, () => all(shared, { entityId: idSqlite, min: 0 }))).toEqual([{ title: 'On SQLite' }]);
+    expect(await read(pgDb, () => all(shared, { entityId: idPg, min: 0 }))).toEqual([{ title: 'On PostgreSQL' }]);
     expect(shared.bind(pgDb, { entityId: 1, min: 2 }).sql).toContain('$3');
     expect(shared.bind(sqliteDb, { entityId: 1, min: 2 }).sql).not.toContain('$');
     expect(shared.bind(sqliteDb, { entityId: 1, min: 2 }).parameters).toEqual([1, 2, 5]);
@@ -603,14 +476,165 @@ describe('a batch of items (writeEach)', () => {
 });
 
 describe('statements per page size', () => {
-  const page = statementPerPageSize(3, (db, p: { entityId: number }, limit) =>
+  const page = statementPerPageSize(3, (db, p: Params<{ entityId: number }>, limit) =>
     db.selectFrom('artworks').select('title').where('entity_id', '=', p.entityId).orderBy('id').limit(sql.lit(limit)));
 
   it('each size answers that many rows, and a size outside 1..max is refused before any SQL is written', async () => {
     const actor = await newEntity();
     for (const title of ['P1', 'P2', 'P3', 'P4']) await transaction(db, () => all(insertRow, row(actor.entityId, title)));
-    for (const size of [1, 2, 3]) expect(await read(db, all(page(size), { entityId: actor.entityId }))).toHaveLength(size);
+    for (const size of [1, 2, 3]) expect(await read(db, () => all(page(size), { entityId: actor.entityId }))).toHaveLength(size);
     for (const size of [0, 4, 2.5, Number.NaN, -1]) expect(() => page(size)).toThrow(RangeError);
     expect(page(2).bind(db, { entityId: 1 }).sql).toMatch(/limit 2$/);
+  });
+});
+
+describe('scans run off the event loop (SQLite reader thread)', () => {
+  // A statement that takes a few hundred milliseconds of SQLite's time whatever the data: a recursive count.
+  const slowCount = statement((db, p: Params<{ upTo: number }>) => db.selectNoFrom(
+    sql<number>`(with recursive n(i) as (select 1 union all select i + 1 from n where i < ${p.upTo}) select count(*) from n)`.as('n')), { cost: 'scan' });
+  const pointTitles = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('artworks').select('title').where('entity_id', '=', p.entityId).orderBy('id'));
+  const scanTitles = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('artworks').select('title').where('entity_id', '=', p.entityId).orderBy('id'), { cost: 'scan' });
+
+  it('a scan answers the same rows as a point statement, and a read may mix both', async () => {
+    const actor = await newEntity();
+    for (const title of ['S1', 'S2', 'S3']) await transaction(db, () => all(insertRow, row(actor.entityId, title)));
+    const [pointRows, scanRows] = await read(db, function* () {
+      return [yield* all(pointTitles, { entityId: actor.entityId }), yield* all(scanTitles, { entityId: actor.entityId })];
+    });
+    expect(scanRows).toStrictEqual(pointRows);
+    expect(scanRows.map((r) => r.title)).toEqual(['S1', 'S2', 'S3']);
+  });
+
+  it.runIf(DIALECT === 'sqlite')('while a long scan runs, timers and point reads on the event loop go on', async () => {
+    const started = performance.now();
+    const scan = read(db, () => first(slowCount, { upTo: 3_000_000 }));
+    const delays: number[] = [];
+    let last = performance.now();
+    while (performance.now() - started < 150) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const now = performance.now();
+      delays.push(now - last);
+      last = now;
+      await read(db, () => all(pointTitles, { entityId: 1 }));
+    }
+    expect(Number((await scan)?.n)).toBe(3_000_000);
+    expect(performance.now() - started).toBeGreaterThan(150);
+    // The event loop never stalled for the scan's duration.
+    expect(Math.max(...delays)).toBeLessThan(100);
+  });
+
+  it('a scan whose inline predicate holds runs on the event loop and gives the same rows', async () => {
+    const actor = await newEntity();
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'Inline')));
+    const maybeInline = statement((db, p: Params<{ entityId: number; small: boolean }>) => db.selectFrom('artworks').select('title')
+      .where('entity_id', '=', p.entityId).where(sql<boolean>`${p.small} = ${p.small}`), { cost: 'scan', inlineWhen: (p) => p.small });
+    for (const small of [true, false]) expect(await read(db, () => all(maybeInline, { entityId: actor.entityId, small: small ? 1 : 0 } as never))).toEqual([{ title: 'Inline' }]);
+  });
+});
+
+describe.runIf(DIALECT === 'sqlite')('SQLite locked by another process: 503 within a second, never a frozen event loop', () => {
+  it('writes wait between tries and answer service_unavailable; the event loop keeps running; the lock gone, writes go through', async () => {
+    const actor = await newEntity();
+    const other = new SQLite(database.url.slice('sqlite:'.length));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const started = performance.now();
+      let ticks = 0;
+      const ticker = setInterval(() => { ticks++; }, 10);
+      const outcome = await transaction(db, () => all(insertRow, row(actor.entityId, 'Blocked'))).then(() => 'written', (error: unknown) => error);
+      clearInterval(ticker);
+      const elapsed = performance.now() - started;
+      expect(outcome).toBeInstanceOf(ApiError);
+      expect((outcome as ApiError).code).toBe('service_unavailable');
+      expect((outcome as ApiError).extras.retry_after).toBe(1);
+      expect(elapsed).toBeLessThan(1000);
+      expect(ticks).toBeGreaterThan(elapsed / 10 / 3);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'After the lock')));
+    expect(await committedTitles(actor.entityId)).toEqual(['After the lock']);
+  });
+
+  it('a lock released within the wait lets the queued write through', async () => {
+    const actor = await newEntity();
+    const other = new SQLite(database.url.slice('sqlite:'.length));
+    other.exec('BEGIN IMMEDIATE');
+    setTimeout(() => { other.exec('ROLLBACK'); other.close(); }, 100);
+    await transaction(db, () => all(insertRow, row(actor.entityId, 'Waited')));
+    expect(await committedTitles(actor.entityId)).toEqual(['Waited']);
+  });
+});
+
+describe.runIf(DIALECT === 'postgres')('PostgreSQL deadlocks', () => {
+  const bump = statement((db, p: Params<{ id: number }>) => db.updateTable('artworks').set((eb) => ({ price: eb(eb.fn.coalesce('price', sql.lit(0)), '+', 1) })).where('id', '=', p.id));
+  const pause = statement((db) => db.selectNoFrom(sql`pg_sleep(0.2)`.as('slept')));
+
+  it('a transaction PostgreSQL aborts to break a deadlock runs again, and both writes land', async () => {
+    const actor = await newEntity();
+    const [a, b] = await transaction(db, function* (): Work<[number, number]> {
+      return [(yield* first(insertRow, row(actor.entityId, 'Lock A')))!.id, (yield* first(insertRow, row(actor.entityId, 'Lock B')))!.id];
+    });
+    let runs = 0;
+    const crossing = (firstId: number, secondId: number) => transaction(db, function* () {
+      runs++;
+      yield* all(bump, { id: firstId });
+      yield* all(pause, {});
+      yield* all(bump, { id: secondId });
+    });
+    await Promise.all([crossing(a, b), crossing(b, a)]);
+    expect(runs).toBe(3);
+    const prices = await db.selectFrom('artworks').select('price').where('id', 'in', [a, b]).execute();
+    expect(prices.map((p) => p.price)).toEqual([2, 2]);
+  });
+});
+
+describe('types that refuse misuse', () => {
+  it('statement parameters are placeholders: arithmetic on one, or an array where one value goes, does not compile', () => {
+    statement((db, p: Params<{ offset: number; ids: number[]; id: number }>) => {
+      // @ts-expect-error a placeholder is not a number
+      const doubled = p.offset * 2;
+      void doubled;
+      // @ts-expect-error an array bound as one value would compile to wrong SQL
+      db.selectFrom('artworks').select('id').where('id', 'in', p.ids);
+      return db.selectFrom('artworks').select('id').where('id', '=', p.id).offset(p.offset);
+    });
+  });
+
+  it('a transaction accepts point statements only: a scan in it does not compile', () => {
+    const scan = statement((db) => db.selectFrom('artworks').select('id'), { cost: 'scan' });
+    const attempt = () =>
+      // @ts-expect-error a scan may not run inside a transaction
+      transaction(db, function* () {
+        return yield* all(scan, {});
+      });
+    expect(typeof attempt).toBe('function');
+    expectTypeOf(read(db, () => all(scan, {}))).resolves.toEqualTypeOf<Array<{ id: number }>>();
+  });
+
+  it('a column list checked against its table type fails to compile when a column is missing', () => {
+    const complete = tableColumns<ArtworksTable>()([
+      'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
+      'external_url', 'artist_name', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version',
+      'external_id', 'last_synced_at', 'updated_at',
+    ], ['id', 'entity_id', 'created_at']);
+    expect(complete).toHaveLength(18);
+    // @ts-expect-error external_id is neither listed nor excepted
+    tableColumns<ArtworksTable>()(['title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
+      'external_url', 'artist_name', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version',
+      'last_synced_at', 'updated_at'], ['id', 'entity_id', 'created_at']);
+  });
+});
+
+describe.runIf(DIALECT === 'sqlite')('the prepared statement cache', () => {
+  it('keeps at most its capacity, least recently used out, and answers every statement right', () => {
+    const sqlite = new SQLite(':memory:');
+    const cache = new PreparedCache(sqlite, 3);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 10; i++) expect(cache.run(`select ${i} as n`, [])).toEqual([{ n: i }]);
+    }
+    expect((cache as unknown as { entries: Map<string, unknown> }).entries.size).toBe(3);
+    sqlite.close();
   });
 });

@@ -1,0 +1,108 @@
+import type { Cost } from './statement.js';
+import type { Db, Trx } from './types.js';
+import { ROLLBACK_TO, type Step, type Work } from './work.js';
+
+/**
+ * Answers one step with its rows: synchronously (SQLite on the event loop) or as a promise (PostgreSQL,
+ * SQLite's reader thread). Throws, or rejects, with the driver's error.
+ */
+export type Execute = (step: Step) => unknown[] | Promise<unknown[]>;
+
+/**
+ * Runs a work to its end: the one loop for every dialect. It stays synchronous while `execute` answers
+ * synchronously and goes on asynchronously from the first step answered by a promise.
+ */
+export function drive<T>(work: Work<T, Cost>, execute: Execute, db: Db | Trx): T | Promise<T> {
+  const failure = new StatementFailure();
+  const advance = (input: { rows: unknown[] } | { error: unknown }): T | Promise<T> => {
+    for (;;) {
+      const next = 'error' in input ? work.throw(input.error) : work.next(input.rows);
+      if (next.done) return failure.check(next.value);
+      const step = next.value;
+      let rows: unknown[] | Promise<unknown[]>;
+      try {
+        rows = execute(step);
+      } catch (error) {
+        input = { error: failure.failed(error) };
+        continue;
+      }
+      if (rows instanceof Promise) {
+        return rows.then(
+          (answered) => advance({ rows: failure.succeeded(db, step, answered) }),
+          (error: unknown) => advance({ error: failure.failed(error) }),
+        );
+      }
+      input = { rows: failure.succeeded(db, step, rows) };
+    }
+  };
+  return advance({ rows: [] });
+}
+
+/**
+ * A work may catch a statement's error only to roll back to a savepoint: PostgreSQL aborts the whole
+ * transaction on any failed statement, and a work that carried on would "commit" nothing. The same
+ * rule on SQLite keeps works behaving alike on both.
+ */
+class StatementFailure {
+  private first: { error: unknown } | null = null;
+  failed(error: unknown): unknown {
+    this.first ??= { error };
+    return error;
+  }
+  succeeded(db: Db | Trx, step: Step, rows: unknown[]): unknown[] {
+    if (step.statement === ROLLBACK_TO) {
+      this.first = null;
+      rolledBack(db);
+    }
+    return rows;
+  }
+  check<T>(result: T): T {
+    if (this.first) throw this.first.error;
+    return result;
+  }
+}
+
+/** How a database runs works; one per open database (src/db/connect.ts attaches it). */
+export interface Runtime {
+  /** The work as one transaction: it commits entirely or not at all, and the promise settles after the commit. */
+  transaction<T>(work: () => Work<T>): Promise<T>;
+  /** A read-only work outside any transaction: each statement sees committed data. */
+  read<T>(work: () => Work<T, Cost>): Promise<T>;
+}
+
+const runtimes = new WeakMap<Db, Runtime>();
+
+export function attachRuntime(db: Db, runtime: Runtime): void {
+  runtimes.set(db, runtime);
+}
+
+function runtimeOf(db: Db): Runtime {
+  const runtime = runtimes.get(db);
+  if (!runtime) throw new Error('this database was not opened with connect() (src/db/connect.ts)');
+  return runtime;
+}
+
+/**
+ * Runs a work as one transaction. On SQLite, works started in the same event-loop turn share one
+ * commit (src/db/sqlite/group-commit.ts); on PostgreSQL each is a transaction of its own, run again
+ * when PostgreSQL breaks a deadlock by aborting it.
+ */
+export const transaction = <T>(db: Db, work: () => Work<T>): Promise<T> => runtimeOf(db).transaction(work);
+
+/** Runs a read-only work; on SQLite its scans run on a reader thread, off the event loop. */
+export const read = <T>(db: Db, work: () => Work<T, Cost>): Promise<T> => runtimeOf(db).read(work);
+
+const rollbackListeners = new Set<(db: Db | Trx) => void>();
+
+/**
+ * Calls `listener` whenever writes made in a transaction on a database may have been undone (a
+ * rollback, whole or to a savepoint): a cache of ids read inside a transaction must forget them, as
+ * another work of the same transaction may have written those rows.
+ */
+export function onRollback(listener: (db: Db | Trx) => void): void {
+  rollbackListeners.add(listener);
+}
+
+export function rolledBack(db: Db | Trx): void {
+  for (const listener of rollbackListeners) listener(db);
+}

@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { databaseUnavailable } from '../errors.js';
+import { rowBuilder, type RowBuilder } from './prepared.js';
+
+/** Scans waiting at most; beyond this a request is refused at once (503) instead of queueing for ever. */
+const MAX_PENDING = 256;
+/** The reader's own wait for a lock another process holds, blocking only the reader thread. */
+const READER_BUSY_TIMEOUT_MS = 250;
+
+type Answer = { id: number; columns: string[]; rows: unknown[][] } | { id: number; error: { message: string; code?: string } };
+
+/** The compiled worker beside this module, or its TypeScript source when the tests run from src/. */
+function workerFile(): URL {
+  const compiled = new URL('./reader-worker.js', import.meta.url);
+  return existsSync(fileURLToPath(compiled)) ? compiled : new URL('./reader-worker.ts', import.meta.url);
+}
+
+/**
+ * A thread that answers scans (statements whose cost grows with a catalog) on a read-only connection of
+ * its own, one at a time, while the event loop goes on serving other requests. Started on first use;
+ * a crashed thread is replaced on the next scan.
+ */
+export class SqliteReader {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: unknown) => void }>();
+  private readonly builders = new Map<string, RowBuilder>();
+
+  constructor(private readonly path: string) {}
+
+  run(sql: string, parameters: readonly unknown[]): Promise<unknown[]> {
+    if (this.pending.size >= MAX_PENDING) return Promise.reject(databaseUnavailable());
+    const worker = this.worker ?? this.start();
+    const id = this.nextId++;
+    return new Promise<unknown[]>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ id, sql, parameters });
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    if (worker) await worker.terminate();
+  }
+
+  private start(): Worker {
+    const worker = new Worker(workerFile(), { workerData: { path: this.path, busyTimeoutMs: READER_BUSY_TIMEOUT_MS } });
+    // The thread never keeps a process alive on its own (a CLI command that forgot to close).
+    worker.unref();
+    worker.on('message', (answer: Answer) => this.answer(answer));
+    const fail = (error: unknown) => {
+      if (this.worker === worker) this.worker = null;
+      for (const { reject } of this.pending.values()) reject(error);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the SQLite reader thread exited (${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private answer(answer: Answer): void {
+    const waiting = this.pending.get(answer.id);
+    if (!waiting) return;
+    this.pending.delete(answer.id);
+    if ('error' in answer) {
+      waiting.reject(Object.assign(new Error(answer.error.message), { code: answer.error.code }));
+      return;
+    }
+    const key = answer.columns.join('\u0000');
+    let toRow = this.builders.get(key);
+    if (!toRow) {
+      if (this.builders.size >= 500) this.builders.clear();
+      this.builders.set(key, (toRow = rowBuilder(answer.columns)));
+    }
+    waiting.resolve(answer.rows.map(toRow));
+  }
+}

@@ -1,0 +1,10 @@
+/** The scopes and tiers of API keys (interface.md "Authentication", decisions §2). */
+export const SCOPES = [
+  'artworks:read', 'artworks:write',
+  'events:read', 'events:write',
+  'profile:read', 'profile:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const TIERS = ['free', 'subscriber', 'partner'] as const;
+export type Tier = (typeof TIERS)[number];
