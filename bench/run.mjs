@@ -13,8 +13,6 @@ import autocannon from 'autocannon';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'art-catalog');
-/** The Node flags of `npm start` (V8 heap sizing; see docs/deploy.md). */
-const SERVE_NODE_FLAGS = /node (.*?) ?bin\/art-catalog serve/.exec(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[1]?.split(' ').filter(Boolean) ?? [];
 
 const { values: options } = parseArgs({
   options: {
@@ -109,8 +107,8 @@ async function runAtSize(size, { databaseUrl, changelogEntries }) {
   const { key } = cli(env, 'key', 'create', '--entity', String(entity.id), '--tier', 'partner');
   // History first (older entries, lower ids), as a catalog that has been syncing for years would have it.
   if (changelogEntries > 0) padChangelog(env.DATABASE_URL, entity.id, changelogEntries);
-  // Started as `npm start` starts it (package.json).
-  const server = startProcess(process.execPath, [...SERVE_NODE_FLAGS, BIN, 'serve'], env);
+  // Started as `npm start` starts it: the CLI's shebang carries the V8 flags (docs/deploy.md).
+  const server = startProcess(BIN, ['serve'], env);
   const url = await server.url;
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 

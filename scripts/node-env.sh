@@ -36,11 +36,14 @@ art_catalog_node_env() {
     mv -T "$tmp/package" "$dir" 2>/dev/null || true
     rm -rf "$tmp"
   fi
-  case ":$PATH:" in
-    *":$dir/bin:"*) ;;
-    *) PATH="$dir/bin:$PATH" ;;
-  esac
-  export PATH
+  # Switching majors in one shell: drop every runtime of the cache from PATH, then put this one first.
+  local entry rest=""
+  local IFS=:
+  for entry in $PATH; do
+    case "$entry" in "$cache"/*/bin) ;; *) rest="${rest:+$rest:}$entry" ;; esac
+  done
+  unset IFS
+  export PATH="$dir/bin${rest:+:$rest}"
   export npm_config_nodedir="$dir"
   hash -r
 }
