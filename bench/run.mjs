@@ -2,17 +2,15 @@
 // Benchmark: the service against a bare node:http baseline measured in the same run (npm run bench).
 // Options: --artworks N (catalog size, default 1000), --duration S (per scenario, default 10),
 //          --connections C (default 50), --database-url URL (default: a fresh SQLite file),
-//          --growth (the same scenarios at 1,000 and 100,000 artworks and a 1,000,000-entry changelog).
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//          --growth (the same scenarios at 1,000 and 100,000 artworks and a 1,000,000-entry changelog),
+//          --stall (then the stall scenario of bench/stall.mjs at 100,000 artworks and 1,000,000 entries).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = join(ROOT, 'bin', 'art-catalog');
+import { printStall, runStall } from './stall.mjs';
+import { ROOT, analyze, artworkItem, benchTenant, currentRssMb, padChangelog, peakRssMb, seedArtworks, startProcess, startService, stop } from './lib.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -21,46 +19,11 @@ const { values: options } = parseArgs({
     connections: { type: 'string', default: '50' },
     'database-url': { type: 'string' },
     growth: { type: 'boolean', default: false },
+    stall: { type: 'boolean', default: false },
   },
 });
 const DURATION = Number(options.duration);
 const CONNECTIONS = Number(options.connections);
-
-// ---------- processes ----------
-
-function startProcess(command, args, env) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`${command} exited with ${code}`)));
-  });
-  return { child, url };
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', resolve);
-    child.kill('SIGTERM');
-  });
-}
-
-const currentRssMb = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
-
-/** Peak resident set size of a process so far (Linux VmHWM), in MB. */
-function peakRssMb(pid) {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : NaN;
-}
-
-function cli(env, ...args) {
-  return JSON.parse(execFileSync(BIN, [...args, '--json'], { env: { ...process.env, ...env } }).toString());
-}
 
 // ---------- load ----------
 
@@ -90,11 +53,6 @@ function summary(name, result, baseline) {
 
 // ---------- one run at one catalog size ----------
 
-const artworkItem = (i, tag) => ({
-  title: `Bench Study ${tag} ${i}`, artist_name: `Bench Artist ${i % 500}`, creation_year: 1900 + (i % 120),
-  medium: 'Oil on canvas', dimensions: '60 x 80 cm', price: 1000 + i, currency: 'EUR', availability: 'available',
-});
-
 async function runAtSize(size, { databaseUrl, changelogEntries }) {
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-bench-'));
   const env = {
@@ -103,28 +61,15 @@ async function runAtSize(size, { databaseUrl, changelogEntries }) {
     RATE_LIMIT_PARTNER: '1000000000',
     PORT: '0',
   };
-  const entity = cli(env, 'entity', 'create', '--type', 'gallery', '--name', `Bench Gallery ${Date.now()}`);
-  const { key } = cli(env, 'key', 'create', '--entity', String(entity.id), '--tier', 'partner');
+  const { entity, key } = benchTenant(env, 'Bench Gallery');
   // History first (older entries, lower ids), as a catalog that has been syncing for years would have it.
   if (changelogEntries > 0) padChangelog(env.DATABASE_URL, entity.id, changelogEntries);
-  // Started as `npm start` starts it: the CLI's shebang carries the V8 flags (docs/deploy.md).
-  const server = startProcess(BIN, ['serve'], env);
+  const server = startService(env);
   const url = await server.url;
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
-  // Seed through the batch endpoint, 100 per request, a few requests at a time.
   const seedStart = performance.now();
-  const batches = Math.ceil(size / 100);
-  let next = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (next < batches) {
-      const b = next++;
-      const items = Array.from({ length: Math.min(100, size - b * 100) }, (_, j) => artworkItem(b * 100 + j, 'seed'));
-      const response = await fetch(`${url}/v1/artworks/batch`, { method: 'POST', headers: auth, body: JSON.stringify({ items }) });
-      const text = await response.text();
-      if (response.status !== 200) throw new Error(`seeding failed: ${response.status} ${text}`);
-    }
-  }));
+  await seedArtworks(url, auth, size, 'seed');
   const seedSeconds = (performance.now() - seedStart) / 1000;
 
   // The 10,000-artwork batch target: 100 requests of 100 new works, one after another. The bodies are
@@ -176,39 +121,6 @@ async function runAtSize(size, { databaseUrl, changelogEntries }) {
   await stop(server.child);
   rmSync(dir, { recursive: true, force: true });
   return { size, seedSeconds, tenThousandSeconds, rows, peakRssMb: rss, changelogEntries };
-}
-
-/** Adds filler changelog entries straight into the database (the growth run's 1,000,000-entry changelog). */
-function padChangelog(databaseUrl, entityId, count) {
-  const script = `
-    import { connect } from './dist/db/connect.js';
-    import { sql } from 'kysely';
-    const { db, close } = connect(${JSON.stringify(databaseUrl)});
-    const base = Date.parse('2020-01-01T00:00:00Z');
-    for (let done = 0; done < ${count}; done += 10000) {
-      const rows = Array.from({ length: Math.min(10000, ${count} - done) }, (_, i) => ({
-        owner_id: ${entityId}, entity_type: 'artwork', record_id: 1, action: 'update', source: 'api:ak_live_padding0',
-        field_changes: '{}', created_at: new Date(base + (done + i) * 1000).toISOString(),
-      }));
-      for (let i = 0; i < rows.length; i += 1000) await db.insertInto('changelog').values(rows.slice(i, i + 1000)).execute();
-    }
-    await db.updateTable('entity_stats').set({ changelog: ${count} }).where('entity_id', '=', ${entityId}).execute();
-    await close();
-  `;
-  process.stderr.write(`  padding the changelog with ${count} entries…\n`);
-  execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: 'inherit' });
-}
-
-/** Gathers PostgreSQL's planner statistics, as autovacuum does on a live database. */
-function analyze(databaseUrl) {
-  const script = `
-    import { connect } from './dist/db/connect.js';
-    import { sql } from 'kysely';
-    const { db, close } = connect(${JSON.stringify(databaseUrl)});
-    await sql\`analyze\`.execute(db);
-    await close();
-  `;
-  execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: 'inherit' });
 }
 
 // ---------- baseline ----------
@@ -284,6 +196,11 @@ if (report.runs.length === 2) {
     const large = report.runs[1].scenarios[i];
     console.log(`  ${pad(small.scenario, 30)} ${(large.rps / small.rps).toFixed(3)}`);
   }
+}
+
+if (options.stall) {
+  report.stall = await runStall({ databaseUrl: options['database-url'] });
+  printStall(report.stall);
 }
 
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });

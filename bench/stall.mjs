@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+// The "stall" scenario (decisions §9: no request holds the event loop for more than 50 ms): at the
+// bench's catalog sizes, abusive requests run phase by phase while a probe in its own thread asks
+// `/healthz` over and over and records how long each answer took. A request that blocks the server's
+// event loop shows up as a slow health answer.
+//
+//   node bench/stall.mjs [--database-url URL] [--artworks 100000] [--changelog 1000000] [--events 1000]
+//                        [--phase-seconds 5]
+// Also run by `npm run bench -- --stall`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { analyze, benchTenant, padChangelog, seedArtworks, startService, stop } from './lib.mjs';
+
+export const STALL_BUDGET_MS = 50;
+
+/** The probe: sequential health requests on one keep-alive connection, latencies grouped by phase. */
+const PROBE = `
+  const { parentPort, workerData } = require('node:worker_threads');
+  const http = require('node:http');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let phase = 'idle'; const samples = new Map(); let running = true;
+  parentPort.on('message', (m) => { if (m === 'stop') running = false; else phase = m; });
+  const once = () => new Promise((resolve) => {
+    const start = performance.now();
+    http.get(workerData.url + '/healthz', { agent }, (res) => { res.resume(); res.on('end', () => resolve(performance.now() - start)); })
+      .on('error', () => resolve(NaN));
+  });
+  (async () => {
+    while (running) {
+      const at = phase; const ms = await once();
+      if (!samples.has(at)) samples.set(at, []);
+      samples.get(at).push(ms);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    parentPort.postMessage([...samples]);
+  })();
+`;
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+/** One HTTP exchange on the shared keep-alive agent; resolves status, headers, body length and time. */
+function call(url, { method = 'GET', headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const req = request(url, { method, headers, agent }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk) => { bytes += chunk.length; });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, bytes, ms: performance.now() - start }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const quantile = (values, q) => {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
+};
+
+/** Runs `workers` loops of `step` for `seconds`; returns every step's time and the statuses seen. */
+async function phaseLoad(seconds, workers, step) {
+  const until = performance.now() + seconds * 1000;
+  const times = [];
+  const statuses = {};
+  let i = 0;
+  await Promise.all(Array.from({ length: workers }, async () => {
+    while (performance.now() < until) {
+      const result = await step(i++);
+      times.push(result.ms);
+      statuses[result.status] = (statuses[result.status] ?? 0) + 1;
+    }
+  }));
+  return { times, statuses };
+}
+
+const eventItem = (i) => {
+  const day = new Date(Date.now() + (i - 500) * 86_400_000 * 0.7).toISOString().slice(0, 10);
+  return {
+    title: `Stall Exhibition ${i}`, event_type: 'exhibition', start_date: day, end_date: day, location_city: 'Berlin',
+    description: `Ein Text über Farbe, Licht und Raum — ${i}. `.repeat(240).slice(0, 10_000),
+  };
+};
+
+export async function runStall({ databaseUrl, artworks = 100_000, changelog = 1_000_000, events = 1000, phaseSeconds = 5 } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'art-catalog-stall-'));
+  const env = {
+    DATABASE_URL: databaseUrl ?? `sqlite:${join(dir, 'stall.db')}`,
+    LOG_LEVEL: 'warn', PORT: '0', RATE_LIMIT_PARTNER: '1000000000', PUBLIC_RATE_LIMIT: '1000000000',
+  };
+  const dialect = env.DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
+  const { entity, key } = benchTenant(env, 'Stall Gallery');
+  if (changelog > 0) padChangelog(env.DATABASE_URL, entity.id, changelog);
+  const server = startService(env);
+  const url = await server.url;
+  const bearer = { authorization: `Bearer ${key}` };
+  const auth = { ...bearer, 'content-type': 'application/json' };
+  const measures = {};
+
+  // DELETE at a small catalog first, then at the full one: the cost must not grow with the catalog.
+  process.stderr.write(`stall (${dialect}): seeding 1,000 artworks…\n`);
+  await seedArtworks(url, auth, 1000, 'small');
+  const deleteTimes = async (count) => {
+    const { artworks: page } = JSON.parse(await text(`${url}/v1/artworks?limit=${count}`, bearer));
+    const times = [];
+    for (const { id } of page) times.push((await call(`${url}/v1/artworks/${id}`, { method: 'DELETE', headers: bearer })).ms);
+    return times;
+  };
+  const small = await deleteTimes(50);
+  measures.delete_ms_at_1000 = { mean: mean(small), p99: quantile(small, 0.99) };
+
+  process.stderr.write(`stall (${dialect}): seeding ${artworks.toLocaleString('en')} artworks and ${events} events of 10 KB…\n`);
+  await seedArtworks(url, auth, artworks - 950, 'large');
+  for (let b = 0; b < events; b += 50) {
+    const items = Array.from({ length: Math.min(50, events - b) }, (_, j) => eventItem(b + j));
+    const response = await call(`${url}/v1/events/batch`, { method: 'POST', headers: auth, body: JSON.stringify({ items }) });
+    if (response.status !== 200) throw new Error(`event seeding failed: ${response.status}`);
+  }
+  if (dialect === 'postgres') analyze(env.DATABASE_URL);
+  const profile = JSON.parse(await text(`${url}/v1/profile`, bearer));
+  const slug = profile.slug;
+  const { total: entries } = JSON.parse(await text(`${url}/v1/changelog?limit=1`, bearer));
+  const { events: [someEvent] } = JSON.parse(await text(`${url}/v1/events?limit=1`, bearer));
+  const deepArtworkPage = Math.floor(artworks / 50) - 10;
+  const deepChangelogPage = Math.floor(entries / 100) - 10;
+
+  const probe = new Worker(PROBE, { eval: true, workerData: { url } });
+  const phases = [];
+  const phase = async (name, workers, step) => {
+    probe.postMessage(name);
+    process.stderr.write(`  ${name}…\n`);
+    const result = await phaseLoad(phaseSeconds, workers, step);
+    phases.push({ name, ...result });
+  };
+  await phase('idle', 1, async () => { await sleep(50); return { ms: 0, status: 'sleep' }; });
+  // Each feed request follows a write, so each is built cold.
+  let edits = 0;
+  await phase('feed, rebuilt after every write', 1, async () => {
+    await call(`${url}/v1/events/${someEvent.id}`, { method: 'PUT', headers: auth, body: JSON.stringify({ description: `edit ${edits++}` }) });
+    return call(`${url}/profiles/${slug}/events.ics`);
+  });
+  await phase('feed, cached (4 clients)', 4, () => call(`${url}/profiles/${slug}/events.ics`));
+  await phase('profile pages (4 clients)', 4, (i) => call(`${url}/profiles/${slug}?page=${1 + (i % 50)}`));
+  const large = [];
+  await phase('DELETE early artworks (2 clients)', 2, async (i) => {
+    const result = await call(`${url}/v1/artworks/${1000 + i}`, { method: 'DELETE', headers: bearer });
+    large.push(result.ms);
+    return result;
+  });
+  measures.delete_ms_at_full = { mean: mean(large), p99: quantile(large, 0.99) };
+  await phase(`changelog deep page=${deepChangelogPage} since=2020 (4 clients)`, 4, () =>
+    call(`${url}/v1/changelog?since=2020-01-01T00:00:00.000Z&limit=100&page=${deepChangelogPage}`, { headers: bearer }));
+  await phase('changelog after=cursor (4 clients)', 4, (i) =>
+    call(`${url}/v1/changelog?after=${1 + ((i * 997) % Math.max(1, entries - 200))}&limit=100`, { headers: bearer }));
+  await phase(`artworks deep page=${deepArtworkPage} (4 clients)`, 4, () =>
+    call(`${url}/v1/artworks?limit=50&page=${deepArtworkPage}`, { headers: bearer }));
+  await phase('artworks after=cursor (4 clients)', 4, (i) =>
+    call(`${url}/v1/artworks?limit=50&after=${(i * 7919) % artworks}`, { headers: bearer }));
+  let n = 0;
+  await phase('batches of 100 artworks (4 clients)', 4, () =>
+    call(`${url}/v1/artworks/batch`, { method: 'POST', headers: auth, body: JSON.stringify({ items: Array.from({ length: 100 }, () => ({ title: `Stall batch ${n++}`, artist_name: 'Stall Artist', creation_year: 2001 })) }) }));
+
+  probe.postMessage('stop');
+  const samples = new Map(await new Promise((resolve) => probe.once('message', resolve)));
+  await probe.terminate();
+  const metrics = await text(`${url}/metrics`, {});
+  await stop(server.child);
+  rmSync(dir, { recursive: true, force: true });
+
+  const rows = phases.map(({ name, times, statuses }) => {
+    const health = samples.get(name) ?? [];
+    return {
+      phase: name, requests: times.length, statuses,
+      request_mean_ms: round(mean(times)), request_p99_ms: round(quantile(times, 0.99)),
+      healthz_probes: health.length, healthz_p99_ms: round(quantile(health, 0.99)), healthz_max_ms: round(Math.max(...health.filter(Number.isFinite))),
+    };
+  });
+  const loopMax = /event_loop_delay_seconds\{quantile="1"\} ([\d.e+-]+)|nodejs_eventloop_lag_max_seconds ([\d.e+-]+)/.exec(metrics);
+  return {
+    dialect, artworks, changelog: entries, events, phase_seconds: phaseSeconds, rows,
+    delete_ms: { at_1000: roundAll(measures.delete_ms_at_1000), [`at_${artworks}`]: roundAll(measures.delete_ms_at_full) },
+    worst_healthz_ms: round(Math.max(...rows.filter((r) => r.phase !== 'idle').map((r) => r.healthz_max_ms))),
+    event_loop_max_ms_from_metrics: loopMax ? round(Number(loopMax[1] ?? loopMax[2]) * 1000) : null,
+  };
+}
+
+export function printStall(report) {
+  const pad = (s, n) => String(s).padEnd(n);
+  const lpad = (s, n) => String(s).padStart(n);
+  console.log(`\nstall scenario on ${report.dialect}: ${report.artworks.toLocaleString('en')} artworks, ${report.changelog.toLocaleString('en')} changelog entries, ${report.events} events × 10 KB; ${report.phase_seconds} s per phase`);
+  console.log(`${pad('abusive load', 48)}${lpad('requests', 9)}${lpad('mean ms', 9)}${lpad('p99 ms', 9)}${lpad('healthz p99', 13)}${lpad('healthz max', 13)}  statuses`);
+  for (const r of report.rows) {
+    console.log(`${pad(r.phase, 48)}${lpad(r.requests, 9)}${lpad(r.request_mean_ms, 9)}${lpad(r.request_p99_ms, 9)}${lpad(r.healthz_p99_ms, 13)}${lpad(r.healthz_max_ms, 13)}  ${JSON.stringify(r.statuses)}`);
+  }
+  const [small, large] = Object.entries(report.delete_ms);
+  console.log(`DELETE /v1/artworks/:id: ${small[1].mean} ms mean at 1,000 artworks, ${large[1].mean} ms at ${large[0].slice(3)}`);
+  const verdict = report.worst_healthz_ms <= STALL_BUDGET_MS ? 'within' : 'OVER';
+  console.log(`worst /healthz answer during abuse: ${report.worst_healthz_ms} ms (${verdict} the ${STALL_BUDGET_MS} ms budget)${report.event_loop_max_ms_from_metrics === null ? '' : `; event-loop delay max from /metrics: ${report.event_loop_max_ms_from_metrics} ms`}`);
+}
+
+async function text(url, headers) {
+  return new Promise((resolve, reject) => {
+    request(url, { headers, agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => { body += chunk; });
+      res.on('end', () => (res.statusCode < 300 ? resolve(body) : reject(new Error(`${url}: ${res.statusCode} ${body}`))));
+    }).on('error', reject).end();
+  });
+}
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const mean = (values) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+const round = (value) => Math.round(value * 10) / 10;
+const roundAll = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v)]));
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({
+    options: {
+      'database-url': { type: 'string' }, artworks: { type: 'string', default: '100000' },
+      changelog: { type: 'string', default: '1000000' }, events: { type: 'string', default: '1000' },
+      'phase-seconds': { type: 'string', default: '5' },
+    },
+  });
+  const report = await runStall({
+    databaseUrl: values['database-url'], artworks: Number(values.artworks), changelog: Number(values.changelog),
+    events: Number(values.events), phaseSeconds: Number(values['phase-seconds']),
+  });
+  printStall(report);
+  agent.destroy();
+}
