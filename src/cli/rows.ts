@@ -60,6 +60,7 @@ function jsonRows(text: string, kind: Kind): Row[] {
     throw new FileProblem('a JSON file must hold an array of objects');
   }
   const items = data as Record<string, unknown>[];
+  if (items.length === 0) return [];
   const names = fieldNames([...new Set(items.flatMap((item) => Object.keys(item)))], kind);
   return items.map((item, i) => ({
     label: `item ${i + 1}`,
