@@ -96,7 +96,7 @@ describe('push', () => {
     const proxy = await faultyProxy(base);
     try {
       const run = await push([file, '--kind', 'artworks', '--base-url', proxy.url, '--key', g.key]);
-      expect(run.stdout).toContain('1000 rows: created 1000, updated 0, unchanged 0, failed 0');
+      expect(run.stdout).toContain('1000 rows: created 1000, updated 0, unchanged 0, duplicate 0, failed 0');
       expect(run.code).toBe(0);
       expect(proxy.injected()).toBeGreaterThanOrEqual(2);
       expect(run.stderr).toContain('server error (500): retrying');
@@ -196,7 +196,7 @@ describe('push against a low rate limit', () => {
     const file = join(dir, 'limited.csv');
     writeFileSync(file, artworksCsv(500));
     const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]);
-    expect(run.stdout).toContain('500 rows: created 500, updated 0, unchanged 0, failed 0');
+    expect(run.stdout).toContain('500 rows: created 500, updated 0, unchanged 0, duplicate 0, failed 0');
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/rate limited \(429\): waiting \d+\.\d s as retry_after asks/);
     const count = await t.handle.db.selectFrom('artworks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
