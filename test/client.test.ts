@@ -1,8 +1,16 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiClientError, ArtCatalogClient, NetworkError, type RetryEvent } from '../src/client/index.js';
 import { DEFAULT_RETRY, shouldRetry, type RetryPolicy } from '../src/client/retry.js';
 import type { ArtworkPostBody } from '../src/schemas/artworks.js';
-import { startApp, tenant, type TestApp } from './helpers.js';
+import { client as inject, startApp, tenant, type TestApp } from './helpers.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const run = promisify(execFile);
 
 /** The typed client (src/client): its retry policy as a pure function, then against a real server. */
 
@@ -360,5 +368,106 @@ describe('ArtCatalogClient against a real server', () => {
     expect(Number.isInteger((failure as ApiClientError).retryAfter)).toBe(true);
     expect((failure as ApiClientError).retryAfter).toBeGreaterThanOrEqual(1);
     expect(sleeps).toEqual([]);
+  });
+
+  test('iterateArtworks, iterateEvents and iterateChanges walk a whole list by cursor, page by page, each record once', async () => {
+    const recorder = recordingFetch();
+    const { api } = await gallery({}, { fetch: recorder.fetcher });
+    const items = Array.from({ length: 25 }, (_, i) => ({ title: `Walked ${i + 1}`, creation_year: 1900 + i }));
+    await api.postArtworks(items);
+    await api.postEvents(Array.from({ length: 7 }, (_, i) => ({ title: `Walked Event ${i + 1}` })));
+    await api.deleteArtwork((await api.listArtworks({ limit: 1 })).artworks[0]!.id);
+    recorder.calls.length = 0;
+
+    const walked = [];
+    for await (const artwork of api.iterateArtworks({ limit: 10 })) walked.push(artwork.title);
+    expect(walked).toEqual(items.slice(1).map((i) => i.title));
+    expect(recorder.calls.map((c) => new URL(c.url).searchParams.get('after'))).toEqual(['0', expect.any(String), expect.any(String)]);
+
+    const events = [];
+    for await (const event of api.iterateEvents({ limit: 3 })) events.push(event.title);
+    expect(events).toHaveLength(7);
+
+    const changes = [];
+    for await (const change of api.iterateChanges({ limit: 7 })) changes.push(change.id);
+    const total = (await api.changelog({ limit: 1 })).total;
+    expect(changes).toHaveLength(total);
+    expect(new Set(changes).size).toBe(total);
+    // Resuming after the last id seen gives exactly the entries written since.
+    await api.postArtwork({ title: 'Written Later' });
+    const later = [];
+    for await (const change of api.iterateChanges({ after: changes.at(-1)! })) later.push([change.entity_type, change.action]);
+    expect(later).toEqual([['artwork', 'create']]);
+  });
+});
+
+describe('the client as a gallery\'s own code uses it', () => {
+  let t: TestApp;
+  let baseUrl: string;
+  let dir: string;
+  beforeAll(async () => {
+    t = await startApp({ RATE_LIMIT_SUBSCRIBER: '100000' });
+    baseUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    dir = mkdtempSync(join(tmpdir(), 'art-catalog-consumer-'));
+  });
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await t.close();
+  });
+
+  test('a project outside the repository imports art-catalog-service/client with its types, compiles and runs', async () => {
+    const g = await tenant(t);
+    // As `npm install <this package>` leaves it: the package under node_modules, resolved through `exports`.
+    mkdirSync(join(dir, 'node_modules'));
+    symlinkSync(ROOT, join(dir, 'node_modules', 'art-catalog-service'), 'dir');
+    writeFileSync(join(dir, 'package.json'), '{"name": "gallery-sync", "type": "module", "private": true}\n');
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')], outDir: 'out', skipLibCheck: true },
+      include: ['sync.ts'],
+    }));
+    writeFileSync(join(dir, 'sync.ts'), [
+      "import { ArtCatalogClient, ApiClientError } from 'art-catalog-service/client';",
+      'const client = new ArtCatalogClient({ baseUrl: process.env.ART_CATALOG_URL!, key: process.env.ART_CATALOG_KEY! });',
+      "const posted = await client.postArtwork({ title: 'From Outside', creation_year: 2020 });",
+      'const year: number | null = (await client.getArtwork(posted.id)).creation_year;',
+      'let count = 0;',
+      'for await (const artwork of client.iterateArtworks()) count += artwork.title.length > 0 ? 1 : 0;',
+      'try { await client.getArtwork(999999); } catch (error) { if (error instanceof ApiClientError) console.log(`error ${error.status} ${error.error}`); }',
+      'console.log(`created ${posted.created} year ${year} count ${count}`);',
+      '',
+    ].join('\n'));
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    await run(process.execPath, [tsc, '--project', 'tsconfig.json'], { cwd: dir });
+    // The types are the service's: a title that is not a string does not compile.
+    writeFileSync(join(dir, 'sync.ts'), "import { ArtCatalogClient } from 'art-catalog-service/client';\nawait new ArtCatalogClient({ baseUrl: '', key: '' }).postArtwork({ title: 1 });\n");
+    const refused = await run(process.execPath, [tsc, '--project', 'tsconfig.json', '--noEmit'], { cwd: dir }).then(() => '', (error: { stdout: string }) => error.stdout);
+    expect(refused).toMatch(/sync\.ts\(2,.*error TS2322/);
+
+    const { stdout } = await run(process.execPath, ['out/sync.js'], { cwd: dir, env: { ...process.env, ART_CATALOG_URL: baseUrl, ART_CATALOG_KEY: g.key } });
+    expect(stdout).toBe('error 404 not_found\ncreated true year 2020 count 1\n');
+  }, 60_000);
+
+  test('examples/client-sync.mjs reads the catalog once, then only the changes written since its last run', async () => {
+    const g = await tenant(t);
+    const api = inject(t, g.key);
+    await api.post('/v1/artworks/batch', { items: [{ title: 'Synced A' }, { title: 'Synced B' }] });
+    await api.post('/v1/events', { title: 'Synced Opening' });
+    const state = join(dir, 'state.json');
+    const env = { ...process.env, ART_CATALOG_URL: baseUrl, ART_CATALOG_KEY: g.key };
+    const sync = async () => (await run(process.execPath, [join(ROOT, 'examples', 'client-sync.mjs'), state], { cwd: dir, env })).stdout;
+
+    const first = await sync();
+    expect(first).toMatch(/^read 2 artworks and 1 events\n/);
+    expect(first).toMatch(/\d+ changes; the next run continues from \{"after":\d+\}\n$/);
+
+    const posted = (await api.post('/v1/artworks', { title: 'Synced C', price: 5 })).body;
+    await api.put(`/v1/artworks/${posted.id}`, { price: 6 });
+    const second = await sync();
+    expect(second.split('\n').filter((line) => line.startsWith('change '))).toEqual([
+      expect.stringMatching(new RegExp(`^change \\d+: create artwork ${posted.id} \\(title, `)),
+      expect.stringMatching(new RegExp(`^change \\d+: update artwork ${posted.id} \\(price\\)$`)),
+    ]);
+    expect(second).not.toMatch(/^read /);
+    expect(await sync()).toMatch(/^0 changes; /);
   });
 });

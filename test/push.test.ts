@@ -1,23 +1,34 @@
 import { execFile } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startApp, tenant, type Tenant, type TestApp } from './helpers.js';
+import { progressLine } from '../src/cli/progress.js';
+import { client, startApp, tenant, type Tenant, type TestApp } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'art-catalog');
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run { code: number; stdout: string; stderr: string; ms: number }
 
 function push(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const started = Date.now();
   return new Promise((resolve) => {
     execFile(BIN, ['push', ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - started });
     });
   });
+}
+
+/** A run that stopped as a whole: exit 2, nothing on stdout, one line on stderr. */
+function expectStopped(run: Run, message: RegExp): void {
+  expect(run.stdout).toBe('');
+  expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  expect(run.stderr).toMatch(message);
+  expect(run.code).toBe(2);
 }
 
 async function listen(t: TestApp): Promise<string> {
@@ -85,7 +96,7 @@ describe('push', () => {
     const proxy = await faultyProxy(base);
     try {
       const run = await push([file, '--kind', 'artworks', '--base-url', proxy.url, '--key', g.key]);
-      expect(run.stdout).toContain('1000 rows: created 1000, updated 0, unchanged 0, failed 0');
+      expect(run.stdout).toContain('1000 rows: created 1000, updated 0, unchanged 0, duplicate 0, failed 0');
       expect(run.code).toBe(0);
       expect(proxy.injected()).toBeGreaterThanOrEqual(2);
       expect(run.stderr).toContain('server error (500): retrying');
@@ -105,17 +116,44 @@ describe('push', () => {
     expect(updates).toHaveLength(0);
   });
 
-  test('the example CSV imports with its five invalid rows reported as line N: field: problem and exit status 1', async () => {
+  test('the example CSV imports with its five invalid rows and three duplicates reported as line N: problem, and a second run changes nothing', async () => {
     const other = await tenant(t);
-    const run = await push([join(ROOT, 'examples', 'artworks.csv'), '--kind', 'artworks'], { ART_CATALOG_URL: base, ART_CATALOG_KEY: other.key });
+    const env = { ART_CATALOG_URL: base, ART_CATALOG_KEY: other.key };
+    const run = await push([join(ROOT, 'examples', 'artworks.csv'), '--kind', 'artworks'], env);
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain('267 rows: created 259, updated 3, unchanged 0, failed 5');
+    expect(run.stdout).toContain('267 rows: created 259, updated 0, unchanged 0, duplicate 3, failed 5');
     expect(run.stdout).toContain('line 25: title: is required');
     expect(run.stdout).toContain('line 64: creation_year: must be integer or null');
     expect(run.stdout).toContain('line 102: price: must be integer or null');
+    expect(run.stdout).toContain('line 121: same artwork as line 33 (same artist, title and year): not sent');
     expect(run.stdout).toContain('line 143: availability: must be one of: available, reserved, sold');
+    expect(run.stdout).toContain('line 166: same artwork as line 77 (same artist, title and year): not sent');
     expect(run.stdout).toContain('line 189: image_url: must be an absolute http or https URL');
-    expect(run.stderr).toMatch(/progress 267\/267/);
+    expect(run.stdout).toContain('line 201: same artwork as line 74 (same artist, title and year): not sent');
+    expect(run.stderr).toMatch(/progress 259\/259/);
+    const api = client(t, other.key);
+    const before = (await api.get('/v1/changelog?limit=1')).body.total;
+    const lastBefore = (await api.get(`/v1/changelog?limit=1&page=${before}`)).body.changes[0].id;
+    // The duplicates did not overwrite the first rows: line 33's title is kept.
+    const titles = (await api.get('/v1/artworks?limit=100&after=0')).body.artworks.map((a: any) => a.title);
+    expect(titles).toContain('Abstract Painting');
+    expect(titles).not.toContain('abstract painting!');
+
+    const again = await push([join(ROOT, 'examples', 'artworks.csv'), '--kind', 'artworks'], env);
+    expect(again.stdout).toContain('267 rows: created 0, updated 0, unchanged 259, duplicate 3, failed 5\nnothing changed on the server\n');
+    // Every accepted write is logged (decisions §7): 259 entries that change nothing but the sync time.
+    expect((await api.get('/v1/changelog?limit=1')).body.total).toBe(before + 259);
+    const after = await api.get(`/v1/changelog?limit=1000&after=${lastBefore}`);
+    expect(after.body.changes).toHaveLength(259);
+    for (const change of after.body.changes) {
+      expect(change).toMatchObject({ entity_type: 'artwork', action: 'update' });
+      expect(Object.keys(change.field_changes).filter((f) => f !== 'last_synced_at')).toEqual([]);
+    }
+
+    const events = await push([join(ROOT, 'examples', 'events.csv'), '--kind', 'events'], env);
+    expect(events.stdout).toContain('25 rows: created 23, updated 0, unchanged 0, duplicate 0, failed 2');
+    const eventsAgain = await push([join(ROOT, 'examples', 'events.csv'), '--kind', 'events'], env);
+    expect(eventsAgain.stdout).toContain('25 rows: created 0, updated 0, unchanged 23, duplicate 0, failed 2\nnothing changed on the server\n');
   });
 
   test('events from JSON are pushed, and a re-push reports them unchanged', async () => {
@@ -127,7 +165,7 @@ describe('push', () => {
     const first = await push([file, '--kind', 'events', '--base-url', base, '--key', g.key, '--json']);
     expect(first.code).toBe(1);
     expect(JSON.parse(first.stdout)).toEqual({
-      total: 2, created: 1, updated: 0, unchanged: 0, failed: 1,
+      total: 2, created: 1, updated: 0, unchanged: 0, duplicate: 0, failed: 1, deleted: 0,
       failures: [{ label: 'item 2', message: 'end_date: must not be before start_date' }],
     });
     const again = await push([file, '--kind', 'events', '--base-url', base, '--key', g.key, '--json']);
@@ -158,10 +196,250 @@ describe('push against a low rate limit', () => {
     const file = join(dir, 'limited.csv');
     writeFileSync(file, artworksCsv(500));
     const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]);
-    expect(run.stdout).toContain('500 rows: created 500, updated 0, unchanged 0, failed 0');
+    expect(run.stdout).toContain('500 rows: created 500, updated 0, unchanged 0, duplicate 0, failed 0');
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/rate limited \(429\): waiting \d+\.\d s as retry_after asks/);
     const count = await t.handle.db.selectFrom('artworks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(500);
+  });
+});
+
+describe('push refuses at once, in one line, what cannot work', () => {
+  let t: TestApp;
+  let g: Tenant;
+  let base: string;
+  beforeAll(async () => {
+    t = await startApp({ RATE_LIMIT_SUBSCRIBER: '100000', RATE_LIMIT_FREE: '100000' });
+    g = await tenant(t);
+    base = await listen(t);
+  });
+  afterAll(async () => { await t.close(); });
+  const example = join(ROOT, 'examples', 'artworks.csv');
+
+  test('a wrong key stops push with one 401 line naming the URL (exit 2), not one line per row', async () => {
+    const run = await push([example, '--kind', 'artworks', '--base-url', base, '--key', `ak_live_${'x'.repeat(32)}`]);
+    expectStopped(run, new RegExp(`^art-catalog: ${base} refused the API key \\(401 unauthorized: `));
+  });
+
+  test('a key without the write scope stops push with one 403 line naming the missing scope (exit 2)', async () => {
+    const reader = await tenant(t, { tier: 'free' });
+    const run = await push([example, '--kind', 'artworks', '--base-url', base, '--key', reader.key]);
+    expectStopped(run, new RegExp(`^art-catalog: ${base} refused the request \\(403 forbidden: the key ${reader.prefix} lacks the scope artworks:write`));
+    expect((await client(t, reader.key).get('/v1/artworks')).body.total).toBe(0);
+  });
+
+  test('a stopped server: push exits within 5 seconds with one line naming the URL', async () => {
+    const closed = createTcpServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const run = await push([example, '--kind', 'artworks', '--base-url', url, '--key', g.key]);
+    expectStopped(run, new RegExp(`^art-catalog: cannot connect to ${url}: connection refused \\(is the server running\\?\\)\\n$`));
+    expect(run.ms).toBeLessThan(5000);
+  });
+
+  test.each([
+    ['127.0.0.1:3000', /the service URL "127\.0\.0\.1:3000" must start with http:\/\/ or https:\/\//],
+    ['localhost:3000', /the service URL "localhost:3000" must start with http:\/\/ or https:\/\//],
+    ['http://no-such-host.invalid', /cannot connect to http:\/\/no-such-host\.invalid: unknown host no-such-host\.invalid/],
+  ])('the service URL %s stops push with one line (exit 2)', async (url, message) => {
+    expectStopped(await push([example, '--kind', 'artworks', '--base-url', url, '--key', g.key]), message);
+  });
+
+  test('a server that fails every batch: one batch is retried with its budget, then push stops in one line instead of retrying every batch', async () => {
+    let batchRequests = 0;
+    const upstream = new URL(base);
+    const proxy = createServer((req, res) => {
+      if (req.url?.endsWith('/batch')) {
+        batchRequests++;
+        req.resume();
+        res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"internal_error","message":"Internal server error"}');
+        return;
+      }
+      req.pipe(httpRequest({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      }));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const run = await push([example, '--kind', 'artworks', '--base-url', url, '--key', g.key]);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      const lines = run.stderr.trim().split('\n');
+      expect(lines.filter((line) => line.startsWith('server error (500): retrying'))).toHaveLength(4);
+      expect(lines.at(-1)).toBe(`art-catalog: ${url} answered 500 internal_error: Internal server error`);
+      expect(batchRequests).toBe(5);
+    } finally {
+      proxy.close();
+    }
+  });
+
+  test.each([
+    ['empty.csv', '', /the file is empty/],
+    ['blank.csv', '\n \n', /the file is empty/],
+    ['header.csv', 'title,artist_name\n', /the file has a header row but no data rows/],
+    ['empty.json', '[]', /the file holds no items/],
+    ['object.json', '{"title": "x"}', /a JSON file must hold an array of objects/],
+  ])('%s is refused (exit 2)', async (name, content, message) => {
+    const file = join(dir, name);
+    writeFileSync(file, content);
+    expectStopped(await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]), message);
+  });
+
+  test('misspelled columns of a semicolon header are one error with a suggestion for each, before anything is sent', async () => {
+    const file = join(dir, 'misspelled.csv');
+    writeFileSync(file, 'Titel;Artist_Name;Year;prise\nA;B;1990;5\nC;D;1991;6\n');
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]);
+    expectStopped(run, /unknown columns "Titel" \(did you mean "title"\?\), "Year" \(did you mean "creation_year"\?\), "prise" \(did you mean "price"\?\); the artworks fields are title, /);
+    expect(run.stderr).not.toMatch(/line 2/);
+  });
+
+  test('tab- and semicolon-separated files with headers in any case import like comma-separated ones', async () => {
+    const gallery = await tenant(t);
+    const tabs = join(dir, 'tabs.tsv');
+    writeFileSync(tabs, 'Title\tArtist Name\tCREATION_YEAR\tPrice\nTab Work, One\tTab Painter\t1990\t100\nTab Work Two\tTab Painter\t1991\t\n');
+    const semicolons = join(dir, 'semicolons.csv');
+    writeFileSync(semicolons, 'title;artist_name;creation_year;description\nSemi Work;Semi Painter;2001;"Oil; on canvas, signed"\n');
+    expect((await push([tabs, '--kind', 'artworks', '--base-url', base, '--key', gallery.key])).stdout).toContain('2 rows: created 2,');
+    expect((await push([semicolons, '--kind', 'artworks', '--base-url', base, '--key', gallery.key])).stdout).toContain('1 rows: created 1,');
+    const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
+    expect(artworks.map((a: any) => [a.title, a.artist_name, a.creation_year, a.price])).toEqual([
+      ['Tab Work, One', 'Tab Painter', 1990, 100], ['Tab Work Two', 'Tab Painter', 1991, null], ['Semi Work', 'Semi Painter', 2001, null],
+    ]);
+    expect((await client(t, gallery.key).get(`/v1/artworks/${artworks[2].id}`)).body.description).toBe('Oil; on canvas, signed');
+  });
+
+  test('invalid UTF-8 is refused naming its line; with --encoding latin1 a Latin-1 semicolon export with editions and several "Untitled" works imports exactly', async () => {
+    const gallery = await tenant(t);
+    const file = join(dir, 'latin1.csv');
+    const text = [
+      'title;artist_name;creation_year;external_id;price;currency',
+      'Selbstbildnis;Käthe Kollwitz;1934;KK-1934;;',
+      'Mutter mit Kind;Käthe Kollwitz;1931;KK-1931-3/50;1200;eur',
+      'Mutter mit Kind;Käthe Kollwitz;1931;KK-1931-7/50;1250;eur',
+      'Untitled;Günther Förg;1989;GF-89-01;;',
+      'Untitled;Günther Förg;1989;GF-89-02;;',
+      'Untitled;Günther Förg;1989;GF-89-03;;',
+      'Café in Montréal;Françoise Gilot;1950;;;',
+    ].join('\r\n');
+    writeFileSync(file, Buffer.from(text, 'latin1'));
+    const refused = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key]);
+    expectStopped(refused, /cannot push .*latin1\.csv: line 2 is not valid UTF-8 \(byte 0xE4\); .*pass --encoding latin1/);
+
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--encoding', 'latin1']);
+    expect(run.stdout).toBe('7 rows: created 7, updated 0, unchanged 0, duplicate 0, failed 0\n');
+    expect(run.code).toBe(0);
+    const api = client(t, gallery.key);
+    const { artworks } = (await api.get('/v1/artworks')).body;
+    expect(artworks.map((a: any) => [a.title, a.artist_name, a.external_id, a.price, a.currency])).toEqual([
+      ['Selbstbildnis', 'Käthe Kollwitz', 'KK-1934', null, null],
+      ['Mutter mit Kind', 'Käthe Kollwitz', 'KK-1931-3/50', 1200, 'EUR'],
+      ['Mutter mit Kind', 'Käthe Kollwitz', 'KK-1931-7/50', 1250, 'EUR'],
+      ['Untitled', 'Günther Förg', 'GF-89-01', null, null],
+      ['Untitled', 'Günther Förg', 'GF-89-02', null, null],
+      ['Untitled', 'Günther Förg', 'GF-89-03', null, null],
+      ['Café in Montréal', 'Françoise Gilot', null, null, null],
+    ]);
+    expect((await api.get('/v1/sync/status')).body.artists.count).toBe(3);
+    const again = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--encoding', 'latin1']);
+    expect(again.stdout).toBe('7 rows: created 0, updated 0, unchanged 7, duplicate 0, failed 0\nnothing changed on the server\n');
+  });
+
+  test('rows of one file that denote the same record are reported and only the first is sent', async () => {
+    const gallery = await tenant(t);
+    const file = join(dir, 'same-record.json');
+    writeFileSync(file, JSON.stringify([
+      { title: 'Edition', artist_name: 'Printer', creation_year: 2000, external_id: 'E-1', price: 10 },
+      { title: 'Edition', artist_name: 'Printer', creation_year: 2000, external_id: 'E-1', price: 99 },
+      { title: 'Edition', artist_name: 'Printer', creation_year: 2000 },
+      { title: 'Still Life', creation_year: 1950, price: 1 },
+      { title: 'STILL LIFE!', creation_year: 1950, price: 2 },
+    ]));
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe([
+      '5 rows: created 2, updated 0, unchanged 0, duplicate 3, failed 0',
+      '  item 2: same artwork as item 1 (external_id "E-1"): not sent',
+      '  item 3: same artist, title and year as item 1, which has an external_id: give this row one too; not sent',
+      '  item 5: same artwork as item 4 (same artist, title and year): not sent',
+      '',
+    ].join('\n'));
+    const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
+    expect(artworks.map((a: any) => [a.title, a.price])).toEqual([['Edition', 10], ['Still Life', 1]]);
+  });
+
+  test('--dry-run prints what would be created and updated, and writes nothing: the changelog total is unchanged', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    const file = join(dir, 'dry.csv');
+    const rows = ['title,artist_name,creation_year,price,description', 'Dry One,Dry Painter,2001,100,First', 'Dry Two,Dry Painter,2002,200,Second', 'Dry Three,Dry Painter,2003,300,Third'];
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    expect((await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key])).code).toBe(0);
+    writeFileSync(file, `${[...rows.slice(0, 3), 'Dry Three,Dry Painter,2003,300,Third (revised)', 'Dry Four,Dry Painter,2004,,'].join('\n')}\n`);
+    const before = (await api.get('/v1/changelog')).body.total;
+    const ids = (await api.get('/v1/artworks')).body.artworks.map((a: any) => a.id);
+
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--dry-run']);
+    expect(run.stdout).toBe([
+      'dry run, nothing written: 4 rows: would create 1, update 1, leave unchanged 2, duplicate 0, failed 0',
+      `  line 4: update #${ids[2]} "Dry Three" (description)`,
+      '  line 5: create "Dry Four"',
+      '',
+    ].join('\n'));
+    expect(run.code).toBe(0);
+    expect((await api.get('/v1/changelog')).body.total).toBe(before);
+    expect((await api.get('/v1/artworks')).body.total).toBe(3);
+    expect((await api.get(`/v1/artworks/${ids[2]}`)).body.description).toBe('Third');
+
+    const json = JSON.parse((await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--dry-run', '--prune', '--json'])).stdout);
+    expect(json).toMatchObject({ dry_run: true, created: 1, updated: 1, unchanged: 2, deleted: 0 });
+    expect((await api.get('/v1/changelog')).body.total).toBe(before);
+  });
+
+  test('--prune on a file with one row fewer deletes exactly that record; more than half is refused without --force', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    const file = join(dir, 'prune.csv');
+    const rows = ['title,artist_name,creation_year,external_id', 'Kept A,Pruner,2001,', 'Gone B,Pruner,2002,', 'Kept C,Pruner,2003,', 'Untitled,Pruner,2004,P-1', 'Untitled,Pruner,2004,P-2'];
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    expect((await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key])).code).toBe(0);
+    const all = (await api.get('/v1/artworks')).body.artworks;
+    const gone = all.find((a: any) => a.title === 'Gone B');
+
+    writeFileSync(file, `${rows.filter((row) => !row.startsWith('Gone B')).join('\n')}\n`);
+    const dry = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--prune', '--dry-run']);
+    expect(dry.stdout).toContain(`  delete #${gone.id} "Gone B"`);
+    expect((await api.get('/v1/artworks')).body.total).toBe(5);
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--prune']);
+    expect(run.stdout).toBe('4 rows: created 0, updated 0, unchanged 4, duplicate 0, failed 0, deleted 1\n');
+    expect(run.code).toBe(0);
+    const left = (await api.get('/v1/artworks')).body.artworks;
+    expect(left.map((a: any) => a.id)).toEqual(all.filter((a: any) => a.id !== gone.id).map((a: any) => a.id));
+    const deletes = (await api.get('/v1/changelog?limit=1000')).body.changes.filter((c: any) => c.action === 'delete');
+    expect(deletes.map((c: any) => [c.entity_type, c.entity_id])).toEqual([['artwork', gone.id]]);
+
+    // One row of four: three deletions, more than half.
+    writeFileSync(file, `${rows.slice(0, 2).join('\n')}\n`);
+    const before = (await api.get('/v1/changelog')).body.total;
+    const refused = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--prune']);
+    expectStopped(refused, /--prune would delete 3 of the 4 artworks on the server, more than half; nothing was written/);
+    expect((await api.get('/v1/changelog')).body.total).toBe(before);
+    const forced = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--prune', '--force']);
+    expect(forced.stdout).toContain('deleted 3');
+    expect((await api.get('/v1/artworks')).body.artworks.map((a: any) => a.title)).toEqual(['Kept A']);
+  });
+});
+
+describe('the progress line', () => {
+  const counts = { created: 12345, updated: 678, unchanged: 90, failed: 1, deleted: 0 };
+  test.each([20, 40, 60, 80, 120, 200])('fits a terminal %i columns wide', (width) => {
+    const line = progressLine(500, 1000, counts, width);
+    expect([...line].length).toBeLessThan(width);
+    expect(line.startsWith('push')).toBe(true);
+  });
+  test('shows the bar and every count when there is room', () => {
+    expect(progressLine(500, 1000, counts, 200)).toMatch(/^push \[█{20}░{20}\] 500\/1000 \| created 12345 updated 678 unchanged 90 failed 1$/);
   });
 });

@@ -35,6 +35,6 @@ try {
   } else {
     const message = error instanceof CliError || error instanceof Error ? error.message : String(error);
     process.stderr.write(`art-catalog: ${message.split('\n')[0]}\n`);
-    process.exitCode = 1;
+    process.exitCode = error instanceof CliError ? error.exitCode : 1;
   }
 }

@@ -1,46 +1,74 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import cliProgress from 'cli-progress';
-import { ArtCatalogClient, type RetryEvent } from '../client/index.js';
-import { checkRow, formatProblem, readRows, type Kind, type Row, type RowProblem } from '../client/rows.js';
+import { ApiClientError, ArtCatalogClient, NetworkError, type RetryEvent } from '../client/index.js';
+import type { BatchItemResultType } from '../schemas/batch.js';
 import { BATCH_MAX } from '../schemas/batch.js';
 import { CliError } from './context.js';
+import { ENCODINGS, FileProblem, type Encoding } from './file-text.js';
+import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from './plan.js';
+import { progressReporter, type Counts, type Progress } from './progress.js';
+import { checkRow, formatProblem, readRows, type Kind, type RowProblem } from './rows.js';
 
-interface Summary {
+/**
+ * `push FILE --kind artworks|events` (decisions §9). Exit status: 0 when every row went through,
+ * 1 when some rows failed or were duplicates, 2 when the push stopped as a whole (file unusable, key
+ * refused, server unreachable, `--prune` over its limit) — said in one line on stderr.
+ */
+
+export interface PushOptions {
+  kind: Kind;
+  baseUrl: string;
+  key: string;
+  encoding: Encoding;
+  dryRun: boolean;
+  prune: boolean;
+  force: boolean;
+}
+
+/** One line of a dry run's plan. */
+export interface Planned {
+  action: 'create' | 'update' | 'delete';
+  label?: string;
+  id?: number;
+  title: string;
+  fields?: string[];
+}
+
+export interface Summary extends Counts {
   total: number;
-  created: number;
-  updated: number;
-  unchanged: number;
-  failed: number;
+  duplicate: number;
   failures: RowProblem[];
+  /** With --prune: why nothing was deleted, when it was not. */
+  prune_skipped?: string;
+  dry_run?: true;
+  plan?: Planned[];
 }
 
-interface Progress {
-  advance(summary: Summary): void;
-  note(message: string): void;
-  stop(): void;
-}
+/** A batch body stays well under the server's 1 MiB limit even when rows carry 20,000-character descriptions. */
+const BATCH_BYTES = 900_000;
 
-/** A bar on a terminal; plain lines otherwise (CI logs, pipes), both on stderr. */
-function progressReporter(total: number): Progress {
-  if (process.stderr.isTTY) {
-    // A MultiBar of one bar, because only MultiBar can print lines (retry notes) above its bar.
-    const bars = new cliProgress.MultiBar({
-      stream: process.stderr,
-      format: 'push [{bar}] {value}/{total} | created {created} updated {updated} unchanged {unchanged} failed {failed}',
-    }, cliProgress.Presets.shades_classic);
-    const bar = bars.create(total, 0, { created: 0, updated: 0, unchanged: 0, failed: 0 });
-    return {
-      advance: (s) => bar.update(s.created + s.updated + s.unchanged + s.failed, { ...s }),
-      note: (message) => bars.log(`${message}\n`),
-      stop: () => bars.stop(),
-    };
+/** What --encoding accepts, spelled as people spell them. */
+const ENCODING_NAMES: Record<string, Encoding | undefined> = {
+  utf8: 'utf8', latin1: 'latin1', iso88591: 'latin1', windows1252: 'latin1', cp1252: 'latin1',
+};
+
+/** The push stopped as a whole: one line, exit status 2. */
+const stop = (message: string) => new CliError(message, 2);
+
+/** One line for a failure that ends the push: what the server at `baseUrl` said, or why it could not be reached. */
+export function describeFailure(error: unknown, baseUrl: string): string {
+  if (error instanceof ApiClientError) {
+    const said = `${error.status} ${error.error}: ${error.message}`;
+    if (error.status === 401) return `${baseUrl} refused the API key (${said})`;
+    if (error.status === 403) return `${baseUrl} refused the request (${said})`;
+    return `${baseUrl} answered ${said}`;
   }
-  return {
-    advance: (s) => process.stderr.write(`progress ${s.created + s.updated + s.unchanged + s.failed}/${total}: created ${s.created}, updated ${s.updated}, unchanged ${s.unchanged}, failed ${s.failed}\n`),
-    note: (message) => process.stderr.write(`${message}\n`),
-    stop: () => undefined,
-  };
+  if (error instanceof NetworkError) {
+    if (error.code === 'ECONNREFUSED') return `cannot connect to ${baseUrl}: connection refused (is the server running?)`;
+    if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') return `cannot connect to ${baseUrl}: unknown host ${new URL(baseUrl).hostname}`;
+    return `cannot reach ${baseUrl}: ${error.message.replace(/^network error: /, '')}`;
+  }
+  return `${baseUrl}: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 function describeRetry(event: RetryEvent): string {
@@ -53,71 +81,259 @@ function describeRetry(event: RetryEvent): string {
   }
 }
 
-/** Sends the rows in batches of 100 and tallies each row's outcome. */
-export async function push(client: ArtCatalogClient, kind: Kind, rows: Row[], progress: Progress): Promise<Summary> {
-  const summary: Summary = { total: rows.length, created: 0, updated: 0, unchanged: 0, failed: 0, failures: [] };
+/** `http(s)://host[:port][/path]`, or the one line that says what is wrong with it. */
+function checkBaseUrl(raw: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch { /* reported below */ }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw stop(`the service URL "${raw}" must start with http:// or https://, e.g. http://127.0.0.1:3000`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/** Splits the rows into request bodies of at most BATCH_MAX items and BATCH_BYTES bytes. */
+function* batches(rows: Candidate[]): Generator<Candidate[]> {
+  let batch: Candidate[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = Buffer.byteLength(JSON.stringify(row.row.body)) + 1;
+    if (batch.length > 0 && (batch.length === BATCH_MAX || bytes + size > BATCH_BYTES)) {
+      yield batch;
+      [batch, bytes] = [[], 0];
+    }
+    batch.push(row);
+    bytes += size;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+const resultProblem = (result: BatchItemResultType): string => {
+  const problem = (result.details ?? [{ field: '', message: result.message ?? `refused (${result.status})` }]).map(formatProblem).join('; ');
+  return result.candidates ? `${problem} (matches #${result.candidates.join(', #')}; give the row an external_id)` : problem;
+};
+
+/** Runs `work` over `items`, `limit` at a time, keeping the order of the answers. */
+async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export async function runPush(file: string, options: PushOptions, progress: Progress): Promise<Summary> {
+  const { kind } = options;
+  const baseUrl = checkBaseUrl(options.baseUrl);
+  let rows;
+  try {
+    rows = await readRows(file, kind, options.encoding);
+  } catch (error) {
+    if (error instanceof FileProblem || (error as NodeJS.ErrnoException).code !== undefined) throw stop(`cannot push ${file}: ${(error as Error).message}`);
+    throw error;
+  }
+
+  // One request, no retries, before anything else: a wrong key, a missing scope or a server that is
+  // not there ends the push here, in one line, instead of once per row.
+  const probe = new ArtCatalogClient({ baseUrl, key: options.key, retry: { maxAttempts: 1 } });
+  const me = await probe.me().catch((error: unknown) => { throw stop(describeFailure(error, baseUrl)); });
+  const needed = [...(options.dryRun ? [] : [`${kind}:write`]), ...(options.dryRun || options.prune ? [`${kind}:read`] : [])];
+  const missing = needed.filter((scope) => !(me.key.scopes as string[]).includes(scope));
+  if (missing.length > 0) {
+    throw stop(`${baseUrl} refused the request (403 forbidden: the key ${me.key.prefix} lacks the scope ${missing.join(' and ')}; it has ${me.key.scopes.join(', ') || 'none'})`);
+  }
+  const client = new ArtCatalogClient({ baseUrl, key: options.key, onRetry: (event) => progress.note(describeRetry(event)) });
+  const fatal = (error: unknown): never => { throw stop(describeFailure(error, baseUrl)); };
+
+  const summary: Summary = { total: rows.length, created: 0, updated: 0, unchanged: 0, duplicate: 0, failed: 0, deleted: 0, failures: [] };
+  const candidates: Candidate[] = [];
+  const problems = new Map<string, string>();
+  for (const row of rows) {
+    const found = checkRow(kind, row.body);
+    if (found.length > 0) problems.set(row.label, found.join('; '));
+    else candidates.push(candidate(kind, row, me.entity.slug));
+  }
+  const duplicates = findDuplicates(kind, candidates);
+  for (const [c, message] of duplicates) problems.set(c.row.label, message);
+  summary.duplicate = duplicates.size;
+  const toSend = candidates.filter((c) => !duplicates.has(c));
   const fail = (label: string, message: string) => {
     summary.failed++;
-    summary.failures.push({ label, message });
+    problems.set(label, message);
   };
-  const valid: Row[] = [];
-  for (const row of rows) {
-    const problems = checkRow(kind, row.body);
-    if (problems.length === 0) valid.push(row);
-    else fail(row.label, problems.join('; '));
-  }
-  progress.advance(summary);
-  for (let start = 0; start < valid.length; start += BATCH_MAX) {
-    const batch = valid.slice(start, start + BATCH_MAX);
-    const items = batch.map((row) => row.body);
+  summary.failed = problems.size - duplicates.size;
+
+  // The server's records, for a dry run's comparison and for --prune.
+  let catalog: Catalog | undefined;
+  if (options.dryRun || options.prune) {
+    const records: Listed[] = [];
+    const iterate = kind === 'artworks' ? client.iterateArtworks() : client.iterateEvents();
     try {
-      const send = kind === 'artworks' ? client.postArtworks : client.postEvents;
-      const { results } = await send(items, { idempotencyKey: randomUUID() });
-      for (const result of results) {
-        const row = batch[result.index]!;
-        if (result.status !== 201) fail(row.label, (result.details ?? [{ field: '', message: result.message ?? 'rejected' }]).map(formatProblem).join('; '));
-        else if (result.created) summary.created++;
-        else if (result.changed) summary.updated++;
-        else summary.unchanged++;
-      }
+      for await (const record of iterate) records.push(record);
     } catch (error) {
-      for (const row of batch) fail(row.label, `not sent: ${(error as Error).message}`);
+      fatal(error);
     }
-    progress.advance(summary);
+    catalog = new Catalog(kind, records, me.entity.slug);
   }
+
+  let deletions: Listed[] = [];
+  if (catalog && options.prune) {
+    if (problems.size > duplicates.size) {
+      summary.prune_skipped = `${summary.failed} row${summary.failed === 1 ? ' is' : 's are'} invalid: a record they name would be deleted`;
+    } else {
+      const named = new Set(candidates.flatMap((c) => {
+        const match = catalog.match(c.identity);
+        return match.action === 'match' ? [match.record.id] : match.action === 'ambiguous' ? match.candidates : [];
+      }));
+      deletions = catalog.records.filter((record) => !named.has(record.id));
+      checkPruneLimit(deletions.length, catalog.records.length, kind, options.force);
+    }
+  }
+
+  if (options.dryRun) {
+    summary.dry_run = true;
+    summary.plan = await planChanges(client, catalog!, toSend, summary, fail).catch(fatal);
+    for (const record of deletions) summary.plan.push({ action: 'delete', id: record.id, title: record.title });
+    summary.deleted = deletions.length;
+  } else {
+    const sentIds = await send(client, kind, toSend, summary, fail, progress, deletions.length).catch(fatal);
+    if (catalog && options.prune && !summary.prune_skipped) {
+      if (summary.failed > 0) {
+        summary.prune_skipped = 'some rows failed: a record they name would be deleted';
+      } else {
+        // What the server matched is what the file names; records created since the listing are not touched.
+        deletions = catalog.records.filter((record) => !sentIds.has(record.id));
+        checkPruneLimit(deletions.length, catalog.records.length, kind, options.force);
+        await prune(client, kind, deletions, summary, progress, toSend.length).catch(fatal);
+      }
+    }
+  }
+  summary.failures = rows.filter((row) => problems.has(row.label)).map((row) => ({ label: row.label, message: problems.get(row.label)! }));
   return summary;
+}
+
+function checkPruneLimit(deleting: number, total: number, kind: Kind, force: boolean): void {
+  if (deleting > total / 2 && !force) {
+    throw stop(`--prune would delete ${deleting} of the ${total} ${kind} on the server, more than half; nothing was written. `
+      + 'Check that the file is complete (--dry-run --force lists them), or pass --force');
+  }
+}
+
+/** Sends the rows in batches, each with its own Idempotency-Key kept across retries; returns the ids written. */
+async function send(client: ArtCatalogClient, kind: Kind, rows: Candidate[], summary: Summary,
+  fail: (label: string, message: string) => void, progress: Progress, extraSteps: number): Promise<Set<number>> {
+  const ids = new Set<number>();
+  const total = rows.length + extraSteps;
+  let done = 0;
+  progress.update(done, total, summary);
+  for (const batch of batches(rows)) {
+    const items = batch.map((c) => c.row.body);
+    const { results } = await (kind === 'artworks' ? client.postArtworks : client.postEvents)(items, { idempotencyKey: randomUUID() });
+    for (const result of results) {
+      const row = batch[result.index]!.row;
+      if (result.status !== 201) fail(row.label, resultProblem(result));
+      else if (result.created) summary.created++;
+      else if (result.changed) summary.updated++;
+      else summary.unchanged++;
+      if (result.status === 201 && result.id !== undefined) ids.add(result.id);
+    }
+    done += batch.length;
+    progress.update(done, total, summary);
+  }
+  return ids;
+}
+
+async function prune(client: ArtCatalogClient, kind: Kind, records: Listed[], summary: Summary, progress: Progress, sent: number): Promise<void> {
+  const remove = kind === 'artworks' ? client.deleteArtwork : client.deleteEvent;
+  for (const record of records) {
+    try {
+      await remove(record.id);
+      summary.deleted++;
+    } catch (error) {
+      // Deleted by someone else meanwhile: the goal is reached all the same.
+      if (!(error instanceof ApiClientError && error.status === 404)) throw error;
+    }
+    progress.update(sent + summary.deleted, sent + records.length, summary);
+  }
+}
+
+/** A dry run: what a push would create, update or leave unchanged, from the server's current records. */
+async function planChanges(client: ArtCatalogClient, catalog: Catalog, rows: Candidate[], summary: Summary,
+  fail: (label: string, message: string) => void): Promise<Planned[]> {
+  const { kind } = catalog;
+  const get = kind === 'artworks' ? client.getArtwork : client.getEvent;
+  const matches = rows.map((c) => ({ c, match: catalog.match(c.identity) }));
+  // The list shows most fields; a row that sets one it does not show is compared with the full record.
+  const planned = await mapLimit(matches, 4, async ({ c, match }): Promise<Planned | undefined> => {
+    if (match.action === 'create') return { action: 'create', label: c.row.label, title: c.input.title };
+    if (match.action === 'ambiguous') {
+      fail(c.row.label, `matches several ${kind} (#${match.candidates.join(', #')}) by artist, title and year; give the row an external_id`);
+      return undefined;
+    }
+    const record = listShows(kind, c.input) ? match.record : await get(match.record.id) as Record<string, unknown>;
+    const fields = changedFields(kind, record, c.input);
+    return fields.length > 0 ? { action: 'update', label: c.row.label, id: match.record.id, title: c.input.title, fields } : undefined;
+  });
+  const plan = planned.filter((p) => p !== undefined);
+  summary.created = plan.filter((p) => p.action === 'create').length;
+  summary.updated = plan.filter((p) => p.action === 'update').length;
+  summary.unchanged = rows.length - summary.created - summary.updated - matches.filter((m) => m.match.action === 'ambiguous').length;
+  return plan;
+}
+
+export function formatSummary(s: Summary): string {
+  const lines: string[] = [];
+  const counts = s.dry_run
+    ? [`would create ${s.created}`, `update ${s.updated}`, `leave unchanged ${s.unchanged}`]
+    : [`created ${s.created}`, `updated ${s.updated}`, `unchanged ${s.unchanged}`];
+  counts.push(`duplicate ${s.duplicate}`, `failed ${s.failed}`);
+  if (s.deleted > 0 || s.plan?.some((p) => p.action === 'delete')) counts.push(s.dry_run ? `delete ${s.deleted}` : `deleted ${s.deleted}`);
+  lines.push(`${s.dry_run ? 'dry run, nothing written: ' : ''}${s.total} rows: ${counts.join(', ')}`);
+  if (!s.dry_run && s.created + s.updated + s.deleted === 0) lines.push('nothing changed on the server');
+  if (s.prune_skipped) lines.push(`not pruned: ${s.prune_skipped}`);
+  for (const p of s.plan ?? []) {
+    const where = p.label ? `${p.label}: ` : '';
+    const what = p.action === 'create' ? `create "${p.title}"` : `${p.action} #${p.id} "${p.title}"${p.fields ? ` (${p.fields.join(', ')})` : ''}`;
+    lines.push(`  ${where}${what}`);
+  }
+  for (const f of s.failures) lines.push(`  ${f.label}: ${f.message}`);
+  return `${lines.join('\n')}\n`;
 }
 
 export function registerPushCommand(program: Command): void {
   program.command('push')
     .description('send a CSV or JSON file of artworks or events to the API in batches, with retries')
-    .argument('<file>', 'CSV with a header row of field names, or a JSON array of objects')
+    .argument('<file>', 'CSV with a header row of field names (`,` `;` or tab), or a JSON array of objects')
     .requiredOption('--kind <kind>', 'artworks or events')
     .option('--base-url <url>', 'service URL (default: ART_CATALOG_URL)')
     .option('--key <key>', 'API key (default: ART_CATALOG_KEY)')
+    .option('--encoding <name>', `the file's encoding: ${ENCODINGS.join(' or ')} (Windows-1252, older spreadsheet exports)`, 'utf8')
+    .option('--dry-run', 'compare the file with the server and print what would change; write nothing')
+    .option('--prune', 'delete the records of this kind that the file does not name (at most half of them)')
+    .option('--force', 'with --prune: delete even when that is more than half of the records')
     .option('--json', 'print the summary as one JSON object')
-    .action(async (file: string, opts: { kind: string; baseUrl?: string; key?: string; json?: boolean }) => {
+    .action(async (file: string, opts: { kind: string; baseUrl?: string; key?: string; encoding: string; dryRun?: boolean; prune?: boolean; force?: boolean; json?: boolean }) => {
       if (opts.kind !== 'artworks' && opts.kind !== 'events') throw new CliError(`--kind must be artworks or events (got "${opts.kind}")`);
+      const encoding = ENCODING_NAMES[opts.encoding.toLowerCase().replace(/[-_ ]/g, '')];
+      if (!encoding) throw new CliError(`--encoding must be ${ENCODINGS.join(' or ')} (got "${opts.encoding}")`);
       const baseUrl = opts.baseUrl ?? process.env.ART_CATALOG_URL;
       const key = opts.key ?? process.env.ART_CATALOG_KEY;
       if (!baseUrl) throw new CliError('no service URL: pass --base-url or set ART_CATALOG_URL');
       if (!key) throw new CliError('no API key: pass --key or set ART_CATALOG_KEY');
-      let rows: Row[];
+      const progress = progressReporter();
+      let summary: Summary;
       try {
-        rows = await readRows(file);
-      } catch (error) {
-        throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
+        summary = await runPush(file, { kind: opts.kind, baseUrl, key, encoding, dryRun: !!opts.dryRun, prune: !!opts.prune, force: !!opts.force }, progress);
+      } finally {
+        progress.stop();
       }
-      const progress = progressReporter(rows.length);
-      const client = new ArtCatalogClient({ baseUrl, key, onRetry: (event) => progress.note(describeRetry(event)) });
-      const summary = await push(client, opts.kind, rows, progress);
-      progress.stop();
-      if (opts.json) {
-        process.stdout.write(`${JSON.stringify(summary)}\n`);
-      } else {
-        process.stdout.write(`${summary.total} rows: created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, failed ${summary.failed}\n`);
-        for (const f of summary.failures) process.stdout.write(`  ${f.label}: ${f.message}\n`);
-      }
-      if (summary.failed > 0) process.exitCode = 1;
+      process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary));
+      if (summary.failures.length > 0) process.exitCode = 1;
     });
 }

@@ -81,6 +81,37 @@ export class ArtCatalogClient {
   changelog = (query: { page?: number; after?: number; limit?: number; since?: string } = {}) => this.request<Static<typeof ChangelogPage>>('GET', '/v1/changelog', { query });
   syncStatus = () => this.request<Static<typeof SyncStatus>>('GET', '/v1/sync/status');
 
+  /**
+   * Every artwork (with the filter given), in id order, fetched page by page through the `after`
+   * cursor: a page costs the same at any depth, and no record that exists throughout is skipped or
+   * repeated. `after` starts past a known id; `limit` is the page size (default 100, the maximum).
+   */
+  iterateArtworks = (query: { after?: number; limit?: number; availability?: string } = {}) =>
+    this.walk((after) => this.listArtworks({ limit: 100, ...query, after }), (page) => page.artworks, query.after);
+
+  /** Every event, in id order, by cursor (`upcoming`/`past` cannot be combined with a cursor). */
+  iterateEvents = (query: { after?: number; limit?: number } = {}) =>
+    this.walk((after) => this.listEvents({ limit: 100, ...query, after }), (page) => page.events, query.after);
+
+  /**
+   * The changelog from `since` (exclusive) or past the entry id `after`, to its current end, by cursor.
+   * A poller starts once with `since`, remembers the `id` of the last entry it handled, and resumes with
+   * `after` (decisions §7): timestamps are shared by the entries of one millisecond, ids are not.
+   */
+  iterateChanges = (query: { since?: string; after?: number; limit?: number } = {}) =>
+    this.walk((after) => this.changelog({ limit: 1000, ...query, after }), (page) => page.changes, query.after);
+
+  private async *walk<P extends { has_more: boolean; next_after: number | null }, T>(
+    fetchPage: (after: number) => Promise<P>, items: (page: P) => T[], start = 0,
+  ): AsyncGenerator<T, void, undefined> {
+    for (let after = start; ;) {
+      const page = await fetchPage(after);
+      yield* items(page);
+      if (!page.has_more || page.next_after === null) return;
+      after = page.next_after;
+    }
+  }
+
   /** One call: attempts until success, a final error, or the retry policy gives up. */
   async request<T>(method: string, path: string, { body, query, idempotencyKey }: { body?: unknown; query?: Query; idempotencyKey?: string } = {}): Promise<T> {
     const url = this.baseUrl + path + queryString(query);

@@ -1,0 +1,114 @@
+import { artworkFromPost } from '../domain/artwork.js';
+import { fieldChanges, mergeNonNull } from '../domain/diff.js';
+import { eventFromPost } from '../domain/event.js';
+import { artworkFingerprint } from '../domain/fingerprint.js';
+import { eventSlug } from '../domain/slug.js';
+import { ArtworkListItem } from '../schemas/artworks.js';
+import { EventListItem } from '../schemas/events.js';
+import { WRITABLE, type Kind, type Row } from './rows.js';
+
+/**
+ * Which record each row of a push file denotes, by the server's own matching rules (decisions §5, §6),
+ * computed on the client: to report rows of one file that would overwrite each other, and — for
+ * `--dry-run` and `--prune` — to compare the file with the records the server lists.
+ */
+
+/** What names a record: the artwork's `external_id` when it has one, else its fingerprint or the event's slug. */
+export interface Identity {
+  externalId: string | null;
+  /** The fingerprint of an artwork, the slug of an event. */
+  match: string;
+}
+
+/** A valid row, normalized as the server would store it, with its identity. */
+export interface Candidate {
+  row: Row;
+  input: Record<string, unknown> & { title: string };
+  identity: Identity;
+}
+
+export function candidate(kind: Kind, row: Row, entitySlug: string): Candidate {
+  const input = (kind === 'artworks' ? artworkFromPost(structuredClone(row.body) as never) : eventFromPost(structuredClone(row.body) as never)) as Candidate['input'];
+  return { row, input, identity: identify(kind, input, entitySlug) };
+}
+
+function identify(kind: Kind, input: Candidate['input'], entitySlug: string): Identity {
+  if (kind === 'events') return { externalId: null, match: eventSlug(entitySlug, input.title) };
+  return {
+    externalId: (input.external_id as string | null | undefined) ?? null,
+    match: artworkFingerprint(input),
+  };
+}
+
+/**
+ * The rows that denote the same record as an earlier row, each with the reason: sent together they
+ * would overwrite each other, so only the first is sent. An artwork row without `external_id` whose
+ * fingerprint another row has with an `external_id` is reported too: the server could match either.
+ */
+export function findDuplicates(kind: Kind, candidates: Candidate[]): Map<Candidate, string> {
+  const what = kind === 'artworks' ? 'artwork' : 'event';
+  const duplicates = new Map<Candidate, string>();
+  const byExternalId = new Map<string, Candidate>();
+  const byMatch = new Map<string, Candidate>();
+  const withExternalIdByMatch = new Map<string, Candidate>();
+  for (const c of candidates) if (c.identity.externalId !== null && !withExternalIdByMatch.has(c.identity.match)) withExternalIdByMatch.set(c.identity.match, c);
+  const sameMatch = kind === 'artworks' ? 'same artist, title and year' : 'same title';
+  for (const c of candidates) {
+    const { externalId, match } = c.identity;
+    if (externalId !== null) {
+      const first = byExternalId.get(externalId);
+      if (first) duplicates.set(c, `same ${what} as ${first.row.label} (external_id "${externalId}"): not sent`);
+      else byExternalId.set(externalId, c);
+      continue;
+    }
+    const first = byMatch.get(match);
+    const edition = withExternalIdByMatch.get(match);
+    if (first) duplicates.set(c, `same ${what} as ${first.row.label} (${sameMatch}): not sent`);
+    else if (edition) duplicates.set(c, `${sameMatch} as ${edition.row.label}, which has an external_id: give this row one too; not sent`);
+    else byMatch.set(match, c);
+  }
+  return duplicates;
+}
+
+/** A record as the server lists it: the listed fields only (descriptions and a few URLs are not listed). */
+export type Listed = { id: number; title: string } & Record<string, unknown>;
+
+export type Match =
+  | { action: 'create' }
+  | { action: 'match'; record: Listed }
+  | { action: 'ambiguous'; candidates: number[] };
+
+/** The server's records of one kind, indexed the way the server matches a POST. */
+export class Catalog {
+  private readonly byExternalId = new Map<string, Listed>();
+  private readonly byMatch = new Map<string, Listed[]>();
+
+  constructor(readonly kind: Kind, readonly records: Listed[], entitySlug: string) {
+    for (const record of records) {
+      const { externalId, match } = identify(kind, record, entitySlug);
+      if (externalId !== null) this.byExternalId.set(externalId, record);
+      this.byMatch.set(match, [...(this.byMatch.get(match) ?? []), record]);
+    }
+  }
+
+  /** decisions §5: `external_id` first, else the fingerprint (of an artwork without one), else a new record. */
+  match({ externalId, match }: Identity): Match {
+    const sharing = this.byMatch.get(match) ?? [];
+    if (externalId !== null) {
+      const record = this.byExternalId.get(externalId) ?? sharing.find((r) => r.external_id == null);
+      return record ? { action: 'match', record } : { action: 'create' };
+    }
+    if (sharing.length > 1) return { action: 'ambiguous', candidates: sharing.map((r) => r.id) };
+    return sharing[0] ? { action: 'match', record: sharing[0] } : { action: 'create' };
+  }
+}
+
+const LISTED: Record<Kind, string[]> = { artworks: Object.keys(ArtworkListItem.properties), events: Object.keys(EventListItem.properties) };
+
+/** Whether the list answer shows every field the row sets; otherwise the full record is needed to compare. */
+export const listShows = (kind: Kind, input: Candidate['input']): boolean => Object.keys(input).every((field) => LISTED[kind].includes(field));
+
+/** The fields a POST of `input` would change on `record` (the merge rule: non-null fields win). */
+export function changedFields(kind: Kind, record: Record<string, unknown>, input: Candidate['input']): string[] {
+  return Object.keys(fieldChanges(record, mergeNonNull(record, input), WRITABLE[kind]));
+}
