@@ -36,7 +36,8 @@ function startProcess(command, args, env) {
     let out = '';
     child.stdout.on('data', (chunk) => {
       out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
+      // JSON log line or plain text: the URL ends at a space or a quote.
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (match) resolve(match[1]);
     });
     child.once('exit', (code) => reject(new Error(`${command} exited with ${code}`)));
