@@ -20,9 +20,11 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+const cli = (...args: string[]) => cliWith({}, ...args);
+
+async function cliWith(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(BIN, args, { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } });
+    const { stdout, stderr } = await run(BIN, args, { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -97,6 +99,37 @@ describe('admin commands', () => {
   test('demo seeds a gallery and prints a working subscriber key', async () => {
     const demo = await json('demo');
     expect(demo).toMatchObject({ entity: { type: 'gallery', name: 'Demo Gallery' }, key: expect.stringMatching(/^ak_live_/), artworks: 10, events: 4 });
+  });
+
+  test('demo run twice refreshes the one demo gallery, with links on PUBLIC_BASE_URL, --base-url or localhost:PORT', async () => {
+    const demo = async (env: NodeJS.ProcessEnv, ...args: string[]) => {
+      const result = await cliWith({ PUBLIC_BASE_URL: '', ...env }, 'demo', '--json', ...args);
+      expect(result.stderr).toBe('');
+      return JSON.parse(result.stdout);
+    };
+    const first = await demo({ PORT: '4567' });
+    expect(first.ical_url).toBe('http://localhost:4567/profiles/demo-gallery/events.ics');
+    expect(first.public_url).toBe('http://localhost:4567/profiles/demo-gallery');
+    const second = await demo({ PUBLIC_BASE_URL: 'https://catalog.example.org/' });
+    expect(second).toMatchObject({ entity: first.entity, refreshed: true, public_url: 'https://catalog.example.org/profiles/demo-gallery' });
+    expect(second.key).not.toBe(first.key);
+    const third = await demo({ PUBLIC_BASE_URL: 'https://ignored.example' }, '--base-url', 'http://art.test:8080');
+    expect(third).toMatchObject({ entity: first.entity, ical_url: 'http://art.test:8080/profiles/demo-gallery/events.ics' });
+
+    const galleries = (await json('entity', 'list')).filter((e: { name: string }) => e.name === 'Demo Gallery');
+    expect(galleries.map((e: { slug: string }) => e.slug)).toEqual(['demo-gallery']);
+    const handle = connect(databaseUrl);
+    try {
+      const count = async (table: 'artworks' | 'events') => (await handle.db.selectFrom(table).select('id').where('entity_id', '=', first.entity.id).execute()).length;
+      expect([await count('artworks'), await count('events')]).toEqual([10, 4]);
+      const stored = await handle.db.selectFrom('entities').select('ical_url').where('id', '=', first.entity.id).executeTakeFirstOrThrow();
+      expect(stored.ical_url).toBe(third.ical_url);
+    } finally {
+      await handle.close();
+    }
+    const wrong = await cli('demo', '--base-url', 'catalog.example.org');
+    expect(wrong).toMatchObject({ code: 1, stdout: '' });
+    expect(wrong.stderr).toMatch(/--base-url must be an absolute http\(s\) URL/);
   });
 
   test.each([
