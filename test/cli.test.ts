@@ -7,7 +7,8 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { TIER_SCOPES } from '../src/domain/keys.js';
 import { createEntity } from '../src/store/entities.js';
 import { createKey } from '../src/store/keys.js';
-import { freshDatabase, type FreshDatabase } from './helpers.js';
+import { DIALECT, freshDatabase, type FreshDatabase } from './helpers.js';
+import { POSTGRES_ADMIN_URL } from './support/database.js';
 import { BIN, spawnServe } from './support/serve.js';
 
 const run = promisify(execFile);
@@ -151,6 +152,19 @@ describe('admin commands', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+describe.skipIf(DIALECT !== 'postgres')('a PostgreSQL database that does not exist', () => {
+  test.each([['migrate'], ['serve']])('%s says to create it (createdb / CREATE DATABASE), with no stack trace, and exits 1', async (command) => {
+    const missing = new URL(POSTGRES_ADMIN_URL);
+    missing.pathname = '/art_catalog_never_created';
+    const result = await cliWith({ DATABASE_URL: missing.toString(), PORT: '0' }, command);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'art-catalog: database "art_catalog_never_created" does not exist: create it first with `createdb art_catalog_never_created` '
+      + '(same host, port and user as DATABASE_URL) or `CREATE DATABASE "art_catalog_never_created";` in psql, then run the command again',
+    ]);
   });
 });
 
