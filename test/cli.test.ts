@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../src/db/connect.js';
@@ -152,6 +154,47 @@ describe('admin commands', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+describe('help', () => {
+  // The CLI refuses to start when a command has no example (src/cli/help.ts), so a sample of them,
+  // one of each shape (top level, nested, with an argument), shows the examples reach the help.
+  const COMMANDS = ['serve', 'entity create', 'key revoke', 'backup'];
+
+  test('--version prints the version of package.json and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) expect(await cli(flag)).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  test('a command\'s help ends with an example of that command', async () => {
+    const helps = await Promise.all(COMMANDS.map((command) => cli(...command.split(' '), '--help')));
+    helps.forEach((help, i) => {
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`\\nExample:\\n  \\$ (\\S+=\\S+ )*art-catalog ${COMMANDS[i]}( .*)?\\n$`));
+    });
+  });
+
+  test('help marks required options as required, and only those', async () => {
+    const keyCreate = (await cli('key', 'create', '--help')).stdout;
+    expect(keyCreate).toMatch(/--entity <id> +\(required\) entity id/);
+    expect(keyCreate).not.toMatch(/--tier.*\(required\)/);
+    const entityCreate = (await cli('entity', 'create', '--help')).stdout;
+    expect(entityCreate.match(/\(required\)/g)).toHaveLength(2);
+    expect((await cli('push', '--help')).stdout).toMatch(/--kind <kind> +\(required\)/);
+  });
+
+  test.each([
+    [['serv'], 'serve'],
+    [['entity', 'creat'], 'create'],
+    [['key', 'revok', 'x'], 'revoke'],
+    [['demo', '--base-ur', 'http://x'], '--base-url'],
+  ])('a mistyped %j suggests %s in one line on stderr and exits non-zero', async (args, suggestion) => {
+    const result = await cli(...args);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(`(Did you mean ${suggestion}?)`);
   });
 });
 
