@@ -46,7 +46,7 @@ async function backupPostgres(databaseUrl: string, file: string): Promise<string
   const password = decodeURIComponent(url.password);
   url.password = '';
   const env = { ...process.env, ...(password ? { PGPASSWORD: password } : {}) };
-  const args = ['--format=custom', '--no-owner', `--file=${file}`, url.toString()];
+  const args = ['--format=custom', `--file=${file}`, url.toString()];
   await new Promise<void>((resolve, reject) => {
     const child = spawn('pg_dump', args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let text = '';
