@@ -114,3 +114,13 @@ test.skipIf(DIALECT !== 'sqlite')('backup of a SQLite path with no database fail
   expect(result.stderr).toBe(`art-catalog: no SQLite database at ${missing}\n`);
   expect(existsSync(missing)).toBe(false);
 });
+
+test.skipIf(DIALECT !== 'postgres')('a failed pg_dump says why in one line and leaves no partial file behind', async () => {
+  const missing = new URL(live.config.databaseUrl);
+  missing.pathname = '/art_catalog_never_created';
+  const file = join(dir, 'failed.pgdump');
+  const result = await backupCli(missing.toString(), file);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(/^art-catalog: pg_dump failed \(exit 1\): .*database "art_catalog_never_created" does not exist\n$/);
+  expect(existsSync(file)).toBe(false);
+});

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
 import { dialectOf } from './connect.js';
 
@@ -15,8 +15,14 @@ export interface BackupResult {
 export async function backup(databaseUrl: string, file: string): Promise<BackupResult> {
   if (existsSync(file)) throw new Error(`${file} already exists; backup never overwrites a file`);
   const dialect = dialectOf(databaseUrl);
-  const method = dialect === 'sqlite' ? await backupSqlite(databaseUrl.slice('sqlite:'.length), file) : await backupPostgres(databaseUrl, file);
-  return { dialect, file, bytes: statSync(file).size, method };
+  try {
+    const method = dialect === 'sqlite' ? await backupSqlite(databaseUrl.slice('sqlite:'.length), file) : await backupPostgres(databaseUrl, file);
+    return { dialect, file, bytes: statSync(file).size, method };
+  } catch (error) {
+    // A half-written backup is worse than none, and would block the next attempt.
+    rmSync(file, { force: true });
+    throw error;
+  }
 }
 
 /**
@@ -53,7 +59,7 @@ async function backupPostgres(databaseUrl: string, file: string): Promise<string
     child.stderr.on('data', (chunk: Buffer) => { text += chunk.toString(); });
     child.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ENOENT'
       ? new Error('pg_dump is not installed: install the PostgreSQL client tools of the server\'s major version '
-        + '(e.g. apt-get install postgresql-client) or run `pg_dump --format=custom --file=FILE DATABASE_URL` where they are; docs/deploy.md, "Backups"')
+        + '(e.g. apt-get install postgresql-client) or run `pg_dump --format=custom --file=FILE DATABASE_URL` where they are; docs/deploy.md, "Backups and restore"')
       : error));
     child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`pg_dump failed (exit ${code}): ${text.trim().split('\n')[0] ?? ''}`))));
   });
