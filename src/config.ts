@@ -24,7 +24,13 @@ export interface Config {
   pgPoolSize: number;
   /** PG_STATEMENT_TIMEOUT_MS: PostgreSQL statement timeout, default 10000. */
   pgStatementTimeoutMs: number;
+  /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>`; unset, it is open. */
+  metricsToken: string | undefined;
+  /** LOG_FORMAT: `json` or `pretty`; unset, pretty when stdout is a terminal and JSON otherwise. */
+  logFormat: LogFormat | undefined;
 }
+
+export type LogFormat = 'json' | 'pretty';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -45,6 +51,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60, 1),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1),
     pgStatementTimeoutMs: integer(env, 'PG_STATEMENT_TIMEOUT_MS', 10_000, 1),
+    metricsToken: env.METRICS_TOKEN || undefined,
+    logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const),
   };
 }
 
@@ -56,4 +64,11 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
   }
   return value;
+}
+
+function oneOf<const V extends readonly string[]>(env: NodeJS.ProcessEnv, name: string, values: V): V[number] | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!values.includes(raw)) throw new Error(`${name} must be one of ${values.join(', ')} (got "${raw}")`);
+  return raw;
 }

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../src/db/connect.js';
@@ -7,7 +9,8 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { TIER_SCOPES } from '../src/domain/keys.js';
 import { createEntity } from '../src/store/entities.js';
 import { createKey } from '../src/store/keys.js';
-import { freshDatabase, type FreshDatabase } from './helpers.js';
+import { DIALECT, freshDatabase, type FreshDatabase } from './helpers.js';
+import { POSTGRES_ADMIN_URL } from './support/database.js';
 import { BIN, spawnServe } from './support/serve.js';
 
 const run = promisify(execFile);
@@ -20,9 +23,11 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+const cli = (...args: string[]) => cliWith({}, ...args);
+
+async function cliWith(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(BIN, args, { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } });
+    const { stdout, stderr } = await run(BIN, args, { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -99,6 +104,37 @@ describe('admin commands', () => {
     expect(demo).toMatchObject({ entity: { type: 'gallery', name: 'Demo Gallery' }, key: expect.stringMatching(/^ak_live_/), artworks: 10, events: 4 });
   });
 
+  test('demo run twice refreshes the one demo gallery, with links on PUBLIC_BASE_URL, --base-url or localhost:PORT', async () => {
+    const demo = async (env: NodeJS.ProcessEnv, ...args: string[]) => {
+      const result = await cliWith({ PUBLIC_BASE_URL: '', ...env }, 'demo', '--json', ...args);
+      expect(result.stderr).toBe('');
+      return JSON.parse(result.stdout);
+    };
+    const first = await demo({ PORT: '4567' });
+    expect(first.ical_url).toBe('http://localhost:4567/profiles/demo-gallery/events.ics');
+    expect(first.public_url).toBe('http://localhost:4567/profiles/demo-gallery');
+    const second = await demo({ PUBLIC_BASE_URL: 'https://catalog.example.org/' });
+    expect(second).toMatchObject({ entity: first.entity, refreshed: true, public_url: 'https://catalog.example.org/profiles/demo-gallery' });
+    expect(second.key).not.toBe(first.key);
+    const third = await demo({ PUBLIC_BASE_URL: 'https://ignored.example' }, '--base-url', 'http://art.test:8080');
+    expect(third).toMatchObject({ entity: first.entity, ical_url: 'http://art.test:8080/profiles/demo-gallery/events.ics' });
+
+    const galleries = (await json('entity', 'list')).filter((e: { name: string }) => e.name === 'Demo Gallery');
+    expect(galleries.map((e: { slug: string }) => e.slug)).toEqual(['demo-gallery']);
+    const handle = connect(databaseUrl);
+    try {
+      const count = async (table: 'artworks' | 'events') => (await handle.db.selectFrom(table).select('id').where('entity_id', '=', first.entity.id).execute()).length;
+      expect([await count('artworks'), await count('events')]).toEqual([10, 4]);
+      const stored = await handle.db.selectFrom('entities').select('ical_url').where('id', '=', first.entity.id).executeTakeFirstOrThrow();
+      expect(stored.ical_url).toBe(third.ical_url);
+    } finally {
+      await handle.close();
+    }
+    const wrong = await cli('demo', '--base-url', 'catalog.example.org');
+    expect(wrong).toMatchObject({ code: 1, stdout: '' });
+    expect(wrong.stderr).toMatch(/--base-url must be an absolute http\(s\) URL/);
+  });
+
   test.each([
     [['entity', 'create', '--type', 'museum', '--name', 'X'], /--type must be gallery or artist/],
     [['entity', 'create', '--type', 'gallery'], /--name/],
@@ -118,6 +154,60 @@ describe('admin commands', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+describe('help', () => {
+  // The CLI refuses to start when a command has no example (src/cli/help.ts), so a sample of them,
+  // one of each shape (top level, nested, with an argument), shows the examples reach the help.
+  const COMMANDS = ['serve', 'entity create', 'key revoke', 'backup'];
+
+  test('--version prints the version of package.json and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) expect(await cli(flag)).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  test('a command\'s help ends with an example of that command', async () => {
+    const helps = await Promise.all(COMMANDS.map((command) => cli(...command.split(' '), '--help')));
+    helps.forEach((help, i) => {
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`\\nExample:\\n  \\$ (\\S+=\\S+ )*art-catalog ${COMMANDS[i]}( .*)?\\n$`));
+    });
+  });
+
+  test('help marks required options as required, and only those', async () => {
+    const keyCreate = (await cli('key', 'create', '--help')).stdout;
+    expect(keyCreate).toMatch(/--entity <id> +\(required\) entity id/);
+    expect(keyCreate).not.toMatch(/--tier.*\(required\)/);
+    const entityCreate = (await cli('entity', 'create', '--help')).stdout;
+    expect(entityCreate.match(/\(required\)/g)).toHaveLength(2);
+    expect((await cli('push', '--help')).stdout).toMatch(/--kind <kind> +\(required\)/);
+  });
+
+  test.each([
+    [['serv'], 'serve'],
+    [['entity', 'creat'], 'create'],
+    [['key', 'revok', 'x'], 'revoke'],
+    [['demo', '--base-ur', 'http://x'], '--base-url'],
+  ])('a mistyped %j suggests %s in one line on stderr and exits non-zero', async (args, suggestion) => {
+    const result = await cli(...args);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(`(Did you mean ${suggestion}?)`);
+  });
+});
+
+describe.skipIf(DIALECT !== 'postgres')('a PostgreSQL database that does not exist', () => {
+  test.each([['migrate'], ['serve']])('%s says to create it (createdb / CREATE DATABASE), with no stack trace, and exits 1', async (command) => {
+    const missing = new URL(POSTGRES_ADMIN_URL);
+    missing.pathname = '/art_catalog_never_created';
+    const result = await cliWith({ DATABASE_URL: missing.toString(), PORT: '0' }, command);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'art-catalog: database "art_catalog_never_created" does not exist: create it first with `createdb art_catalog_never_created` '
+      + '(same host, port and user as DATABASE_URL) or `CREATE DATABASE "art_catalog_never_created";` in psql, then run the command again',
+    ]);
   });
 });
 

@@ -28,3 +28,24 @@ test('replayed idempotent answers are counted', async () => {
   const text = (await client(t).get('/metrics')).body as string;
   expect(text).toMatch(/art_catalog_idempotent_replays_total 2/);
 });
+
+test('with METRICS_TOKEN set, GET /metrics answers 401 without the token or with a wrong one and 200 with it', async () => {
+  const guarded = await startApp({ METRICS_TOKEN: 's3cret-metrics-token' });
+  try {
+    for (const authorization of [undefined, 'Bearer wrong', 'Bearer s3cret-metrics-token-and-more', 'Basic czNjcmV0', 's3cret-metrics-token']) {
+      const refused = await client(guarded).get('/metrics', authorization ? { authorization } : {});
+      expect(refused.status, authorization).toBe(401);
+      expect(refused.headers['www-authenticate']).toMatch(/^Bearer/);
+      expect(refused.body).toEqual({ error: 'unauthorized', message: expect.stringContaining('METRICS_TOKEN') });
+    }
+    const allowed = await client(guarded).get('/metrics', { authorization: 'Bearer s3cret-metrics-token' });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body).toContain('art_catalog_http_request_duration_seconds');
+    // The refusals were still counted, under the route's pattern.
+    expect(allowed.body).toMatch(/route="\/metrics",status_code="401"\} 5/);
+    // The token guards /metrics only: the health check stays open.
+    expect((await client(guarded).get('/healthz')).status).toBe(200);
+  } finally {
+    await guarded.close();
+  }
+});

@@ -9,7 +9,7 @@ import { TIER_SCOPES } from '../src/domain/keys.js';
 import { createEntity } from '../src/store/entities.js';
 import { createKey } from '../src/store/keys.js';
 import { DIALECT, freshDatabase, type FreshDatabase } from './helpers.js';
-import { spawnServe, type ServeProcess } from './support/serve.js';
+import { LISTENING, spawnServe, type ServeProcess } from './support/serve.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const MEMORY_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=50'];
@@ -49,7 +49,7 @@ describe.skipIf(DIALECT !== 'sqlite')('the runtime', () => {
       let out = '';
       npm.stdout.on('data', (chunk: Buffer) => {
         out += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(out);
+        const match = LISTENING.exec(out);
         if (match?.[1]) resolve(match[1]);
       });
       npm.once('exit', (code) => reject(new Error(`npm start exited early (${code})`)));

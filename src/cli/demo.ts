@@ -5,11 +5,12 @@ import { eventFromPost } from '../domain/event.js';
 import type { ArtworkPostBody } from '../schemas/artworks.js';
 import type { EventPostBody } from '../schemas/events.js';
 import { postArtwork } from '../store/artworks.js';
-import { createEntity, updateProfile } from '../store/entities.js';
+import { slugify } from '../domain/slug.js';
+import { createEntity, findEntityBySlug, updateProfile } from '../store/entities.js';
 import { postEvent } from '../store/events.js';
 import { createKey } from '../store/keys.js';
 import { TIER_SCOPES } from '../domain/keys.js';
-import { output, withDatabase } from './context.js';
+import { CliError, output, withDatabase } from './context.js';
 
 const ARTWORKS: ArtworkPostBody[] = [
   { title: 'Abstract Painting', artist_name: 'Gerhard Richter', creation_year: 1990, medium: 'Oil on canvas', dimensions: '225 x 200 cm', price: 1200000, currency: 'EUR', availability: 'available' },
@@ -34,29 +35,50 @@ function events(today = new Date()): EventPostBody[] {
   ];
 }
 
+const DEMO = { type: 'gallery', name: 'Demo Gallery', city: 'Berlin', country: 'DE' } as const;
+
+/**
+ * Where the printed page and the profile's `ical_url` point: `--base-url`, else PUBLIC_BASE_URL, else
+ * this machine on PORT (not HOST, which may be 0.0.0.0), so the links reach the running server.
+ */
+export function demoBaseUrl(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const base = option || env.PUBLIC_BASE_URL || `http://localhost:${loadConfig(env).port}`;
+  if (!/^https?:\/\/[^/\s]+/i.test(base)) throw new CliError(`--base-url must be an absolute http(s) URL (got "${base}")`);
+  return base.replace(/\/+$/, '');
+}
+
 export function registerDemoCommand(program: Command): void {
   program.command('demo')
-    .description('seed a demo gallery with artworks and events and print a subscriber key for it')
+    .description('seed a demo gallery with artworks and events and print a new subscriber key for it; run again, it refreshes the same gallery')
+    .option('--base-url <url>', 'base of the printed page URL and of the gallery\'s ical_url (default: PUBLIC_BASE_URL, else http://localhost:$PORT)')
     .option('--json', 'print one JSON object')
-    .action(async (opts: { json?: boolean }) => {
-      const { publicBaseUrl } = loadConfig();
+    .action(async (opts: { json?: boolean; baseUrl?: string }) => {
+      const baseUrl = demoBaseUrl(opts.baseUrl);
       const result = await withDatabase(async ({ db }) => {
-        const entity = await createEntity(db, { type: 'gallery', name: 'Demo Gallery', city: 'Berlin', country: 'DE' });
+        // The demo gallery is reused, so running demo again refreshes it instead of adding demo-gallery-2.
+        const found = await findEntityBySlug(db, slugify(DEMO.name));
+        const entity = found?.type === DEMO.type && found.name === DEMO.name ? found : await createEntity(db, DEMO);
         const { key, row } = await createKey(db, { entityId: entity.id, tier: 'subscriber', scopes: TIER_SCOPES.subscriber, expiresAt: null });
         const actor = { entityId: entity.id, entitySlug: entity.slug, source: `api:${row.prefix}` };
+        const pageUrl = `${baseUrl}/profiles/${encodeURIComponent(entity.slug)}`;
         await updateProfile(db, actor, {
           description: 'A demo gallery seeded by `art-catalog demo`.',
           external_url: 'https://gallery.example/',
-          ical_url: `${publicBaseUrl}/profiles/${encodeURIComponent(entity.slug)}/events.ics`,
+          ical_url: `${pageUrl}/events.ics`,
         });
+        // Posts are upserts: a second run updates the same artworks and moves the events' dates.
         for (const artwork of ARTWORKS) await postArtwork(db, actor, artworkFromPost(artwork));
         for (const event of events()) await postEvent(db, actor, eventFromPost(event));
-        return { entity: { id: entity.id, type: entity.type, name: entity.name, slug: entity.slug }, key, prefix: row.prefix };
+        return {
+          entity: { id: entity.id, type: entity.type, name: entity.name, slug: entity.slug }, key, prefix: row.prefix,
+          refreshed: found === entity, public_url: pageUrl, ical_url: `${pageUrl}/events.ics`,
+        };
       });
       output(opts.json, { ...result, artworks: ARTWORKS.length, events: events().length }, () => [
-        `seeded ${result.entity.name} (id ${result.entity.id}, slug ${result.entity.slug}): ${ARTWORKS.length} artworks, ${events().length} events`,
+        `${result.refreshed ? 'refreshed' : 'seeded'} ${result.entity.name} (id ${result.entity.id}, slug ${result.entity.slug}): ${ARTWORKS.length} artworks, ${events().length} events`,
         `subscriber key: ${result.key}`,
-        `public page:    ${publicBaseUrl}/profiles/${encodeURIComponent(result.entity.slug)}`,
+        `public page:    ${result.public_url}`,
+        `calendar feed:  ${result.ical_url}`,
       ].join('\n'));
     });
 }

@@ -1,17 +1,23 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { migrateToLatest } from '../db/migrate.js';
 import { CliError, output, withDatabase } from './context.js';
+import { registerBackupCommand } from './backup.js';
 import { registerDemoCommand } from './demo.js';
 import { registerEntityCommands } from './entity.js';
+import { addExamples, helpConfiguration } from './help.js';
 import { registerKeyCommands } from './key.js';
 import { registerPushCommand } from './push.js';
 import { registerServeCommand } from './serve.js';
 
 const program = new Command('art-catalog')
   .description('Art Catalog Service: the API server and its admin and sync commands.\nEnvironment: DATABASE_URL (default sqlite:./data/art-catalog.db), see the README for the rest.')
+  .version(packageVersion(), '-V, --version', 'print the version')
   .showSuggestionAfterError(true)
+  .configureHelp(helpConfiguration)
   .exitOverride()
-  .configureOutput({ outputError: (text, write) => write(text.trim().split('\n')[0] + '\n') });
+  // One line on stderr: commander's "(Did you mean …?)" joins its error instead of a second line.
+  .configureOutput({ outputError: (text, write) => write(text.trim().split('\n').join(' ') + '\n') });
 
 registerServeCommand(program);
 program.command('migrate')
@@ -25,6 +31,13 @@ registerEntityCommands(program);
 registerKeyCommands(program);
 registerDemoCommand(program);
 registerPushCommand(program);
+registerBackupCommand(program);
+addExamples(program);
+
+/** The version in package.json (dist/cli/ and src/cli/ both sit two levels below it). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
 
 try {
   await program.parseAsync(process.argv);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 
 const SHUTDOWN_DEADLINE_MS = 9_000;
+const listeningText = (address: string) => `Art Catalog Service listening on ${address}`;
 
 /** `serve`: the app plus the process concerns — listening, signals, graceful close. */
 export function registerServeCommand(program: Command): void {
@@ -10,7 +11,7 @@ export function registerServeCommand(program: Command): void {
     .action(async () => {
       const config = loadConfig();
       // Loaded here so admin commands do not pay for the HTTP stack at start-up.
-      const { buildApp } = await import('../http/app.js');
+      const [{ buildApp }, { logsAt }] = await Promise.all([import('../http/app.js'), import('../http/logging.js')]);
       const app = await buildApp({ config });
 
       let closing = false;
@@ -33,7 +34,9 @@ export function registerServeCommand(program: Command): void {
       // handler yet would kill the process without a graceful close.
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
-      const address = await app.listen({ port: config.port, host: config.host });
-      process.stdout.write(`Art Catalog Service listening on ${address}\n`);
+      const address = await app.listen({ port: config.port, host: config.host, listenTextResolver: listeningText });
+      // Fastify logged that line at info. The operator, and whoever waits for the URL (PORT=0), needs
+      // it at any LOG_LEVEL, so above info it is written by a child logger of its own level.
+      if (!logsAt(app.log, 'info')) app.log.child({}, { level: 'info' }).info(listeningText(address));
     });
 }

@@ -38,6 +38,26 @@ export function isUnavailable(error: unknown): boolean {
   return /timeout exceeded when trying to connect|Connection terminated/.test(message);
 }
 
+/**
+ * A database that cannot be opened, said so that an operator knows what to do: PostgreSQL's "database
+ * does not exist" and "role does not exist" come with the command that creates them; anything else
+ * (refused connection, wrong password) keeps the driver's words. `undefined` for other errors.
+ */
+export function connectionProblem(error: unknown): string | undefined {
+  const code = codeOf(error);
+  const message = error instanceof Error ? error.message : String(error);
+  const name = /"([^"]+)"/.exec(message)?.[1] ?? 'NAME';
+  // SQLSTATE 3D000 invalid_catalog_name; 28000 invalid_authorization_specification.
+  if (code === '3D000') {
+    return `${message}: create it first with \`createdb ${name}\` (same host, port and user as DATABASE_URL) or \`CREATE DATABASE "${name}";\` in psql, then run the command again`;
+  }
+  if (code === '28000' && /role .* does not exist/.test(message)) {
+    return `${message}: create the role first with \`createuser --pwprompt ${name}\` or \`CREATE ROLE "${name}" LOGIN PASSWORD '…';\` in psql`;
+  }
+  if (isUnavailable(error) || code === '28P01') return `cannot open the database: ${message}`;
+  return undefined;
+}
+
 /** What a caller gets when the database is unavailable: 503 with a hint when to come back. */
 export const databaseUnavailable = (): ApiError =>
   new ApiError('service_unavailable', 'The database is busy or unreachable; try again shortly.', { retry_after: 1 });

@@ -1,5 +1,6 @@
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import type { DatabaseHandle } from './connect.js';
+import { connectionProblem } from './errors.js';
 import { initial } from './migrations/001_initial.js';
 import { idempotency } from './migrations/002_idempotency.js';
 import { entityStats } from './migrations/003_entity_stats.js';
@@ -26,6 +27,9 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
 export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
   const result: MigrationResultSet = await migrator(handle).migrateToLatest();
   if (result.error) {
+    // Before any migration ran: the database could not be opened at all.
+    const problem = connectionProblem(result.error);
+    if (problem) throw new Error(problem);
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${String((result.error as Error).message ?? result.error)}`);
   }

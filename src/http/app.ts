@@ -6,6 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import type { Db } from '../db/types.js';
 import authPlugin from './plugins/auth.js';
 import errorsPlugin from './plugins/errors.js';
+import { OneLinePerRequest, loggerOptions } from './logging.js';
 import idempotencyPlugin, { LEASE_MS, bodyTextHash } from './plugins/idempotency.js';
 import metricsPlugin from './plugins/metrics.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
@@ -75,12 +76,8 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
   }
 
   const app = Fastify({
-    logger: logger ?? {
-      level: config.logLevel,
-      // Request logs carry no headers; the redaction guards any log line that ever includes them.
-      redact: ['req.headers.authorization', 'req.headers["idempotency-key"]', 'headers.authorization'],
-      ...(logStream ? { stream: logStream } : {}),
-    },
+    logger: logger ?? await loggerOptions(config, logStream),
+    logController: new OneLinePerRequest(),
     bodyLimit: BODY_LIMIT,
     // Slow clients may not hold a connection forever (headers, whole request, idle keep-alive).
     requestTimeout: timeouts.requestMs,

@@ -3,6 +3,12 @@ import { join } from 'node:path';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'art-catalog');
 
+/**
+ * The URL in the server's "listening on URL" log line, whether that line is JSON (stdout piped, the
+ * URL ends at the closing quote) or pino-pretty's text.
+ */
+export const LISTENING = /listening on (http:\/\/[^\s"]+)/;
+
 export interface ServeProcess {
   child: ChildProcess;
   /** The URL the server printed, e.g. http://127.0.0.1:40123. */
@@ -30,7 +36,7 @@ export function spawnServe(env: NodeJS.ProcessEnv, { nodeArgs }: SpawnOptions = 
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
+      const match = LISTENING.exec(out);
       if (match?.[1]) resolve(match[1]);
     });
     child.once('exit', (code, signal) => reject(new Error(`serve exited early (${code ?? signal})`)));

@@ -1,6 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ApiError } from '../../domain/errors.js';
+import { errors } from '../responses.js';
 
 /**
  * Prometheus metrics at GET /metrics: process metrics and one histogram of request durations by
@@ -39,13 +42,34 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     done();
   });
 
+  const token = app.config.metricsToken;
   app.get('/metrics', {
     schema: {
       tags: ['operations'],
-      summary: 'Prometheus metrics (text exposition format)',
-      response: { 200: { type: 'string', description: 'Prometheus text format 0.0.4.' } },
+      summary: 'Prometheus metrics (text exposition format); with METRICS_TOKEN set, needs Authorization: Bearer <METRICS_TOKEN>',
+      response: {
+        200: { type: 'string', description: 'Prometheus text format 0.0.4.' },
+        401: { ...errors(401)[401], description: 'unauthorized: METRICS_TOKEN is set and the request does not carry it as a Bearer token.' },
+      },
     },
+    ...(token ? { onRequest: bearerGuard(token) } : {}),
   }, async (_request, reply) => reply.type(register.contentType).send(await register.metrics()));
 }
+
+/**
+ * Refuses a request whose `Authorization: Bearer …` is not `token`. Both sides are hashed first, so
+ * the comparison takes the same time whatever the length or the first differing byte.
+ */
+function bearerGuard(token: string) {
+  const expected = sha256(token);
+  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
+    if (match?.[1] && timingSafeEqual(sha256(match[1]), expected)) return done();
+    reply.header('www-authenticate', 'Bearer realm="metrics"');
+    done(new ApiError('unauthorized', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.'));
+  };
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
 export default fp(metricsPlugin, { name: 'metrics' });

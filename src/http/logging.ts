@@ -1,0 +1,78 @@
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { Config } from '../config.js';
+import type { AuthContext } from './plugins/auth.js';
+
+/** What the server logs of a request (`duration_ms`, `entity_id` when a key authenticated it). */
+const REQUEST_FIELDS = ['method', 'url', 'status', 'duration_ms', 'entity_id'];
+// Request logs carry no headers; the redaction guards any log line that ever includes them.
+const REDACT = ['req.headers.authorization', 'req.headers["idempotency-key"]', 'headers.authorization'];
+
+/**
+ * The logger: JSON lines when stdout is read by a program (a pipe, a file, a log shipper), pino-pretty
+ * when a person watches a terminal; LOG_FORMAT forces either. `stream` (tests) replaces stdout.
+ */
+export async function loggerOptions(config: Config, stream?: NodeJS.WritableStream): Promise<NonNullable<FastifyServerOptions['logger']>> {
+  const terminal = !stream && process.stdout.isTTY;
+  const base = { level: config.logLevel, redact: REDACT };
+  if ((config.logFormat ?? (terminal ? 'pretty' : 'json')) === 'json') return { ...base, ...(stream ? { stream } : {}) };
+  // Loaded only here: a server logging JSON never pays for the prettifier.
+  const { default: pretty } = await import('pino-pretty');
+  return {
+    ...base,
+    stream: pretty({
+      destination: stream ?? 1,
+      sync: true,
+      colorize: terminal,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: ['pid', 'hostname', ...REQUEST_FIELDS].join(','),
+      messageFormat: '{msg}{if method}: {method} {url} → {status} in {duration_ms} ms{end}{if entity_id} (entity {entity_id}){end}',
+    }),
+  };
+}
+
+/** pino's `isLevelEnabled`, which Fastify's logger type leaves out. */
+export const logsAt = (log: FastifyBaseLogger, level: 'info' | 'error'): boolean =>
+  (log as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }).isLevelEnabled(level);
+
+/** Query parameters whose values may be secrets; no route reads one, but a caller may send anything. */
+const SECRET_PARAMETER = /key|token|secret|password|auth|signature/i;
+
+/** The URL as logged: a query parameter that looks like a secret keeps its name, not its value. */
+export function loggableUrl(url: string): string {
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  const params = new URLSearchParams(url.slice(query + 1));
+  for (const name of new Set(params.keys())) if (SECRET_PARAMETER.test(name)) params.set(name, 'redacted');
+  return `${url.slice(0, query)}?${params.toString()}`;
+}
+
+/**
+ * One log line per request, written when it is answered, instead of Fastify's "incoming request" and
+ * "request completed" pair: method, URL, status, duration, the request id (`reqId`, from the
+ * request's logger) and the entity of the key, never the key or its header. Fastify's other
+ * per-request lines (route not found, errors it handles itself) stay off; our error handler logs 5xx.
+ */
+export class OneLinePerRequest extends LogController {
+  constructor() {
+    super({ disableRequestLogging: true });
+  }
+
+  override incomingRequest(): void {
+    // Nothing: the request is logged once, when answered.
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const level = error || reply.statusCode >= 500 ? 'error' : 'info';
+    if (!logsAt(request.log, level)) return;
+    // Only /v1 routes decorate `auth`, and it stays null when authentication failed.
+    const entityId = (request.auth as AuthContext | null | undefined)?.entity.id;
+    request.log[level]({
+      method: request.method,
+      url: loggableUrl(request.url),
+      status: reply.statusCode,
+      duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+      ...(entityId === undefined ? {} : { entity_id: entityId }),
+      ...(error ? { err: error } : {}),
+    }, 'request completed');
+  }
+}
