@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MetricsText } from '../../schemas/operations.js';
+import { answer } from '../responses.js';
 
 /**
  * Prometheus metrics at GET /metrics: process metrics and one histogram of request durations by
@@ -41,9 +43,10 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
 
   app.get('/metrics', {
     schema: {
-      tags: ['operations'],
+      operationId: 'metrics', tags: ['operations'],
       summary: 'Prometheus metrics (text exposition format)',
-      response: { 200: { type: 'string', description: 'Prometheus text format 0.0.4.' } },
+      produces: ['text/plain'],
+      response: { 200: answer(MetricsText, 'The metrics of this process.') },
     },
   }, async (_request, reply) => reply.type(register.contentType).send(await register.metrics()));
 }
