@@ -41,7 +41,7 @@ test('the list body is valid JSON of the documented shape, and each item equals 
   expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
   const list = JSON.parse(response.body);
   // The list refers to its item by name: the validator learns every named model first.
-  for (const model of COMPONENTS) if (!strictAjv.getSchema(String(model.$id))) strictAjv.addSchema(model);
+  for (const model of COMPONENTS) if (!strictAjv.getSchema((model as { $id: string }).$id)) strictAjv.addSchema(model);
   const validate = strictAjv.compile(ArtworkList);
   expect(validate(list), JSON.stringify(validate.errors)).toBe(true);
   expect(list).toMatchObject({ total: TRICKY.length, page: 1, limit: 10 });

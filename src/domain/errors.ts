@@ -31,6 +31,7 @@ export const ERROR_CATALOG = {
   forbidden: {
     status: 403, message: 'This key may not do that.',
     description: 'The key lacks the scope the endpoint needs (the message names it), or the account is paused.',
+    headers: ['WWW-Authenticate'],
   },
   not_found: {
     status: 404, message: 'Not found.',

@@ -9,6 +9,7 @@ import errorsPlugin from './plugins/errors.js';
 import idempotencyPlugin, { LEASE_MS, bodyTextHash } from './plugins/idempotency.js';
 import metricsPlugin from './plugins/metrics.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
+import requestIdPlugin, { requestId } from './plugins/request-id.js';
 import securityHeaders from './plugins/security-headers.js';
 import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../coordination/rate-limiter.js';
@@ -82,6 +83,9 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
       ...(logStream ? { stream: logStream } : {}),
     },
     bodyLimit: BODY_LIMIT,
+    // The request id of every log line, sent back as X-Request-Id (plugins/request-id.ts checks a client's).
+    requestIdHeader: false,
+    genReqId: requestId,
     // Slow clients may not hold a connection forever (headers, whole request, idle keep-alive).
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.keepAliveMs,
@@ -127,6 +131,7 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
     if (!database) await handle.close();
   });
 
+  await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(securityHeaders);
   await app.register(openapiPlugin);

@@ -24,7 +24,7 @@ export const HEADERS = {
   Allow: { type: 'string', description: 'The methods the path has, e.g. `GET, HEAD, POST`.' },
   'WWW-Authenticate': {
     type: 'string',
-    description: 'RFC 6750: `Bearer realm="art-catalog"`, with `error="invalid_token"` when a key was sent but is not valid.',
+    description: 'The RFC 6750 challenge: on a 401 `Bearer realm="art-catalog"`, with `error="invalid_token"` when a key was sent but is not valid; on a 403 for a missing scope `error="insufficient_scope"` and `scope="…"`.',
   },
 } as const;
 export type HeaderName = keyof typeof HEADERS;
