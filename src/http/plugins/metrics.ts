@@ -45,6 +45,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     schema: {
       operationId: 'metrics', tags: ['operations'],
       summary: 'Prometheus metrics (text exposition format)',
+      description: 'Process metrics and request durations by route pattern, for a Prometheus scraper. No key needed.',
       produces: ['text/plain'],
       response: { 200: answer(MetricsText, 'The metrics of this process.') },
     },

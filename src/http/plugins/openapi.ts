@@ -80,7 +80,8 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       const writes = keyed && methods.some((m) => m === 'POST' || m === 'PUT' || m === 'DELETE');
       const response = schema.response ? withHookHeaders(schema.response as Record<string, Response>, keyed, writes) : undefined;
       const transformed: FastifySchema = { ...schema, ...(response ? { response } : {}) };
-      if (!keyed) return { schema: transformed, url };
+      // A keyless route says so: an empty security list, not an absent one that tools read as "unknown".
+      if (!keyed) return { schema: { ...transformed, security: [] }, url };
       return {
         schema: {
           ...transformed,
