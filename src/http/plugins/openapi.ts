@@ -43,6 +43,16 @@ function withHookHeaders(response: Record<string, Response>, keyed: boolean, wri
 }
 
 /**
+ * A query parameter with a default need not be sent: Ajv fills it in, so the schema lists it as
+ * required (handlers always see it), but the document must not ask clients for it.
+ */
+function optionalDefaults(query: unknown): unknown {
+  const { required, properties } = query as { required?: string[]; properties?: Record<string, { default?: unknown }> };
+  if (!required || !properties) return query;
+  return { ...(query as object), required: required.filter((name) => properties[name]?.default === undefined) };
+}
+
+/**
  * The OpenAPI 3.1 document, generated from the route schemas that also validate requests and serialize
  * answers: served as /v1/openapi.json and browsable at /docs (Swagger UI from its npm package, no CDN).
  * The named models are shared schemas, so the document refers to them as components by their `$id`.
@@ -79,7 +89,11 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       const methods = ([] as string[]).concat(route.method);
       const writes = keyed && methods.some((m) => m === 'POST' || m === 'PUT' || m === 'DELETE');
       const response = schema.response ? withHookHeaders(schema.response as Record<string, Response>, keyed, writes) : undefined;
-      const transformed: FastifySchema = { ...schema, ...(response ? { response } : {}) };
+      const transformed: FastifySchema = {
+        ...schema,
+        ...(response ? { response } : {}),
+        ...(schema.querystring ? { querystring: optionalDefaults(schema.querystring) } : {}),
+      };
       // A keyless route says so: an empty security list, not an absent one that tools read as "unknown".
       if (!keyed) return { schema: { ...transformed, security: [] }, url };
       return {
