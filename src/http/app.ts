@@ -100,7 +100,7 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // A URL that does not decode, or a path parameter over 200 characters, names no resource: 404.
     frameworkErrors: (_error, _request, reply) => {
-      (reply as FastifyReply).code(404).type('application/json; charset=utf-8').send(new ApiError('not_found', 'Not found.').toBody());
+      (reply as FastifyReply).code(404).type('application/json; charset=utf-8').send(new ApiError('not_found').toBody());
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
