@@ -93,8 +93,8 @@ test('a client generated from /v1/openapi.json compiles under strict tsc and syn
 
   // tsc prints its diagnostics on stdout: show them when it fails.
   const tsc = join(import.meta.dirname, '..', 'node_modules', 'typescript', 'bin', 'tsc');
-  await run(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')]).catch((error: { stdout?: string }) => {
-    throw new Error(`tsc failed on the generated client:\n${error.stdout ?? String(error)}`);
+  await run(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')]).catch((error: Error & { stdout?: string }) => {
+    throw new Error(`tsc failed on the generated client:\n${error.stdout ?? error.message}`);
   });
 
   const { sync } = await import(join(dir, 'out', 'sync.js')) as { sync: (baseUrl: string, key: string) => Promise<any> };
