@@ -91,7 +91,9 @@ describe('CORS', () => {
     expect(r.headers['access-control-allow-origin']).toBeUndefined();
     const preflight = await t.app.inject({ method: 'OPTIONS', url: '/v1/artworks', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
-    expect(preflight.statusCode).toBe(404);
+    // No OPTIONS route: a preflight is a method the path does not have (405 with Allow, no CORS grant).
+    expect(preflight.statusCode).toBe(405);
+    expect(preflight.headers.allow).toBe('GET, HEAD, POST');
   });
 
   test('public feeds and the OpenAPI document may be read from any origin', async () => {

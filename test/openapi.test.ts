@@ -1,5 +1,8 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ArtCatalogClient } from '../src/client/index.js';
+import { ERROR_CATALOG, type ErrorCode } from '../src/domain/errors.js';
+import { COMPONENTS } from '../src/schemas/components.js';
 import { client, startApp, tenant, type TestApp } from './helpers.js';
 
 /** The OpenAPI document and the reference page (decisions §9): complete, valid, secured, with examples. */
@@ -162,6 +165,137 @@ describe('GET /v1/openapi.json', () => {
     const schema = resolved.paths['/v1/artworks'].get.responses['401'].content['application/json'].schema;
     for (const field of schema.required) expect(r.body, field).toHaveProperty(field);
     expect(r.body.error).toBe('unauthorized');
+  });
+});
+
+/**
+ * The typed client's operations: each of its function members called once against a recording fetch,
+ * as the method name and the request it sends (`request` itself and the private helpers send none).
+ */
+async function clientCalls(): Promise<{ name: string; method: string; path: string }[]> {
+  const base = 'http://client.example';
+  let sent: { method: string; path: string } | undefined;
+  const fetch = (async (url: unknown, init?: RequestInit) => {
+    if (typeof url === 'string' && url.startsWith(base)) sent = { method: init?.method ?? 'GET', path: new URL(url).pathname };
+    return new Response('{}', { status: 200 });
+  }) as typeof globalThis.fetch;
+  const api = new ArtCatalogClient({ baseUrl: base, key: 'ak_live_unused', fetch }) as unknown as Record<string, unknown>;
+  const calls: { name: string; method: string; path: string }[] = [];
+  for (const name of Object.keys(api).filter((n) => typeof api[n] === 'function')) {
+    sent = undefined;
+    await (api[name] as (...args: unknown[]) => Promise<unknown>)(7, {});
+    // Assigned by the fetch above, which the compiler cannot see: read it through a widened alias.
+    const request = sent as { method: string; path: string } | undefined;
+    if (request) calls.push({ name, ...request });
+  }
+  return calls;
+}
+
+describe('what code generators need', () => {
+  test('every operation has a unique operationId', () => {
+    const ids = operations().map((o) => o.op.operationId);
+    expect(ids.filter((id) => typeof id !== 'string')).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test('each typed client method is the operation whose operationId is its name, and every /v1 operation has one', async () => {
+    const calls = await clientCalls();
+    expect(calls.length).toBeGreaterThanOrEqual(17);
+    const matched = calls.map(({ name, method, path }) => {
+      const op = operations().find((o) => o.method === method.toLowerCase() && new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
+      return { name, operationId: op?.op.operationId };
+    });
+    for (const { name, operationId } of matched) expect(operationId, name).toBe(name);
+    const v1 = operations().filter((o) => o.path.startsWith('/v1/')).map((o) => o.op.operationId).sort();
+    expect(v1).toEqual(calls.map((c) => c.name).sort());
+  });
+
+  test('every 2xx body schema is a $ref to a named component', () => {
+    const raw = Object.entries<any>(doc.paths).flatMap(([path, item]) =>
+      METHODS.filter((m) => item[m]).map((method) => ({ where: `${method.toUpperCase()} ${path}`, op: item[method] })));
+    let checked = 0;
+    for (const { where, op } of raw) {
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        if (!status.startsWith('2')) continue;
+        for (const media of Object.values<any>(response.content ?? {})) {
+          checked++;
+          expect(media.schema?.$ref, `${where} ${status}`).toMatch(/^#\/components\/schemas\/[A-Z][A-Za-z]+$/);
+          expect(doc.components.schemas[media.schema.$ref.split('/').pop()], `${where} ${status}`).toBeDefined();
+        }
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(19);
+  });
+
+  test('the components are the named models, by name, with no generated def-N name', () => {
+    const names = Object.keys(doc.components.schemas).sort();
+    expect(names).toEqual(COMPONENTS.map((model) => (model as { $id: string }).$id).sort());
+    expect(names).toEqual(expect.arrayContaining(['Artwork', 'ArtworkList', 'Event', 'EventList', 'Profile', 'ChangelogEntry',
+      'ChangelogPage', 'SyncStatus', 'Me', 'Error', 'BatchResult']));
+    expect(JSON.stringify(doc)).not.toMatch(/def-\d/);
+  });
+
+  test('the lists refer to their items by name', () => {
+    expect(doc.components.schemas.ArtworkList.properties.artworks.items.$ref).toBe('#/components/schemas/ArtworkListItem');
+    expect(doc.components.schemas.ChangelogPage.properties.changes.items.$ref).toBe('#/components/schemas/ChangelogEntry');
+  });
+
+  test('every response and operation is described (no "Default Response")', () => {
+    for (const { method, path, op } of operations()) {
+      const where = `${method.toUpperCase()} ${path}`;
+      expect(op.description, where).toMatch(/\w/);
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        expect(response.description, `${where} ${status}`).not.toBe('Default Response');
+        expect(response.description, `${where} ${status}`).toMatch(/\w{3}/);
+      }
+    }
+  });
+
+  test('every error response is the Error model, described by the catalog entries of its status', () => {
+    for (const { method, path } of operations()) {
+      const op = doc.paths[path][method];
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        if (Number(status) < 400) continue;
+        const where = `${method.toUpperCase()} ${path} ${status}`;
+        expect(response.content['application/json'].schema.$ref, where).toBe('#/components/schemas/Error');
+        const codes = [...response.description.matchAll(/`([a-z_]+)`: /g)].map((m) => m[1] as ErrorCode);
+        expect(codes.length, where).toBeGreaterThan(0);
+        for (const code of codes) {
+          expect(ERROR_CATALOG[code]?.status, `${where} ${code}`).toBe(Number(status));
+          expect(response.description, where).toContain(ERROR_CATALOG[code].description);
+        }
+      }
+    }
+  });
+
+  test('the response headers are documented where the API sends them', () => {
+    const list = doc.paths['/v1/artworks'].get.responses;
+    expect(Object.keys(list['200'].headers)).toEqual(expect.arrayContaining(['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Link']));
+    expect(Object.keys(list['429'].headers)).toEqual(expect.arrayContaining(['Retry-After', 'X-RateLimit-Reset']));
+    expect(Object.keys(list['401'].headers)).toEqual(expect.arrayContaining(['WWW-Authenticate', 'X-Request-Id']));
+    expect(list['401'].headers['X-RateLimit-Limit']).toBeUndefined();
+    const post = doc.paths['/v1/artworks'].post.responses;
+    expect(Object.keys(post['201'].headers)).toEqual(expect.arrayContaining(['Idempotent-Replayed', 'X-RateLimit-Remaining']));
+    expect(post['503'].headers['Retry-After']).toBeDefined();
+    expect(doc.paths['/healthz'].get.responses['200'].headers['X-Request-Id']).toBeDefined();
+    for (const { method, path, op } of operations()) {
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        expect(response.headers?.['X-Request-Id'], `${method} ${path} ${status}`).toBeDefined();
+      }
+    }
+  });
+
+  test('the documented headers are the ones a real answer carries', async () => {
+    const g = await tenant(t);
+    const api = client(t, g.key);
+    for (let i = 0; i < 3; i++) expect((await api.post('/v1/artworks', { title: `Header Work ${i}` })).status).toBe(201);
+    const r = await api.get('/v1/artworks?limit=2');
+    const documented = Object.keys(doc.paths['/v1/artworks'].get.responses['200'].headers).map((h) => h.toLowerCase());
+    for (const header of documented) expect(r.headers[header], header).toBeDefined();
+  });
+
+  test('the keyless operations declare an empty security list', () => {
+    expect(doc.paths['/healthz'].get.security).toEqual([]);
   });
 });
 

@@ -10,6 +10,7 @@ import { OneLinePerRequest, loggerOptions } from './logging.js';
 import idempotencyPlugin, { LEASE_MS, bodyTextHash } from './plugins/idempotency.js';
 import metricsPlugin from './plugins/metrics.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
+import requestIdPlugin, { requestId } from './plugins/request-id.js';
 import securityHeaders from './plugins/security-headers.js';
 import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../coordination/rate-limiter.js';
@@ -79,6 +80,9 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
     logger: logger ?? await loggerOptions(config, logStream),
     logController: new OneLinePerRequest(),
     bodyLimit: BODY_LIMIT,
+    // The request id of every log line, sent back as X-Request-Id (plugins/request-id.ts checks a client's).
+    requestIdHeader: false,
+    genReqId: requestId,
     // Slow clients may not hold a connection forever (headers, whole request, idle keep-alive).
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.keepAliveMs,
@@ -93,7 +97,7 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // A URL that does not decode, or a path parameter over 200 characters, names no resource: 404.
     frameworkErrors: (_error, _request, reply) => {
-      (reply as FastifyReply).code(404).type('application/json; charset=utf-8').send(new ApiError('not_found', 'Not found.').toBody());
+      (reply as FastifyReply).code(404).type('application/json; charset=utf-8').send(new ApiError('not_found').toBody());
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -124,6 +128,7 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
     if (!database) await handle.close();
   });
 
+  await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(securityHeaders);
   await app.register(openapiPlugin);

@@ -1,30 +1,64 @@
 import type { FastifyReply } from 'fastify';
-import { ErrorBody } from '../schemas/common.js';
-import { notFound } from '../domain/errors.js';
+import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
+import { ErrorBody, Ref, type ErrorBodyType } from '../schemas/common.js';
+import { ERROR_CATALOG, notFound, type ErrorCode } from '../domain/errors.js';
 
-const DESCRIPTIONS: Record<number, string> = {
-  400: 'bad_request: invalid body, query or field values; `details` names each field.',
-  401: 'unauthorized: Authorization header missing, key malformed, expired or revoked.',
-  403: 'forbidden: the key lacks the scope, or the account is paused.',
-  404: 'not_found: no such record for this key\'s entity.',
-  409: 'duplicate (with existing_id) or idempotency_conflict.',
-  413: 'payload_too_large: body over 1 MiB.',
-  415: 'unsupported_media_type: body not sent as application/json.',
-  422: 'idempotency_key_reused: the Idempotency-Key was used with another body.',
-  429: 'rate_limited: wait retry_after seconds (also in Retry-After).',
-  500: 'internal_error.',
-  503: 'service_unavailable: the database does not answer.',
-};
+/** The response headers of the API, described once for the OpenAPI document. */
+export const HEADERS = {
+  'X-Request-Id': {
+    type: 'string',
+    description: 'The id of this request in the server\'s log: the request\'s own X-Request-Id when it is 1 to 128 characters of A-Z a-z 0-9 . _ : -, else a generated UUID.',
+  },
+  'X-RateLimit-Limit': { type: 'integer', description: 'Requests the key may make per window (on every answer to a known key).' },
+  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window; 0 on a 429.' },
+  'X-RateLimit-Reset': { type: 'integer', description: 'Unix epoch seconds when the window resets.' },
+  'Retry-After': { type: 'integer', description: 'Whole seconds to wait before retrying.' },
+  'Idempotent-Replayed': {
+    type: 'string', enum: ['true'],
+    description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key and body: nothing was written again.',
+  },
+  Link: {
+    type: 'string',
+    description: '`<…>; rel="next"`: the next page (the same request with `after` set to `next_after`, or with the next `page`), present when `has_more` is true.',
+  },
+  Allow: { type: 'string', description: 'The methods the path has, e.g. `GET, HEAD, POST`.' },
+  'WWW-Authenticate': {
+    type: 'string',
+    description: 'The RFC 6750 challenge: on a 401 `Bearer realm="art-catalog"`, with `error="invalid_token"` when a key was sent but is not valid; on a 403 for a missing scope `error="insufficient_scope"` and `scope="…"`.',
+  },
+} as const;
+export type HeaderName = keyof typeof HEADERS;
 
-/** The documented error answers of a route, all of the one error shape. */
-export function errors(...statuses: number[]) {
-  return Object.fromEntries(statuses.map((s) => [s, { ...ErrorBody, description: DESCRIPTIONS[s] ?? 'An error answer.' }]));
+export const headerSchemas = (names: readonly HeaderName[]) => Object.fromEntries(names.map((name) => [name, HEADERS[name]]));
+
+/** A success answer: a named model (a `$ref` in the document), what the answer means, and its own headers. */
+export function answer<T extends TSchema>(model: T, description: string, ...headers: HeaderName[]): TUnsafe<Static<T>> {
+  return Type.Unsafe<Static<T>>({ ...Ref(model), description, ...(headers.length ? { headers: headerSchemas(headers) } : {}) });
+}
+
+/**
+ * The documented error answers of a route, from the catalog: one response per status, all of the
+ * Error model, describing each code the route can answer with that status and the headers they carry.
+ */
+export function errors(...codes: ErrorCode[]): Record<number, TUnsafe<ErrorBodyType>> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = ERROR_CATALOG[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries([...byStatus].map(([status, group]) => {
+    const description = group.map((code) => `\`${code}\`: ${ERROR_CATALOG[code].description}`).join('\n\n');
+    const headers = group.flatMap((code): readonly HeaderName[] => (ERROR_CATALOG[code] as { headers?: readonly HeaderName[] }).headers ?? []);
+    return [status, answer(ErrorBody, description, ...headers)];
+  }));
 }
 
 /** Every route behind a key can answer these. */
-export const AUTHED = [401, 403, 429, 500];
+export const AUTHED: ErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited', 'internal_error', 'service_unavailable'];
 /** Routes that read a JSON body can also answer these. */
-export const WITH_BODY = [400, 413, 415];
+export const WITH_BODY: ErrorCode[] = ['bad_request', 'payload_too_large', 'unsupported_media_type'];
+/** Writes can answer these about their Idempotency-Key (an invalid one is a 400). */
+export const IDEMPOTENT: ErrorCode[] = ['bad_request', 'idempotency_conflict', 'idempotency_key_reused'];
 
 const MAX_ID = 2_147_483_647;
 

@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import {
-  CurrencyCode, HttpUrl, Id, LongText, Nullable, Page, ReadOnlyEcho, StringEnum, Text, Timestamp, cursorQuery, pageQuery,
+  CurrencyCode, HttpUrl, Id, LongText, Nullable, Page, ReadOnlyEcho, Ref, StringEnum, Text, Timestamp, cursorQuery, pageQuery,
 } from './common.js';
 
 export const AVAILABILITY = ['available', 'reserved', 'sold'] as const;
@@ -74,7 +74,7 @@ const listedFields = {
   external_id: Nullable(Type.String()),
 };
 
-export const ArtworkListItem = Type.Object(listedFields);
+export const ArtworkListItem = Type.Object(listedFields, { $id: 'ArtworkListItem', description: 'An artwork as a list shows it.' });
 export type ArtworkListItemType = Static<typeof ArtworkListItem>;
 
 export const Artwork = Type.Object(
@@ -87,7 +87,7 @@ export const Artwork = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { $id: 'Artwork' },
+  { $id: 'Artwork', description: 'An artwork of the key\'s entity, with every field.' },
 );
 export type ArtworkType = Static<typeof Artwork>;
 export type ArtworkFields = Omit<ArtworkType, 'id' | 'source_fingerprint' | 'last_synced_at' | 'created_at' | 'updated_at'>;
@@ -98,13 +98,19 @@ export const ArtworkPostResult = Type.Object({
   source_fingerprint: Type.String(),
   created: Type.Boolean({ description: 'true when the fingerprint was new.' }),
   last_synced_at: Timestamp,
-});
+}, { $id: 'ArtworkPostResult', description: 'What POST /v1/artworks answers: the artwork it created or updated.' });
 
 /** The largest `limit` of an artwork list. */
 export const ARTWORK_PAGE_MAX = 100;
 
 export const ArtworkListQuery = Type.Object({ ...pageQuery(50, ARTWORK_PAGE_MAX), ...cursorQuery, availability: Type.Optional(Availability) });
 
-export const ArtworkList = Type.Object({ artworks: Type.Array(ArtworkListItem), ...Page });
+export const ArtworkList = Type.Object(
+  { artworks: Type.Array(Ref(ArtworkListItem)), ...Page },
+  { $id: 'ArtworkList', description: 'A page of artworks in id order.' },
+);
 
-export const Deleted = Type.Object({ deleted: Type.Literal(true), id: Id });
+export const Deleted = Type.Object(
+  { deleted: Type.Literal(true), id: Id },
+  { $id: 'Deleted', description: 'The record is gone; its deletion is in the changelog.' },
+);

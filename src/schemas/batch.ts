@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Id, Timestamp } from './common.js';
+import { Id, Ref, Timestamp } from './common.js';
 
 export const BATCH_MAX = 100;
 
@@ -28,7 +28,10 @@ export const BatchItemResult = Type.Object({
   message: Type.Optional(Type.String()),
   details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
   candidates: Type.Optional(Type.Array(Type.Integer())),
-});
+}, { $id: 'BatchItemResult', description: 'The outcome of one item: the fields of a single POST\'s answer (201), or an error (400, 409).' });
 export type BatchItemResultType = Static<typeof BatchItemResult>;
 
-export const BatchResponse = Type.Object({ results: Type.Array(BatchItemResult, { description: 'In input order.' }) });
+export const BatchResponse = Type.Object(
+  { results: Type.Array(Ref(BatchItemResult), { description: 'In input order.' }) },
+  { $id: 'BatchResult', description: 'One result per item, in input order; each item was written (or refused) on its own.' },
+);

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Id, Page, StringEnum, Timestamp, cursorQuery, pageQuery } from './common.js';
+import { Id, Page, Ref, StringEnum, Timestamp, cursorQuery, pageQuery } from './common.js';
 
 /** The largest `limit` of a changelog page. */
 export const CHANGELOG_PAGE_MAX = 1000;
@@ -23,7 +23,7 @@ export const ChangelogEntry = Type.Object({
   source: Type.String({ description: '`api:` followed by the prefix of the key that made the change.' }),
   field_changes: FieldChanges,
   created_at: Timestamp,
-});
+}, { $id: 'ChangelogEntry', description: 'One record changed by one API write.' });
 export type ChangelogEntryType = Static<typeof ChangelogEntry>;
 
 export const ChangelogQuery = Type.Object({
@@ -32,4 +32,7 @@ export const ChangelogQuery = Type.Object({
   since: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601; only later changes (exclusive).' })),
 });
 
-export const ChangelogPage = Type.Object({ changes: Type.Array(ChangelogEntry), ...Page });
+export const ChangelogPage = Type.Object(
+  { changes: Type.Array(Ref(ChangelogEntry)), ...Page },
+  { $id: 'ChangelogPage', description: 'A page of the changelog, oldest first (id order).' },
+);

@@ -11,6 +11,16 @@ export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null
   return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}) });
 }
 
+/**
+ * A reference to a named model: a shared schema of Fastify (serialization) and a component of the
+ * OpenAPI document, so generated clients name it. The models are listed in schemas/components.ts.
+ */
+export function Ref<T extends TSchema>(model: T): TUnsafe<Static<T>> {
+  const id = (model as { $id?: unknown }).$id;
+  if (typeof id !== 'string') throw new Error('Ref needs a schema with an $id');
+  return Type.Unsafe<Static<T>>({ $ref: id });
+}
+
 export const StringEnum = <const V extends readonly string[]>(values: V, options: object = {}) =>
   Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
 
@@ -41,7 +51,7 @@ export const ErrorBody = Type.Object(
     existing_id: Type.Optional(Type.Integer({ description: 'The record that already has the fingerprint (409 duplicate).' })),
     candidates: Type.Optional(Type.Array(Type.Integer(), { description: 'The records that all match (409 ambiguous): send external_id to choose.' })),
   },
-  { $id: 'Error', description: 'Every error answer has this shape.' },
+  { $id: 'Error', description: 'Every error answer has this shape: a code from the error catalog, a message for people, and the members some codes add.' },
 );
 export type ErrorBodyType = Static<typeof ErrorBody>;
 /** One invalid field of a 400: `details` of the error body. */

@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import {
-  CountryCode, HttpUrl, Id, IsoDate, LongText, Nullable, Page, QueryBoolean, ReadOnlyEcho, StringEnum, Text,
+  CountryCode, HttpUrl, Id, IsoDate, LongText, Nullable, Page, QueryBoolean, ReadOnlyEcho, Ref, StringEnum, Text,
   Timestamp, cursorQuery, pageQuery,
 } from './common.js';
 
@@ -56,7 +56,7 @@ const listedFields = {
   start_date: Nullable(Type.String()),
   end_date: Nullable(Type.String()),
 };
-export const EventListItem = Type.Object(listedFields);
+export const EventListItem = Type.Object(listedFields, { $id: 'EventListItem', description: 'An event as a list shows it.' });
 export type EventListItemType = Static<typeof EventListItem>;
 
 export const Event = Type.Object(
@@ -71,7 +71,7 @@ export const Event = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { $id: 'Event' },
+  { $id: 'Event', description: 'An event of the key\'s entity, with every field.' },
 );
 export type EventType = Static<typeof Event>;
 export type EventFields = Omit<EventType, 'id' | 'slug' | 'last_synced_at' | 'created_at' | 'updated_at'>;
@@ -82,7 +82,7 @@ export const EventPostResult = Type.Object({
   slug: Type.String(),
   created: Type.Boolean({ description: 'true when no event of this entity had the slug.' }),
   last_synced_at: Timestamp,
-});
+}, { $id: 'EventPostResult', description: 'What POST /v1/events answers: the event it created or updated.' });
 
 export const EventListQuery = Type.Object({
   ...pageQuery(50, 100),
@@ -91,4 +91,7 @@ export const EventListQuery = Type.Object({
   past: Type.Optional(QueryBoolean),
 });
 
-export const EventList = Type.Object({ events: Type.Array(EventListItem), ...Page });
+export const EventList = Type.Object(
+  { events: Type.Array(Ref(EventListItem)), ...Page },
+  { $id: 'EventList', description: 'A page of events: in id order, or by start date with `upcoming` or `past`.' },
+);

@@ -17,4 +17,4 @@ export const Me = Type.Object({
     remaining: Type.Integer(),
     reset: Type.Integer({ description: 'Unix epoch seconds when the window resets.' }),
   }),
-});
+}, { $id: 'Me', description: 'The calling key: its entity, tier, scopes and rate-limit state.' });

@@ -51,8 +51,11 @@ export const Profile = Type.Object(
     location_city: Nullable(Type.String()),
     location_country: Nullable(Type.String()),
   },
-  { $id: 'Profile' },
+  { $id: 'Profile', description: 'The profile of the key\'s entity (a gallery or an artist).' },
 );
 export type ProfileType = Static<typeof Profile>;
 
-export const ProfileUpdated = Type.Object({ ...Profile.properties, updated: Type.Literal(true) });
+export const ProfileUpdated = Type.Object(
+  { ...Profile.properties, updated: Type.Literal(true) },
+  { $id: 'ProfileUpdated', description: 'The whole profile after the change.' },
+);

@@ -6,5 +6,8 @@ const KindStatus = Type.Object({
   count: Type.Integer({ minimum: 0 }),
 });
 
-export const SyncStatus = Type.Object({ artworks: KindStatus, artists: KindStatus, events: KindStatus });
+export const SyncStatus = Type.Object(
+  { artworks: KindStatus, artists: KindStatus, events: KindStatus },
+  { $id: 'SyncStatus', description: 'When each kind of record was last written through the API, and how many there are.' },
+);
 export type SyncStatusType = Static<typeof SyncStatus>;

@@ -30,6 +30,16 @@ declare module 'fastify' {
 // One message for every key problem, so a 401 never tells whether a key exists.
 const UNAUTHORIZED = 'Missing, malformed, expired or revoked API key. Send Authorization: Bearer ak_live_…';
 const TOUCH_INTERVAL_MS = 60_000;
+const REALM = 'Bearer realm="art-catalog"';
+
+/**
+ * A 401 with its RFC 6750 challenge: no error code when no bearer credentials were sent (§3.1),
+ * `invalid_token` when a key was sent and is not valid.
+ */
+function unauthorized(reply: FastifyReply, sentToken: boolean): ApiError {
+  reply.header('www-authenticate', sentToken ? `${REALM}, error="invalid_token"` : REALM);
+  return new ApiError('unauthorized', UNAUTHORIZED);
+}
 /** How long another process's revocation or pause may take to reach this one. */
 export const KEY_CACHE_TTL_MS = 5_000;
 
@@ -64,7 +74,7 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
 function authorize(app: FastifyInstance, cache: KeyCache, request: FastifyRequest, reply: FastifyReply, scope: RequiredScope | null): Promise<void> | void {
   const match = /^Bearer +(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   const key = match?.[1];
-  if (!key || !KEY_FORMAT.test(key)) throw new ApiError('unauthorized', UNAUTHORIZED);
+  if (!key || !KEY_FORMAT.test(key)) throw unauthorized(reply, key !== undefined);
   const hash = hashKey(key);
   const now = Date.now();
   const entry = cache.get(hash, now);
@@ -94,7 +104,7 @@ function admit(
 ): Promise<void> | void {
   if (!found || !validKey(found, now)) {
     request.log.info({ prefix: keyPrefix(key) }, 'rejected API key');
-    throw new ApiError('unauthorized', UNAUTHORIZED);
+    throw unauthorized(reply, true);
   }
   if (found.entity.paused_at) throw new ApiError('forbidden', 'The account is paused.');
   const counted = app.rateLimiter.hit(found.key.prefix, app.config.rateLimits[found.key.tier], app.config.rateLimitWindowS * 1000);
@@ -111,6 +121,7 @@ function enter(app: FastifyInstance, request: FastifyRequest, reply: FastifyRepl
     throw new ApiError('rate_limited', `Rate limit of ${rateLimit.limit} requests per ${app.config.rateLimitWindowS} s exceeded; retry in ${rateLimit.retryAfter} s.`, { retry_after: rateLimit.retryAfter });
   }
   if (scope !== null && !hasScope(found.scopes, scope)) {
+    reply.header('www-authenticate', `${REALM}, error="insufficient_scope", scope="${scope}"`);
     throw new ApiError('forbidden', `This key lacks the scope ${scope}.`);
   }
   request.auth = { key: found.key, entity: found.entity, scopes: found.scopes, actor: found.actor, rateLimit };

@@ -1,20 +1,15 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError, invalidFields, type ErrorCode } from '../../domain/errors.js';
+import { ApiError, codeForStatus, invalidFields, type ErrorCode } from '../../domain/errors.js';
 import { toFieldProblems } from '../../schemas/validator.js';
 
-/** Fastify's own errors (body parsing, limits) mapped onto the catalog. */
-const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Request bodies must be sent with Content-Type: application/json.'],
-  FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'The request body is larger than 1 MiB.'],
+/** Fastify's own errors (body parsing, limits) mapped onto the catalog; a message only where it says more. */
+const FASTIFY_CODES: Record<string, [ErrorCode, string?]> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type'],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large'],
   FST_ERR_CTP_EMPTY_JSON_BODY: ['bad_request', 'The body is empty; send a JSON object.'],
   FST_ERR_CTP_INVALID_JSON_BODY: ['bad_request', 'The body is not valid JSON.'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['bad_request', 'Content-Length does not match the body.'],
-};
-
-const BY_STATUS: Record<number, ErrorCode> = {
-  400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 413: 'payload_too_large',
-  415: 'unsupported_media_type', 429: 'rate_limited',
 };
 
 /** Renders every failure as `{error, message, …}`; a 500 never shows its cause to the caller. */
@@ -22,7 +17,7 @@ export function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error;
   if (error.validation) {
     // A path id that does not parse names no record: 404, as for an id that does not exist.
-    if (error.validationContext === 'params') return new ApiError('not_found', 'Not found.');
+    if (error.validationContext === 'params') return new ApiError('not_found');
     return invalidFields(toFieldProblems(error.validation, error.validationContext ?? 'body'));
   }
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
@@ -32,21 +27,40 @@ export function toApiError(error: FastifyError): ApiError {
   }
   if (error instanceof SyntaxError) return new ApiError('bad_request', 'The body is not valid JSON.');
   const status = error.statusCode ?? 500;
-  const code = BY_STATUS[status];
-  if (code) return new ApiError(code, status === 400 ? error.message : undefined);
-  if (status >= 400 && status < 500) return new ApiError('bad_request', error.message);
-  return new ApiError('internal_error');
+  if (status >= 500) return new ApiError('internal_error');
+  const code = codeForStatus(status) ?? 'bad_request';
+  return new ApiError(code, code === 'bad_request' ? error.message : undefined);
+}
+
+const METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * No route for this method and URL: 405 with `Allow` when the path has routes for other methods, 404
+ * when it has none. Costs a few router look-ups, on failed requests only.
+ */
+function noRoute(app: FastifyInstance, request: FastifyRequest): { error: ApiError; allow?: string } {
+  const path = request.url.split('?', 1)[0]!;
+  const allowed = METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+  if (allowed.length === 0) return { error: new ApiError('not_found', `No route ${request.method} ${path}.`) };
+  return {
+    error: new ApiError('method_not_allowed', `${request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}.`),
+    allow: allowed.join(', '),
+  };
 }
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    // An unknown route is a 404 whatever its body: the body is parsed before the 404 handler runs.
-    const apiError = request.is404 ? new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`) : toApiError(error);
+    // An unknown route is a 404 (or 405) whatever its body: the body is parsed before the 404 handler runs.
+    const unrouted = request.is404 ? noRoute(app, request) : undefined;
+    if (unrouted?.allow) reply.header('allow', unrouted.allow);
+    const apiError = unrouted?.error ?? toApiError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.code(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
   });
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send(new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`).toBody());
+    const { error, allow } = noRoute(app, request);
+    if (allow) reply.header('allow', allow);
+    reply.code(error.status).send(error.toBody());
   });
 }
 

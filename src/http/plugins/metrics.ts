@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../../domain/errors.js';
-import { errors } from '../responses.js';
+import { MetricsText } from '../../schemas/operations.js';
+import { answer, errors } from '../responses.js';
 
 /**
  * Prometheus metrics at GET /metrics: process metrics and one histogram of request durations by
@@ -45,12 +46,11 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
   const token = app.config.metricsToken;
   app.get('/metrics', {
     schema: {
-      tags: ['operations'],
-      summary: 'Prometheus metrics (text exposition format); with METRICS_TOKEN set, needs Authorization: Bearer <METRICS_TOKEN>',
-      response: {
-        200: { type: 'string', description: 'Prometheus text format 0.0.4.' },
-        401: { ...errors(401)[401], description: 'unauthorized: METRICS_TOKEN is set and the request does not carry it as a Bearer token.' },
-      },
+      operationId: 'metrics', tags: ['operations'],
+      summary: 'Prometheus metrics (text exposition format)',
+      description: 'Process metrics and request durations by route pattern, for a Prometheus scraper. Open unless the operator sets METRICS_TOKEN; then it needs `Authorization: Bearer <METRICS_TOKEN>`.',
+      produces: ['text/plain'],
+      response: { 200: answer(MetricsText, 'The metrics of this process.'), ...(token ? errors('unauthorized') : {}) },
     },
     ...(token ? { onRequest: bearerGuard(token) } : {}),
   }, async (_request, reply) => reply.type(register.contentType).send(await register.metrics()));

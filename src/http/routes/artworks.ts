@@ -8,7 +8,7 @@ import { deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, 
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
 import { pageMembers, pageRequest } from '../pagination.js';
-import { AUTHED, WITH_BODY, errors, recordId, sendJsonText } from '../responses.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, sendJsonText } from '../responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
 
 const tags = ['artworks'];
@@ -19,9 +19,13 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artworks', {
     config: { scope: 'artworks:write' },
     schema: {
-      tags, summary: 'Create an artwork, or update the one with the same fingerprint',
+      operationId: 'postArtwork', tags, summary: 'Create an artwork, or update the one with the same fingerprint',
+      description: 'Matches the artwork by `external_id`, else by its fingerprint (SHA-256 of slug(artist_name)|slug(title)|year). A new one is created (`created: true`); a known one gets the non-null fields sent merged in and `last_synced_at` refreshed (`created: false`). Either way the answer is 201.',
       body: ArtworkPost,
-      response: { 201: ArtworkPostResult, ...errors(...WITH_BODY, ...AUTHED, 409, 422) },
+      response: {
+        201: answer(ArtworkPostResult, 'The artwork was created (`created: true`) or updated (`created: false`).'),
+        ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'ambiguous'),
+      },
     },
   }, async (request, reply) => {
     const { artwork, created } = await postArtwork(app.db, request.auth.actor, artworkFromPost(request.body));
@@ -32,9 +36,13 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artworks/batch', {
     config: { scope: 'artworks:write' },
     schema: {
-      tags, summary: 'Post up to 100 artworks in one request (one rate-limit unit)',
+      operationId: 'postArtworks', tags, summary: 'Post up to 100 artworks in one request (one rate-limit unit)',
+      description: 'Each item is validated and written like a single POST /v1/artworks, in its own transaction: one bad item fails alone, with its own status in `results`.',
       body: batchRequest('POST /v1/artworks', ARTWORK_EXAMPLE),
-      response: { 200: BatchResponse, ...errors(...WITH_BODY, ...AUTHED, 409, 422) },
+      response: {
+        200: answer(BatchResponse, 'One result per item, in input order: 201 (written), 400 (invalid) or 409 (ambiguous).'),
+        ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT),
+      },
     },
   }, async (request) => ({
     results: await runBatch(app.db, request.body.items, validateArtwork, (item: ArtworkPostBody) => artworkFromPost(item), function* (input) {
@@ -47,9 +55,10 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/artworks', {
     config: { scope: 'artworks:read' },
     schema: {
-      tags, summary: 'List the artworks of the key\'s entity, by id (`page` or `after`)',
+      operationId: 'listArtworks', tags, summary: 'List the artworks of the key\'s entity, by id (`page` or `after`)',
+      description: 'In id order. To read a whole catalog, start with `after=0` and pass each answer\'s `next_after` as `after` until `has_more` is false: a cursor page costs the same at any depth and never skips or repeats a record.',
       querystring: ArtworkListQuery,
-      response: { 200: ArtworkList, ...errors(400, ...AUTHED) },
+      response: { 200: answer(ArtworkList, 'A page of artworks.', 'Link'), ...errors('bad_request', ...AUTHED) },
     },
   }, async (request, reply) => {
     const paging = pageRequest(request.query);
@@ -61,15 +70,20 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/artworks/:id', {
     config: { scope: 'artworks:read' },
-    schema: { tags, summary: 'Get one artwork', params: IdParams, response: { 200: Artwork, ...errors(404, ...AUTHED) } },
+    schema: {
+      operationId: 'getArtwork', tags, summary: 'Get one artwork',
+      description: 'An artwork of another entity is not found (404), as one that does not exist.',
+      params: IdParams, response: { 200: answer(Artwork, 'The artwork.'), ...errors('not_found', ...AUTHED) },
+    },
   }, async (request) => getArtwork(app.db, request.auth.entity.id, recordId(request.params)));
 
   app.put('/artworks/:id', {
     config: { scope: 'artworks:write' },
     schema: {
-      tags, summary: 'Change fields of an artwork; null clears a field',
+      operationId: 'updateArtwork', tags, summary: 'Change fields of an artwork; null clears a field',
+      description: 'Only the fields sent change; `null` clears an optional field (`title` cannot be cleared). A change of title, artist_name or creation_year recomputes the fingerprint: 409 `duplicate` when another artwork has it.',
       params: IdParams, body: ArtworkPut,
-      response: { 200: Artwork, ...errors(...WITH_BODY, 404, 409, 422, ...AUTHED) },
+      response: { 200: answer(Artwork, 'The whole artwork after the change.'), ...errors(...WITH_BODY, 'not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
     },
   }, async (request) => {
     const artwork = await updateArtwork(app.db, request.auth.actor, recordId(request.params), artworkFromPut(request.body));
@@ -78,7 +92,11 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/artworks/:id', {
     config: { scope: 'artworks:write' },
-    schema: { tags, summary: 'Delete an artwork', params: IdParams, response: { 200: Deleted, ...errors(404, 409, 422, ...AUTHED) } },
+    schema: {
+      operationId: 'deleteArtwork', tags, summary: 'Delete an artwork',
+      description: 'The changelog records the deletion (`action: delete`, each field\'s `new` null).',
+      params: IdParams, response: { 200: answer(Deleted, 'The artwork is deleted.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
+    },
   }, async (request) => {
     const id = recordId(request.params);
     await deleteArtwork(app.db, request.auth.actor, id);

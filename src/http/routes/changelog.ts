@@ -5,7 +5,7 @@ import { SyncStatus } from '../../schemas/sync.js';
 import { listChanges } from '../../store/changelog.js';
 import { syncStatus } from '../../store/sync.js';
 import { pageMembers, pageRequest } from '../pagination.js';
-import { AUTHED, errors } from '../responses.js';
+import { AUTHED, answer, errors } from '../responses.js';
 import { toCanonicalTimestamp } from '../../schemas/formats.js';
 
 const tags = ['changelog'];
@@ -14,9 +14,10 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/changelog', {
     config: { scope: ANY_READ },
     schema: {
-      tags, summary: 'Every API write of the key\'s entity, oldest first; poll it with `after`',
+      operationId: 'changelog', tags, summary: 'Every API write of the key\'s entity, oldest first; poll it with `after`',
+      description: 'One entry per record a write changed, in id order. To poll: start once (optionally with `since`), then always pass the last answer\'s `next_after` as `after`; never advance `since` to the last timestamp seen (entries of one millisecond share it).',
       querystring: ChangelogQuery,
-      response: { 200: ChangelogPage, ...errors(400, ...AUTHED) },
+      response: { 200: answer(ChangelogPage, 'A page of changes.', 'Link'), ...errors('bad_request', ...AUTHED) },
     },
   }, async (request, reply) => {
     const paging = pageRequest(request.query);
@@ -28,8 +29,9 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/sync/status', {
     config: { scope: ANY_READ },
     schema: {
-      tags, summary: 'When artworks, artists and events were last synced, and how many there are',
-      response: { 200: SyncStatus, ...errors(...AUTHED) },
+      operationId: 'syncStatus', tags, summary: 'When artworks, artists and events were last synced, and how many there are',
+      description: '`last_synced` is the latest API write of that kind (null if never); `count` the records now.',
+      response: { 200: answer(SyncStatus, 'The sync status.'), ...errors(...AUTHED) },
     },
   }, async (request) => syncStatus(app.db, request.auth.entity.id));
 };

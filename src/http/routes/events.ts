@@ -9,7 +9,7 @@ import { pageMembers, pageRequest } from '../pagination.js';
 import { todayUtc } from '../../clock.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
-import { AUTHED, WITH_BODY, errors, recordId } from '../responses.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
 
 const tags = ['events'];
@@ -20,9 +20,13 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/events', {
     config: { scope: 'events:write' },
     schema: {
-      tags, summary: 'Create an event, or update the one with the same slug',
+      operationId: 'postEvent', tags, summary: 'Create an event, or update the one with the same slug',
+      description: 'The slug is derived from the entity\'s slug and the title. A new slug creates the event (`created: true`); a known one gets the non-null fields sent merged in (`created: false`). Either way the answer is 201.',
       body: EventPost,
-      response: { 201: EventPostResult, ...errors(...WITH_BODY, ...AUTHED, 409, 422) },
+      response: {
+        201: answer(EventPostResult, 'The event was created (`created: true`) or updated (`created: false`).'),
+        ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT),
+      },
     },
   }, async (request, reply) => {
     const { event, created } = await postEvent(app.db, request.auth.actor, eventFromPost(request.body));
@@ -33,9 +37,13 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/events/batch', {
     config: { scope: 'events:write' },
     schema: {
-      tags, summary: 'Post up to 100 events in one request (one rate-limit unit)',
+      operationId: 'postEvents', tags, summary: 'Post up to 100 events in one request (one rate-limit unit)',
+      description: 'Each item is validated and written like a single POST /v1/events, in its own transaction: one bad item fails alone, with its own status in `results`.',
       body: batchRequest('POST /v1/events', EVENT_EXAMPLE),
-      response: { 200: BatchResponse, ...errors(...WITH_BODY, ...AUTHED, 409, 422) },
+      response: {
+        200: answer(BatchResponse, 'One result per item, in input order: 201 (written) or 400 (invalid).'),
+        ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT),
+      },
     },
   }, async (request) => ({
     results: await runBatch(app.db, request.body.items, validateEvent, (item: EventPostBody) => eventFromPost(item), function* (input) {
@@ -48,9 +56,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/events', {
     config: { scope: 'events:read' },
     schema: {
-      tags, summary: 'List events: all by id (`page` or `after`), upcoming by start date, or past by start date descending',
+      operationId: 'listEvents', tags, summary: 'List events: all by id (`page` or `after`), upcoming by start date, or past by start date descending',
+      description: '`upcoming=true`: events whose end date (else start date) is today (UTC) or later, by start date. `past=true`: the others with a date, by start date descending. Without them, every event in id order, with the `after` cursor as for artworks.',
       querystring: EventListQuery,
-      response: { 200: EventList, ...errors(400, ...AUTHED) },
+      response: { 200: answer(EventList, 'A page of events.', 'Link'), ...errors('bad_request', ...AUTHED) },
     },
   }, async (request, reply) => {
     const paging = pageRequest(request.query);
@@ -69,21 +78,30 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/events/:id', {
     config: { scope: 'events:read' },
-    schema: { tags, summary: 'Get one event', params: IdParams, response: { 200: Event, ...errors(404, ...AUTHED) } },
+    schema: {
+      operationId: 'getEvent', tags, summary: 'Get one event',
+      description: 'An event of another entity is not found (404), as one that does not exist.',
+      params: IdParams, response: { 200: answer(Event, 'The event.'), ...errors('not_found', ...AUTHED) },
+    },
   }, async (request) => getEvent(app.db, request.auth.entity.id, recordId(request.params)));
 
   app.put('/events/:id', {
     config: { scope: 'events:write' },
     schema: {
-      tags, summary: 'Change fields of an event; null clears a field; a new title re-derives the slug',
+      operationId: 'updateEvent', tags, summary: 'Change fields of an event; null clears a field; a new title re-derives the slug',
+      description: 'Only the fields sent change; `null` clears an optional field (`title` cannot be cleared). A new title re-derives the slug: 409 `duplicate` when another event has it.',
       params: IdParams, body: EventPut,
-      response: { 200: Event, ...errors(...WITH_BODY, 404, 409, 422, ...AUTHED) },
+      response: { 200: answer(Event, 'The whole event after the change.'), ...errors(...WITH_BODY, 'not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
     },
   }, async (request) => toEvent(await updateEvent(app.db, request.auth.actor, recordId(request.params), eventFromPut(request.body))));
 
   app.delete('/events/:id', {
     config: { scope: 'events:write' },
-    schema: { tags, summary: 'Delete an event', params: IdParams, response: { 200: Deleted, ...errors(404, 409, 422, ...AUTHED) } },
+    schema: {
+      operationId: 'deleteEvent', tags, summary: 'Delete an event',
+      description: 'Re-posting its title later creates a new event. The changelog records the deletion.',
+      params: IdParams, response: { 200: answer(Deleted, 'The event is deleted.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
+    },
   }, async (request) => {
     const id = recordId(request.params);
     await deleteEvent(app.db, request.auth.actor, id);

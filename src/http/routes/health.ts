@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import Type from 'typebox';
 import { sql } from 'kysely';
 import { ApiError } from '../../domain/errors.js';
-import { errors } from '../responses.js';
+import { Health } from '../../schemas/operations.js';
+import { answer, errors } from '../responses.js';
 
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/healthz', {
     schema: {
-      tags: ['operations'], summary: 'Liveness and database reachability',
-      response: { 200: Type.Object({ status: Type.Literal('ok') }), ...errors(503) },
+      operationId: 'health', tags: ['operations'], summary: 'Liveness and database reachability',
+      description: 'No key needed. For load balancers and orchestrators.',
+      response: { 200: answer(Health, 'The service and its database answer.'), ...errors('service_unavailable') },
     },
   }, async () => {
     try {

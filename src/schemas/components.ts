@@ -1,0 +1,23 @@
+import type { TSchema } from 'typebox';
+import { Artwork, ArtworkList, ArtworkListItem, ArtworkPostResult, Deleted } from './artworks.js';
+import { BatchItemResult, BatchResponse } from './batch.js';
+import { ChangelogEntry, ChangelogPage } from './changelog.js';
+import { ErrorBody } from './common.js';
+import { Event, EventList, EventListItem, EventPostResult } from './events.js';
+import { Health, MetricsText } from './operations.js';
+import { Me } from './me.js';
+import { Profile, ProfileUpdated } from './profile.js';
+import { SyncStatus } from './sync.js';
+
+/**
+ * Every named model of the API, each with an `$id`: registered once as a Fastify shared schema (the
+ * serializers resolve `Ref`s to them) and emitted as `components.schemas` of the OpenAPI document.
+ */
+export const COMPONENTS: readonly TSchema[] = [
+  Artwork, ArtworkListItem, ArtworkList, ArtworkPostResult, Deleted,
+  Event, EventListItem, EventList, EventPostResult,
+  Profile, ProfileUpdated,
+  ChangelogEntry, ChangelogPage, SyncStatus,
+  BatchItemResult, BatchResponse,
+  Me, Health, MetricsText, ErrorBody,
+];
