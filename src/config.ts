@@ -24,6 +24,15 @@ export interface Config {
   pgPoolSize: number;
   /** PG_STATEMENT_TIMEOUT_MS: PostgreSQL statement timeout, default 10000. */
   pgStatementTimeoutMs: number;
+  /** PUBLIC_RATE_LIMIT: keyless requests per window per client address, default 300 (decisions §9). */
+  publicRateLimit: number;
+  /** PUBLIC_CACHE_MB: memory for built public pages and feeds per process, default 64. */
+  publicCacheMb: number;
+  /**
+   * TRUST_PROXY: whether X-Forwarded-For names the client (Fastify's trustProxy): unset or `false` no,
+   * `true` yes (any proxy), else a comma-separated list of the proxies' addresses or CIDRs.
+   */
+  trustProxy: boolean | string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -45,6 +54,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60, 1),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1),
     pgStatementTimeoutMs: integer(env, 'PG_STATEMENT_TIMEOUT_MS', 10_000, 1),
+    publicRateLimit: integer(env, 'PUBLIC_RATE_LIMIT', 300, 1),
+    publicCacheMb: integer(env, 'PUBLIC_CACHE_MB', 64, 1, 65_536),
+    trustProxy: trustProxy(env.TRUST_PROXY),
   };
 }
 
@@ -56,4 +68,10 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
   }
   return value;
+}
+
+function trustProxy(raw: string | undefined): boolean | string {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false') return false;
+  return value === 'true' ? true : value;
 }

@@ -15,6 +15,9 @@ async function gallery(name = `Feed Gallery ${++galleries}`) {
   return { ...g, api: client(t, g.key) };
 }
 
+/** The UTC calendar date `offset` days from today, YYYY-MM-DD. */
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+
 const feedUrl = (slug: string) => `/profiles/${encodeURIComponent(slug)}/events.ics`;
 const eventPath = (slug: string, eventSlug: string) => `/profiles/${encodeURIComponent(slug)}/events/${encodeURIComponent(eventSlug)}`;
 
@@ -67,9 +70,10 @@ describe('GET /profiles/:slug/events.ics', () => {
     expect(r.body.replace(/\r\n/g, '')).not.toContain('\n');
   });
 
-  test('there is one VEVENT per dated event, past and upcoming, and undated events are left out', async () => {
+  test('there is one VEVENT per dated event of the last year and later; undated and older events are left out', async () => {
     const g = await gallery();
-    await post(g.api, { title: 'Past Show', start_date: '2020-01-10', end_date: '2020-02-10' });
+    await post(g.api, { title: 'Past Show', start_date: day(-60), end_date: day(-40) });
+    await post(g.api, { title: 'Long Ago Show', start_date: '2020-01-10', end_date: '2020-02-10' });
     await post(g.api, { title: 'Future Show', start_date: '2027-06-01', end_date: '2027-08-31' });
     await post(g.api, { title: 'Future Talk', start_date: '2027-05-05' });
     await post(g.api, { title: 'Undated Workshop', event_type: 'workshop' });
@@ -176,7 +180,7 @@ describe('GET /profiles/:slug/events.ics', () => {
   test('two fetches without changes give identical bytes', async () => {
     const g = await gallery();
     await post(g.api, { title: 'Stable A', start_date: '2027-01-10', location_city: 'Berlin', location_country: 'DE' });
-    await post(g.api, { title: 'Stable B', start_date: '2020-01-10', end_date: '2020-01-20', description: 'Past.' });
+    await post(g.api, { title: 'Stable B', start_date: day(-20), end_date: day(-10), description: 'Past.' });
     const first = await fetchIcs(feedUrl(g.slug));
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const second = await fetchIcs(feedUrl(g.slug));
