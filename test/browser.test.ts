@@ -86,16 +86,16 @@ run('public pages in a real browser', () => {
         await page.evaluate('(async () => { for (let y = 0; y < document.body.scrollHeight; y += 400) { scrollTo(0, y); await new Promise((r) => setTimeout(r, 30)); } scrollTo(0, 0); })()');
         await page.waitForFunction('[...document.images].every((img) => img.complete)');
 
-        const overflow = await page.evaluate(`(() => {
+        const overflow = await page.evaluate<{ scroll: number; limit: number; wide: string[] }>(`(() => {
           const limit = document.documentElement.clientWidth;
           const wide = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > limit + 1 || el.getBoundingClientRect().width > limit)
             .map((el) => el.tagName.toLowerCase() + '.' + el.className + ' ' + Math.round(el.getBoundingClientRect().width));
           return { scroll: document.documentElement.scrollWidth, limit, wide };
-        })()`) as { scroll: number; limit: number; wide: string[] };
+        })()`);
         expect(overflow.wide).toEqual([]);
         expect(overflow.scroll).toBeLessThanOrEqual(overflow.limit);
 
-        const images = await page.evaluate(`[...document.images].map((img) => ({ src: img.currentSrc, loaded: img.complete && img.naturalWidth > 0, fit: getComputedStyle(img).objectFit, ratio: img.clientWidth / img.clientHeight }))`) as Array<{ src: string; loaded: boolean; fit: string; ratio: number }>;
+        const images = await page.evaluate<Array<{ src: string; loaded: boolean; fit: string; ratio: number }>>(`[...document.images].map((img) => ({ src: img.currentSrc, loaded: img.complete && img.naturalWidth > 0, fit: getComputedStyle(img).objectFit, ratio: img.clientWidth / img.clientHeight }))`);
         for (const image of images) {
           expect(image.loaded, image.src).toBe(true);
           expect(image.fit, image.src).toBe('cover');
@@ -110,7 +110,7 @@ run('public pages in a real browser', () => {
         expect(data['@type']).toBe(type);
 
         await page.evaluate(AXE_SOURCE);
-        const violations = await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))`) as Array<{ id: string; impact: string }>;
+        const violations = await page.evaluate<Array<{ id: string; impact: string }>>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))`);
         expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
 
         mkdirSync(SCREENSHOTS, { recursive: true });

@@ -76,7 +76,7 @@ async function routes(app: FastifyInstance): Promise<void> {
     if (request.method === 'HEAD') return reply.send(Readable.from([]));
     const built: Built = await cache.get(key, async () => {
       const body = await build();
-      return { body: Buffer.from(body ?? ''), status: body === undefined ? 404 : 200 };
+      return { body: typeof body === 'string' || body === undefined ? Buffer.from(body ?? '') : body, status: body === undefined ? 404 : 200 };
     });
     if (built.status === 404) {
       cache.forget(key);
