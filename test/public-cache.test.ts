@@ -184,3 +184,32 @@ describe('per-address rate limit on keyless routes', () => {
     }
   });
 });
+
+describe('HEAD and ids at the edges', () => {
+  test('a HEAD for a record or page that does not exist is 404 without a build; one that exists is 200', async () => {
+    const g = await gallery();
+    const art = await g.api.post('/v1/artworks', { title: 'Headed' });
+    const before = builds();
+    expect((await visit(t, `/profiles/${g.slug}/artworks/${art.body.id}`, { method: 'HEAD' })).status).toBe(200);
+    expect((await visit(t, `/profiles/${g.slug}/artworks/${art.body.id + 1000}`, { method: 'HEAD' })).status).toBe(404);
+    expect((await visit(t, `/profiles/${g.slug}/events/nothing-here`, { method: 'HEAD' })).status).toBe(404);
+    expect((await visit(t, `/profiles/${g.slug}?page=2`, { method: 'HEAD' })).status).toBe(404);
+    expect((await visit(t, `/profiles/${g.slug}/sitemap.xml?part=2`, { method: 'HEAD' })).status).toBe(404);
+    expect(builds()).toBe(before);
+  });
+
+  test('ids and page numbers beyond any stored integer are 404, never an error', async () => {
+    const g = await gallery();
+    for (const url of [`/profiles/${g.slug}/artworks/2147483648`, `/profiles/${g.slug}/artworks/99999999999999999999`, `/profiles/${g.slug}?page=99999999999`]) {
+      expect((await visit(t, url)).status, url).toBe(404);
+    }
+    expect((await visit(t, `/profiles/${g.slug}/artworks/2147483647`)).status).toBe(404);
+  });
+
+  test('a 404 carries no ETag', async () => {
+    const g = await gallery();
+    const missing = await visit(t, `/profiles/${g.slug}/artworks/123456789`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.etag).toBeUndefined();
+  });
+});

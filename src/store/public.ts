@@ -17,12 +17,18 @@ export interface PublicEntity {
    * write adds entries and bumps it in its transaction) and the row's `updated_at` (operator edits).
    */
   version: string;
+  /** How many artworks the entity shows (its pages and sitemap parts past the end do not exist). */
+  artworks: number;
 }
 
 // The stats may be kept in several rows per entity: always their sum.
 const entityWithChanges = statement((db, p: Params<{ slug: string }>) => db.selectFrom('entities').selectAll('entities')
-  .select((eb) => eb.selectFrom('entity_stats').whereRef('entity_stats.entity_id', '=', 'entities.id')
-    .select((s) => s.fn.sum<number | string>('changelog').as('changes')).as('changes'))
+  .select((eb) => [
+    eb.selectFrom('entity_stats').whereRef('entity_stats.entity_id', '=', 'entities.id')
+      .select((s) => s.fn.sum<number | string>('changelog').as('changes')).as('changes'),
+    eb.selectFrom('entity_stats').whereRef('entity_stats.entity_id', '=', 'entities.id')
+      .select((s) => s.fn.sum<number | string>('artworks').as('artworks')).as('artwork_count'),
+  ])
   .where('slug', '=', p.slug));
 
 /** The entity behind a public slug and its data version; undefined when unknown or paused. */
@@ -30,8 +36,8 @@ export function publicEntity(db: Db, slug: string): Promise<PublicEntity | undef
   return read(db, function* () {
     const row = yield* first(entityWithChanges, { slug });
     if (!row || row.paused_at) return undefined;
-    const { changes, ...entity } = row;
-    return { entity, version: `${Number(changes ?? 0)}.${Date.parse(entity.updated_at)}` };
+    const { changes, artwork_count, ...entity } = row;
+    return { entity, version: `${Number(changes ?? 0)}.${Date.parse(entity.updated_at)}`, artworks: Number(artwork_count ?? 0) };
   });
 }
 

@@ -15,7 +15,7 @@ import { calendarFeed, cutDescription } from './ical.js';
 import { artworkPage, eventPage, homePage, notFoundPage, profilePage } from './pages.js';
 import { addressRateLimit } from './rate-limit.js';
 import { renderVersion } from './render-version.js';
-import { robotsTxt, sitemapIndex, sitemapPart } from './sitemap.js';
+import { robotsTxt, sitemapIndex, sitemapPart, sitemapParts } from './sitemap.js';
 
 /** Artworks per profile page. */
 export const PAGE_SIZE = 60;
@@ -39,10 +39,14 @@ type SlugParams = { slug: string };
 type EventParams = { slug: string; event_slug: string };
 type ArtworkParams = { slug: string; id: string };
 
-/** A positive whole number from a path or query string, else undefined. */
-function wholeNumber(raw: string | undefined, fallback?: number): number | undefined {
+/** Record ids are 32-bit integers on both dialects; page numbers stay far below anything real. */
+const ID_MAX = 2_147_483_647;
+const PAGE_MAX = 1_000_000;
+
+/** A positive whole number from a path or query string up to `max` (absent: `fallback`), else undefined. */
+function wholeNumber(raw: string | undefined, max: number, fallback?: number): number | undefined {
   if (raw === undefined) return fallback;
-  return /^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : undefined;
+  return /^[1-9]\d{0,9}$/.test(raw) && Number(raw) <= max ? Number(raw) : undefined;
 }
 
 /**
@@ -62,38 +66,52 @@ async function routes(app: FastifyInstance): Promise<void> {
 
   /**
    * Answers from the name alone when it can (304 to a matching If-None-Match; HEAD without a cached
-   * body), else from the cache, building once. `build` answers undefined for a page that does not exist.
+   * body, after `exists`, a point lookup, where the name alone does not prove the page exists), else
+   * from the cache, building once. `build` answers undefined for a page that does not exist.
    */
-  async function answer(request: FastifyRequest, reply: FastifyReply, name: string, kind: Kind, build: () => Promise<Buffer | string | undefined>) {
+  async function answer(request: FastifyRequest, reply: FastifyReply, name: string, kind: Kind,
+    build: () => Promise<Buffer | string | undefined>, exists?: () => Promise<boolean>) {
     const key = `${name}|${render}`;
     const etag = `"${createHash('sha256').update(key).digest('base64url').slice(0, 22)}"`;
-    reply.header('etag', etag).header('cache-control', kind.cacheControl).type(kind.type);
-    for (const [header, value] of Object.entries(kind.headers ?? {})) reply.header(header, value);
-    if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();
+    // Only an answer of this name carries its ETag: never a 404 or an error on the way.
+    const named = () => {
+      reply.header('etag', etag).header('cache-control', kind.cacheControl).type(kind.type);
+      for (const [header, value] of Object.entries(kind.headers ?? {})) reply.header(header, value);
+      return reply;
+    };
+    if (matches(request.headers['if-none-match'], etag)) return named().code(304).send();
     const cached = cache.peek(key);
-    if (cached) return reply.send(cached.body);
+    if (cached) return named().send(cached.body);
     // A HEAD needs the headers only: an empty stream leaves Content-Length unset instead of 0.
-    if (request.method === 'HEAD') return reply.send(Readable.from([]));
+    if (request.method === 'HEAD') return exists && !(await exists()) ? notFound(reply) : named().send(Readable.from([]));
     const built: Built = await cache.get(key, async () => {
       const body = await build();
       return { body: typeof body === 'string' || body === undefined ? Buffer.from(body ?? '') : body, status: body === undefined ? 404 : 200 };
     });
     if (built.status === 404) {
       cache.forget(key);
-      reply.removeHeader('etag');
-      reply.removeHeader('cache-control');
       return notFound(reply);
     }
-    return reply.send(built.body);
+    return named().send(built.body);
   }
 
   /** The routes of one profile: its data version decides the cache key; unknown or paused → 404. */
   const forEntity = async (request: FastifyRequest<{ Params: SlugParams }>, reply: FastifyReply, route: string, kind: Kind,
-    build: (found: PublicEntity) => Promise<Buffer | string | undefined>) => {
+    build: (found: PublicEntity) => Promise<Buffer | string | undefined>,
+    options: { within?: (found: PublicEntity) => boolean; exists?: (found: PublicEntity) => Promise<boolean> } = {}) => {
     const found = await publicEntity(app.db, request.params.slug);
-    if (!found) return notFound(reply);
-    return answer(request, reply, `${route}|${found.entity.id}|${found.version}`, kind, () => build(found));
+    if (!found || (options.within && !options.within(found))) return notFound(reply);
+    const exists = options.exists;
+    return answer(request, reply, `${route}|${found.entity.id}|${found.version}`, kind, () => build(found), exists && (() => exists(found)));
   };
+
+  /** A page of one record: `find` is a point lookup, run by the build and, alone, by a cold HEAD. */
+  const forRecord = <T>(request: FastifyRequest<{ Params: SlugParams }>, reply: FastifyReply, route: string, kind: Kind,
+    find: (found: PublicEntity) => Promise<T | undefined>, render: (found: PublicEntity, record: T) => Promise<Buffer | string> | string) =>
+    forEntity(request, reply, route, kind, async (found) => {
+      const record = await find(found);
+      return record === undefined ? undefined : render(found, record);
+    }, { exists: async (found) => (await find(found)) !== undefined });
 
   const staticRoute = (path: string, kind: Kind, body: string) =>
     app.get(path, { schema: hide }, async (request, reply) => answer(request, reply, `static|${path}`, kind, async () => body));
@@ -109,17 +127,15 @@ async function routes(app: FastifyInstance): Promise<void> {
     answer(request, reply, `sitemap|${await platformVersion(app.db)}`, XML, async () => sitemapIndex(await activeEntities(app.db), baseUrl)));
 
   app.get<{ Params: SlugParams; Querystring: { part?: string } }>('/profiles/:slug/sitemap.xml', { schema: hide }, async (request, reply) => {
-    const part = wholeNumber(request.query.part, 1);
+    const part = wholeNumber(request.query.part, PAGE_MAX, 1);
     if (part === undefined) return notFound(reply);
-    return forEntity(request, reply, `sitemap|${part}`, XML, async ({ entity }) => {
-      const records = await sitemapRecords(app.db, entity.id, part);
-      if (part > 1 && records.artworks.length === 0) return undefined;
-      return sitemapPart(entity, records, part, baseUrl, PAGE_SIZE);
-    });
+    return forEntity(request, reply, `sitemap|${part}`, XML,
+      async ({ entity }) => sitemapPart(entity, await sitemapRecords(app.db, entity.id, part), part, baseUrl, PAGE_SIZE),
+      { within: ({ artworks }) => part <= sitemapParts(artworks) });
   });
 
   app.get<{ Params: SlugParams; Querystring: { page?: string } }>('/profiles/:slug', { schema: hide }, async (request, reply) => {
-    const page = wholeNumber(request.query.page, 1);
+    const page = wholeNumber(request.query.page, PAGE_MAX, 1);
     if (page === undefined) return notFound(reply);
     const today = todayUtc();
     return forEntity(request, reply, `profile|${page}|${today}`, HTML, async ({ entity }) => {
@@ -127,20 +143,17 @@ async function routes(app: FastifyInstance): Promise<void> {
         listArtworks(app.db, entity.id, { page, limit: PAGE_SIZE }),
         profileEvents(app.db, entity.id, today),
       ]);
-      // A page past the end does not exist (page 1 always does, empty or not).
-      if (page > 1 && (page - 1) * PAGE_SIZE >= total) return undefined;
       const artworks = JSON.parse(json) as ArtworkListItemType[];
       return profilePage({ entity, artworks, total, page, pageSize: PAGE_SIZE, upcoming, past, baseUrl });
-    });
+    // A page past the end does not exist (page 1 always does, empty or not).
+    }, { within: ({ artworks }) => page === 1 || (page - 1) * PAGE_SIZE < artworks });
   });
 
   app.get<{ Params: ArtworkParams }>('/profiles/:slug/artworks/:id', { schema: hide }, async (request, reply) => {
-    const id = wholeNumber(request.params.id);
+    const id = wholeNumber(request.params.id, ID_MAX);
     if (id === undefined) return notFound(reply);
-    return forEntity(request, reply, `artwork|${id}`, HTML, async ({ entity }) => {
-      const artwork = await publicArtwork(app.db, entity.id, id);
-      return artwork && artworkPage({ entity, artwork, baseUrl });
-    });
+    return forRecord(request, reply, `artwork|${id}`, HTML, ({ entity }) => publicArtwork(app.db, entity.id, id),
+      ({ entity }, artwork) => artworkPage({ entity, artwork, baseUrl }));
   });
 
   app.get<{ Params: SlugParams }>('/profiles/:slug/events.ics', { schema: hide }, async (request, reply) => {
@@ -152,16 +165,14 @@ async function routes(app: FastifyInstance): Promise<void> {
   });
 
   app.get<{ Params: EventParams }>('/profiles/:slug/events/:event_slug', { schema: hide }, async (request, reply) =>
-    forEntity(request, reply, `event|${request.params.event_slug}`, HTML, async ({ entity }) => {
-      const event = await publicEvent(app.db, entity.id, request.params.event_slug);
-      return event && eventPage(entity, event, baseUrl);
-    }));
+    forRecord(request, reply, `event|${request.params.event_slug}`, HTML, ({ entity }) => publicEvent(app.db, entity.id, request.params.event_slug),
+      ({ entity }, event) => eventPage(entity, event, baseUrl)));
 
   app.get<{ Params: EventParams }>('/profiles/:slug/events/:event_slug/event.ics', { schema: hide }, async (request, reply) =>
-    forEntity(request, reply, `event.ics|${request.params.event_slug}`, ics('event.ics'), async ({ entity }) => {
-      const event = await publicEvent(app.db, entity.id, request.params.event_slug);
-      return event?.start_date ? calendarFeed({ entity, baseUrl }, [event]) : undefined;
-    }));
+    forRecord(request, reply, `event.ics|${request.params.event_slug}`, ics('event.ics'),
+      // Only a dated event has a calendar entry.
+      async ({ entity }) => { const event = await publicEvent(app.db, entity.id, request.params.event_slug); return event?.start_date ? event : undefined; },
+      ({ entity }, event) => calendarFeed({ entity, baseUrl }, [event])));
 }
 
 /** The public routes, and their cache on the app (one per process, PUBLIC_CACHE_MB). */
