@@ -28,6 +28,15 @@ export interface Config {
   metricsToken: string | undefined;
   /** LOG_FORMAT: `json` or `pretty`; unset, pretty when stdout is a terminal and JSON otherwise. */
   logFormat: LogFormat | undefined;
+  /** PUBLIC_RATE_LIMIT: keyless requests per window per client address, default 300 (decisions §9). */
+  publicRateLimit: number;
+  /** PUBLIC_CACHE_MB: memory for built public pages and feeds per process, default 64. */
+  publicCacheMb: number;
+  /**
+   * TRUST_PROXY: whether X-Forwarded-For names the client (Fastify's trustProxy): unset or `false` no,
+   * `true` yes (any proxy), else a comma-separated list of the proxies' addresses or CIDRs.
+   */
+  trustProxy: boolean | string;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -53,6 +62,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pgStatementTimeoutMs: integer(env, 'PG_STATEMENT_TIMEOUT_MS', 10_000, 1),
     metricsToken: env.METRICS_TOKEN || undefined,
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const),
+    publicRateLimit: integer(env, 'PUBLIC_RATE_LIMIT', 300, 1),
+    publicCacheMb: integer(env, 'PUBLIC_CACHE_MB', 64, 1, 65_536),
+    trustProxy: trustProxy(env.TRUST_PROXY),
   };
 }
 
@@ -71,4 +83,10 @@ function oneOf<const V extends readonly string[]>(env: NodeJS.ProcessEnv, name: 
   if (raw === undefined || raw === '') return undefined;
   if (!values.includes(raw)) throw new Error(`${name} must be one of ${values.join(', ')} (got "${raw}")`);
   return raw;
+}
+
+function trustProxy(raw: string | undefined): boolean | string {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false') return false;
+  return value === 'true' ? true : value;
 }

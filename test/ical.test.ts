@@ -15,6 +15,9 @@ async function gallery(name = `Feed Gallery ${++galleries}`) {
   return { ...g, api: client(t, g.key) };
 }
 
+/** The UTC calendar date `offset` days from today, YYYY-MM-DD. */
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+
 const feedUrl = (slug: string) => `/profiles/${encodeURIComponent(slug)}/events.ics`;
 const eventPath = (slug: string, eventSlug: string) => `/profiles/${encodeURIComponent(slug)}/events/${encodeURIComponent(eventSlug)}`;
 
@@ -67,9 +70,10 @@ describe('GET /profiles/:slug/events.ics', () => {
     expect(r.body.replace(/\r\n/g, '')).not.toContain('\n');
   });
 
-  test('there is one VEVENT per dated event, past and upcoming, and undated events are left out', async () => {
+  test('there is one VEVENT per dated event of the last year and later; undated and older events are left out', async () => {
     const g = await gallery();
-    await post(g.api, { title: 'Past Show', start_date: '2020-01-10', end_date: '2020-02-10' });
+    await post(g.api, { title: 'Past Show', start_date: day(-60), end_date: day(-40) });
+    await post(g.api, { title: 'Long Ago Show', start_date: '2020-01-10', end_date: '2020-02-10' });
     await post(g.api, { title: 'Future Show', start_date: '2027-06-01', end_date: '2027-08-31' });
     await post(g.api, { title: 'Future Talk', start_date: '2027-05-05' });
     await post(g.api, { title: 'Undated Workshop', event_type: 'workshop' });
@@ -176,7 +180,7 @@ describe('GET /profiles/:slug/events.ics', () => {
   test('two fetches without changes give identical bytes', async () => {
     const g = await gallery();
     await post(g.api, { title: 'Stable A', start_date: '2027-01-10', location_city: 'Berlin', location_country: 'DE' });
-    await post(g.api, { title: 'Stable B', start_date: '2020-01-10', end_date: '2020-01-20', description: 'Past.' });
+    await post(g.api, { title: 'Stable B', start_date: day(-20), end_date: day(-10), description: 'Past.' });
     const first = await fetchIcs(feedUrl(g.slug));
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const second = await fetchIcs(feedUrl(g.slug));
@@ -234,5 +238,49 @@ describe('GET /profiles/:slug/events/:event_slug/event.ics', () => {
   test('an unknown event slug has no download', async () => {
     const g = await gallery();
     expect((await fetchIcs(`${eventPath(g.slug, 'no-such-event')}/event.ics`)).status).toBe(404);
+  });
+});
+
+describe('feed bounds (decisions §9) and the writer', () => {
+  test('a description over 2,000 characters is cut to 2,000 with "…"; a shorter one is whole', async () => {
+    const g = await gallery();
+    const long = `${'Å'.repeat(1998)}🎨${'x'.repeat(5000)}`;
+    await post(g.api, { title: 'Long Text', start_date: '2027-01-10', description: long });
+    await post(g.api, { title: 'Short Text', start_date: '2027-01-11', description: 'y'.repeat(2000) });
+    const events = vevents((await fetchIcs(feedUrl(g.slug))).body);
+    const cut = String(value(bySummary(events, 'Long Text'), 'description'));
+    expect(cut.length).toBeLessThanOrEqual(2000);
+    expect(cut.endsWith('…')).toBe(true);
+    expect(cut.startsWith('Å'.repeat(1998))).toBe(true);
+    expect(cut).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
+    expect(value(bySummary(events, 'Short Text'), 'description')).toBe('y'.repeat(2000));
+  });
+
+  test('a feed holds at most the 1,000 events nearest to today', async () => {
+    const g = await gallery();
+    // 1,003 upcoming events a day apart, and one that ended yesterday: the 4 farthest in the future drop out.
+    const items = Array.from({ length: 1003 }, (_, i) => ({ title: `Day ${i}`, start_date: day(i + 1) }));
+    items.push({ title: 'Yesterday', start_date: day(-1) });
+    for (let i = 0; i < items.length; i += 100) expect((await g.api.post('/v1/events/batch', { items: items.slice(i, i + 100) })).status).toBe(200);
+    const summaries = vevents((await fetchIcs(feedUrl(g.slug))).body).map((ev) => String(value(ev, 'summary')));
+    expect(summaries).toHaveLength(1000);
+    expect(summaries[0]).toBe('Yesterday');
+    expect(summaries).toContain('Day 998');
+    expect(summaries).not.toContain('Day 999');
+    expect(summaries).not.toContain('Day 1002');
+  });
+
+  test('every content line is at most 75 octets, folded without splitting a UTF-8 sequence, and unfolds to the text', async () => {
+    const g = await gallery();
+    const title = `${'草間彌生 Ünïcødé; a, b\\c '.repeat(12)}🎨🎨🎨`;
+    const description = `Line one\nLine two, with; marks\\ and ${'é'.repeat(200)}`;
+    await post(g.api, { title, start_date: '2027-01-10', description });
+    const body = Buffer.from((await fetchIcs(feedUrl(g.slug))).body, 'utf8');
+    const lines = body.toString('utf8').split('\r\n');
+    for (const line of lines) expect(Buffer.byteLength(line), line).toBeLessThanOrEqual(75);
+    expect(lines.filter((l) => l.startsWith(' ')).length).toBeGreaterThan(3);
+    expect(body.toString('utf8')).not.toContain('\ufffd');
+    const ev = bySummary(vevents(body.toString('utf8')), title);
+    expect(value(ev, 'description')).toBe(description);
   });
 });

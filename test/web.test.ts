@@ -45,6 +45,16 @@ function anchors(htmlText: string): { href: string; text: string }[] {
 
 const hrefsWithText = (htmlText: string, text: string) => anchors(htmlText).filter((a) => a.text.includes(text)).map((a) => a.href);
 
+/** The markup of the <section> labelled by the heading with this id. */
+function section(htmlText: string, headingId: string): string {
+  const found = new RegExp(`<section aria-labelledby="${headingId}">([\\s\\S]*?)</section>`).exec(htmlText);
+  expect(found, headingId).not.toBeNull();
+  return found![1]!;
+}
+
+/** Every <script> opening tag of a page: only JSON-LD data blocks are allowed (the CSP runs no inline script). */
+const scriptTags = (htmlText: string) => [...htmlText.matchAll(/<script\b[^>]*>/gi)].map((m) => m[0]);
+
 /** The text of the page as a reader sees it (tags removed, entities decoded). */
 const visibleText = (htmlText: string) => decodeEntities(htmlText.replace(/<[^>]*>/g, ' ')).replace(/\s+/g, ' ');
 
@@ -129,7 +139,7 @@ describe('GET /profiles/:slug', () => {
     for (const tag of imgs) expect(tag).toMatch(/\bloading="lazy"/);
   });
 
-  test('upcoming and ongoing events are shown, past and undated events are not', async () => {
+  test('upcoming and ongoing events are shown as upcoming, past ones under past exhibitions, undated ones in neither', async () => {
     const g = await gallery();
     const events = [
       { title: 'Future Opening Night', start_date: day(30) },
@@ -138,12 +148,20 @@ describe('GET /profiles/:slug', () => {
       { title: 'Ended Yesterday', start_date: day(-5), end_date: day(-1) },
     ];
     for (const e of events) expect((await g.api.post('/v1/events', e)).status).toBe(201);
+    expect((await g.api.post('/v1/events', { title: 'Some Day Maybe' })).status).toBe(201);
     const r = await visit(profileUrl(g.slug));
-    const text = visibleText(r.body);
-    expect(text).toContain('Future Opening Night');
-    expect(text).toContain('Running Exhibition');
-    expect(text).not.toContain('Long Gone Show');
-    expect(text).not.toContain('Ended Yesterday');
+    const upcoming = visibleText(section(r.body, 'events-heading'));
+    expect(upcoming).toContain('Future Opening Night');
+    expect(upcoming).toContain('Running Exhibition');
+    expect(upcoming).not.toContain('Long Gone Show');
+    expect(upcoming).not.toContain('Ended Yesterday');
+    const past = visibleText(section(r.body, 'past-heading'));
+    expect(past).toContain('Past exhibitions');
+    // Latest first.
+    expect(past.indexOf('Ended Yesterday')).toBeGreaterThan(-1);
+    expect(past.indexOf('Long Gone Show')).toBeGreaterThan(past.indexOf('Ended Yesterday'));
+    expect(past).not.toContain('Future Opening Night');
+    expect(visibleText(r.body)).not.toContain('Some Day Maybe');
   });
 
   test('an unknown slug answers 404 with a friendly HTML page', async () => {
@@ -240,7 +258,7 @@ describe('escaping user text', () => {
     expect(r.status).toBe(200);
     expect(r.body).not.toContain('<script>alert(1)');
     expect(r.body).not.toContain('<img src=x onerror');
-    expect(r.body).not.toMatch(/<script\b/i);
+    expect(scriptTags(r.body)).toEqual(['<script type="application/ld+json">']);
     expect(r.body).toMatch(ESCAPED_SCRIPT);
     // Escaped, the payload still reads as it was written.
     expect(visibleText(r.body)).toContain(XSS);
@@ -361,7 +379,7 @@ describe('security headers', () => {
   test('the pages carry no inline script the CSP would have to allow', async () => {
     const g = await gallery();
     const r = await visit(profileUrl(g.slug));
-    expect(r.body).not.toMatch(/<script\b/i);
+    expect(scriptTags(r.body)).toEqual(['<script type="application/ld+json">']);
     const names = attributeNames(r.body);
     expect(names).toContain('href');
     expect(names.filter((n) => n.startsWith('on'))).toEqual([]);
@@ -436,5 +454,167 @@ describe('GET /assets/site.css', () => {
     const g = await gallery();
     const r = await visit(profileUrl(g.slug));
     expect(r.body).toMatch(/<link\b[^>]*rel="stylesheet"[^>]*href="\/assets\/site\.css"/);
+  });
+});
+
+/** The JSON-LD of a page, parsed. */
+function jsonLd(htmlText: string): any {
+  const found = /<script type="application\/ld\+json">([\s\S]*?)<\/script>/.exec(htmlText);
+  expect(found).not.toBeNull();
+  return JSON.parse(found![1]!);
+}
+
+/** The content of a <meta> by name or property. */
+const meta = (htmlText: string, key: string) =>
+  decodeEntities(new RegExp(`<meta (?:name|property)="${key.replace(/[.:]/g, '\\$&')}" content="([^"]*)">`).exec(htmlText)?.[1] ?? '');
+const canonical = (htmlText: string) => decodeEntities(/<link rel="canonical" href="([^"]*)">/.exec(htmlText)?.[1] ?? '');
+
+describe('GET /profiles/:slug/artworks/:id', () => {
+  test("each card links to the artwork's page, which shows every field and links the gallery's own page for it", async () => {
+    const g = await gallery('Galerie Werk');
+    const posted = await g.api.post('/v1/artworks', {
+      title: 'Abstraktes Bild', artist_name: 'Gerhard Richter', creation_year: 1987, medium: 'Oil on canvas', dimensions: '200 × 140 cm',
+      availability: 'available', price: 125000, currency: 'EUR', description: 'Squeegee painting.', image_url: 'https://img.example/ab.jpg',
+      external_url: 'https://werk.example/works/ab',
+    });
+    expect(posted.status).toBe(201);
+    const profile = await visit(profileUrl(g.slug));
+    const link = hrefsWithText(profile.body, 'Abstraktes Bild')[0];
+    expect(link).toBe(`${profileUrl(g.slug)}/artworks/${posted.body.id}`);
+
+    const r = await visit(link!);
+    expect(r.status).toBe(200);
+    const text = visibleText(r.body);
+    for (const shown of ['Abstraktes Bild', 'Gerhard Richter', '1987', 'Oil on canvas', '200 × 140 cm', 'available', 'Squeegee painting.']) expect(text).toContain(shown);
+    expect(text).toMatch(/125[,.\s\u00a0\u202f]?000/);
+    expect(r.body).toContain('src="https://img.example/ab.jpg"');
+    expect(anchors(r.body).map((a) => a.href)).toEqual(expect.arrayContaining(['https://werk.example/works/ab', profileUrl(g.slug)]));
+
+    expect(canonical(r.body)).toBe(`https://catalog.example${link}`);
+    expect(meta(r.body, 'og:image')).toBe('https://img.example/ab.jpg');
+    expect(meta(r.body, 'twitter:card')).toBe('summary_large_image');
+    const data = jsonLd(r.body);
+    expect(data['@type']).toBe('VisualArtwork');
+    expect(data).toMatchObject({ name: 'Abstraktes Bild', creator: { '@type': 'Person', name: 'Gerhard Richter' }, dateCreated: '1987', artMedium: 'Oil on canvas', image: 'https://img.example/ab.jpg' });
+    expect(data.offers).toMatchObject({ price: 125000, priceCurrency: 'EUR', availability: 'https://schema.org/InStock' });
+  });
+
+  test("a sold work shows no price; another entity's artwork, or an id that is no number, is 404", async () => {
+    const g = await gallery();
+    const other = await gallery();
+    const sold = await g.api.post('/v1/artworks', { title: 'Gone', availability: 'sold', price: 777777, currency: 'EUR' });
+    const r = await visit(`${profileUrl(g.slug)}/artworks/${sold.body.id}`);
+    expect(r.status).toBe(200);
+    expect(visibleText(r.body)).not.toMatch(/777[,.\s\u00a0\u202f]?777/);
+    expect(jsonLd(r.body).offers).toEqual(expect.not.objectContaining({ price: expect.anything() }));
+    expect((await visit(`${profileUrl(other.slug)}/artworks/${sold.body.id}`)).status).toBe(404);
+    expect((await visit(`${profileUrl(g.slug)}/artworks/1e3`)).status).toBe(404);
+    expect((await visit(`${profileUrl(g.slug)}/artworks/-1`)).status).toBe(404);
+  });
+});
+
+describe('metadata of the public pages', () => {
+  test('the profile page has a title, description, canonical, Open Graph and Twitter tags and ArtGallery JSON-LD with its upcoming events', async () => {
+    const g = await gallery('Galerie Meta');
+    expect((await g.api.put('/v1/profile', { description: 'Painting & sculpture since 1990.', external_url: 'https://meta.example/' })).status).toBe(200);
+    expect((await g.api.post('/v1/artworks', { title: 'Pictured', image_url: 'https://img.example/p.jpg' })).status).toBe(201);
+    expect((await g.api.post('/v1/events', { title: 'Big Show', event_type: 'exhibition', start_date: day(10), end_date: day(40) })).status).toBe(201);
+    const r = await visit(profileUrl(g.slug));
+    expect(decodeEntities(/<title>([^<]*)<\/title>/.exec(r.body)![1]!)).toContain('Galerie Meta');
+    expect(meta(r.body, 'description')).toBe('Painting & sculpture since 1990.');
+    expect(canonical(r.body)).toBe(`https://catalog.example${profileUrl(g.slug)}`);
+    expect(meta(r.body, 'og:title')).toContain('Galerie Meta');
+    expect(meta(r.body, 'og:url')).toBe(canonical(r.body));
+    expect(meta(r.body, 'og:type')).toBe('profile');
+    expect(meta(r.body, 'og:image')).toBe('https://img.example/p.jpg');
+    expect(meta(r.body, 'twitter:title')).toContain('Galerie Meta');
+    const data = jsonLd(r.body);
+    expect(data['@context']).toBe('https://schema.org');
+    expect(data).toMatchObject({ '@type': 'ArtGallery', name: 'Galerie Meta', sameAs: ['https://meta.example/'], address: { addressLocality: 'Berlin', addressCountry: 'DE' } });
+    expect(data.event).toEqual([expect.objectContaining({ '@type': 'ExhibitionEvent', name: 'Big Show', startDate: day(10), endDate: day(40) })]);
+  });
+
+  test('an artist is a Person; an event page has Event JSON-LD and its canonical; the 404 page is noindex', async () => {
+    const a = await gallery('Solo Artist', 'artist');
+    expect(jsonLd((await visit(profileUrl(a.slug))).body)['@type']).toBe('Person');
+    const posted = await a.api.post('/v1/events', { title: 'Artist Talk', event_type: 'talk', start_date: '2027-03-03', location_city: 'Paris', location_country: 'FR' });
+    const r = await visit(eventUrl(a.slug, posted.body.slug));
+    expect(canonical(r.body)).toBe(`https://catalog.example${eventUrl(a.slug, posted.body.slug)}`);
+    expect(jsonLd(r.body)).toMatchObject({ '@type': 'Event', name: 'Artist Talk', startDate: '2027-03-03', location: { '@type': 'Place', address: { addressLocality: 'Paris', addressCountry: 'FR' } }, organizer: { '@type': 'Person', name: 'Solo Artist' } });
+    expect((await visit('/profiles/nobody-here')).body).toContain('<meta name="robots" content="noindex">');
+  });
+
+  test('user text cannot close the JSON-LD script element', async () => {
+    const g = await gallery();
+    expect((await g.api.put('/v1/profile', { description: '</script><script>alert(1)</script>' })).status).toBe(200);
+    const r = await visit(profileUrl(g.slug));
+    expect(r.body.match(/<\/script>/g)).toHaveLength(1);
+    expect(jsonLd(r.body).description).toBe('</script><script>alert(1)</script>');
+  });
+
+  test('a description in another language is marked with its lang; the interface stays English', async () => {
+    const g = await gallery();
+    expect((await g.api.put('/v1/profile', { description: 'Die Galerie zeigt seit 1972 Malerei und Skulptur, mit einem Schwerpunkt auf der Kunst der Gegenwart.' })).status).toBe(200);
+    const r = await visit(profileUrl(g.slug));
+    expect(r.body).toMatch(/<html lang="en">/);
+    expect(r.body).toMatch(/<p class="description" lang="de">/);
+    const ja = await gallery('日本の画廊', 'gallery');
+    expect((await ja.api.put('/v1/profile', { description: '現代美術のギャラリーです。' })).status).toBe(200);
+    expect((await visit(profileUrl(ja.slug))).body).toMatch(/<p class="description" lang="ja">/);
+  });
+});
+
+describe('pages past the end, favicon, robots.txt and sitemaps', () => {
+  test('a profile page past the last page of artworks is 404; the last one is 200', async () => {
+    const g = await gallery();
+    expect((await g.api.post('/v1/artworks/batch', { items: Array.from({ length: 61 }, (_, i) => ({ title: `W ${i}` })) })).status).toBe(200);
+    expect((await visit(`${profileUrl(g.slug)}?page=2`)).status).toBe(200);
+    const past = await visit(`${profileUrl(g.slug)}?page=3`);
+    expect(past.status).toBe(404);
+    expect(past.body).not.toContain('Artworks (');
+    expect(canonical((await visit(`${profileUrl(g.slug)}?page=2`)).body)).toBe(`https://catalog.example${profileUrl(g.slug)}?page=2`);
+  });
+
+  test('the favicon is served and linked from every page', async () => {
+    const icon = await visit('/favicon.svg');
+    expect(icon.status).toBe(200);
+    expect(String(icon.headers['content-type'])).toMatch(/^image\/svg\+xml/);
+    expect((await visit('/favicon.ico')).status).toBe(200);
+    const g = await gallery();
+    expect((await visit(profileUrl(g.slug))).body).toContain('<link rel="icon" href="/favicon.svg"');
+  });
+
+  test('robots.txt names the sitemap; the sitemap lists every public page of active entities and leaves paused ones out', async () => {
+    const robots = await visit('/robots.txt');
+    expect(robots.status).toBe(200);
+    expect(robots.body).toContain('Sitemap: https://catalog.example/sitemap.xml');
+    expect(robots.body).toContain('Disallow: /v1/');
+
+    const shown = await gallery();
+    const paused = await gallery();
+    const art = await shown.api.post('/v1/artworks', { title: 'Mapped' });
+    const ev = await shown.api.post('/v1/events', { title: 'Mapped Event', start_date: day(3) });
+    await setPaused(t.handle.db, paused.entityId, true);
+
+    const index = await visit('/sitemap.xml');
+    expect(index.status).toBe(200);
+    expect(String(index.headers['content-type'])).toMatch(/^application\/xml/);
+    const parts = [...index.body.matchAll(/<loc>([^<]*)<\/loc>/g)].map((m) => decodeEntities(m[1]!));
+    expect(parts).toContain(`https://catalog.example${profileUrl(shown.slug)}/sitemap.xml`);
+    expect(parts).not.toContain(`https://catalog.example${profileUrl(paused.slug)}/sitemap.xml`);
+
+    const part = await visit(`${profileUrl(shown.slug)}/sitemap.xml`);
+    const urls = [...part.body.matchAll(/<loc>([^<]*)<\/loc>/g)].map((m) => decodeEntities(m[1]!));
+    expect(urls).toEqual(expect.arrayContaining([
+      `https://catalog.example${profileUrl(shown.slug)}`,
+      `https://catalog.example${profileUrl(shown.slug)}/artworks/${art.body.id}`,
+      `https://catalog.example${eventUrl(shown.slug, ev.body.slug)}`,
+    ]));
+    expect((await visit(`${profileUrl(paused.slug)}/sitemap.xml`)).status).toBe(404);
+    expect((await visit(`${profileUrl(shown.slug)}/sitemap.xml?part=2`)).status).toBe(404);
+
+    // A new entity is in the next sitemap index at once.
+    const later = await gallery();
+    expect((await visit('/sitemap.xml')).body).toContain(`${profileUrl(later.slug)}/sitemap.xml`);
   });
 });

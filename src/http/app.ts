@@ -92,6 +92,8 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
       // How often Node checks those timeouts (its default, 30 s, would let a slow client stay that long).
       connectionsCheckingInterval: Math.min(1000, Math.ceil(timeouts.headersMs / 2)),
     },
+    // Whether request.ip comes from X-Forwarded-For (the keyless routes' per-address limit uses it).
+    trustProxy: config.trustProxy,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },

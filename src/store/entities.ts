@@ -51,13 +51,15 @@ export function createEntity(db: Db, entity: NewEntity): Promise<EntityRow> {
 // Every entity of the platform: the operator's list, not a request anyone can send.
 const allEntities = statement((db) => db.selectFrom('entities').selectAll().orderBy('id'), { cost: 'scan' });
 const entityById = statement((db, p: Params<{ id: number }>) => db.selectFrom('entities').selectAll().where('id', '=', p.id));
-const entityBySlug = statement((db, p: Params<{ slug: string }>) => db.selectFrom('entities').selectAll().where('slug', '=', p.slug));
 
 export const listEntities = (db: Db): Promise<EntityRow[]> => read(db, () => all(allEntities, {}));
 
-export const findEntity = (db: Db, id: number): Promise<EntityRow | undefined> => read(db, () => first(entityById, { id }));
+const entityBySlug = statement((db, p: Params<{ slug: string }>) => db.selectFrom('entities').selectAll().where('slug', '=', p.slug));
 
+/** The entity with this slug, paused or not (the CLI's demo finds its own gallery by it). */
 export const findEntityBySlug = (db: Db, slug: string): Promise<EntityRow | undefined> => read(db, () => first(entityBySlug, { slug }));
+
+export const findEntity = (db: Db, id: number): Promise<EntityRow | undefined> => read(db, () => first(entityById, { id }));
 
 export interface EntityChanges {
   name?: string | undefined;

@@ -189,24 +189,3 @@ const emptyEvent = (): Omit<NewEvent, 'title' | 'entity_id' | 'slug' | 'slug_ver
   event_type: null, description: null, location_city: null, location_country: null, start_date: null,
   end_date: null, external_url: null, image_url: null, ical_url: null,
 });
-
-const upcoming = statement((db, p: Params<{ entityId: number; today: string; limit: number }>) => db.selectFrom('events').selectAll()
-  .where('entity_id', '=', p.entityId)
-  .where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), '>=', p.today))
-  .orderBy('start_date').orderBy('id').limit(p.limit), { cost: 'scan' });
-
-/** The public side: upcoming events (ending today or later) of an entity, soonest first. */
-export const upcomingEvents = (db: Db, entityId: number, today: string, limit: number): Promise<EventRow[]> =>
-  read(db, () => all(upcoming, { entityId, today, limit }));
-
-const datedForFeed = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('events').selectAll()
-  .where('entity_id', '=', p.entityId).where('start_date', 'is not', null).orderBy('start_date').orderBy('id'), { cost: 'scan' });
-
-/** Every dated event of an entity, for its calendar feed. */
-export const datedEvents = (db: Db, entityId: number): Promise<EventRow[]> => read(db, () => all(datedForFeed, { entityId }));
-
-const eventBySlugForPage = statement((db, p: Params<{ entityId: number; slug: string }>) =>
-  db.selectFrom('events').selectAll().where('entity_id', '=', p.entityId).where('slug', '=', p.slug));
-
-export const findEventBySlug = (db: Db, entityId: number, slug: string): Promise<EventRow | undefined> =>
-  read(db, () => first(eventBySlugForPage, { entityId, slug }));

@@ -38,3 +38,4 @@ export const googleCalendarUrl = (icalUrl: string): string =>
 export const profilePath = (slug: string): string => `/profiles/${encodeURIComponent(slug)}`;
 export const eventPath = (profileSlug: string, eventSlug: string): string =>
   `${profilePath(profileSlug)}/events/${encodeURIComponent(eventSlug)}`;
+export const artworkPath = (profileSlug: string, id: number): string => `${profilePath(profileSlug)}/artworks/${id}`;

@@ -32,18 +32,69 @@ export function safeHref(url: string | null | undefined): string | undefined {
   return url && /^https?:\/\//i.test(url) ? url : undefined;
 }
 
-export function page({ title, description, body }: { title: string; description?: string | null; body: Html }): string {
+/** What the head of a public page says about it (search engines, link previews). */
+export interface PageMeta {
+  title: string;
+  description?: string | null | undefined;
+  /** Absolute URL of the page's canonical address (from PUBLIC_BASE_URL). */
+  canonical?: string | undefined;
+  /** Open Graph type: website, profile, article. */
+  type?: string | undefined;
+  image?: string | undefined;
+  /** schema.org JSON-LD of the page's subject. */
+  jsonLd?: object | undefined;
+  /** robots: `noindex` for pages that should not be listed (the 404 page). */
+  noindex?: boolean;
+}
+
+const SITE_NAME = 'Art Catalog';
+
+/** Meta descriptions: one paragraph, at most 200 characters, cut at a word. */
+export function summary(text: string | null | undefined, max = 200): string | undefined {
+  const flat = text?.replace(/\s+/g, ' ').trim();
+  if (!flat) return undefined;
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max - 1);
+  return `${cut.slice(0, cut.lastIndexOf(' ') > max / 2 ? cut.lastIndexOf(' ') : cut.length)}…`;
+}
+
+/**
+ * JSON-LD as a data block: not executed, so the CSP does not govern it. `<`, `>`, `&` and the line
+ * separators are written as escapes, so no user text can close the script element.
+ */
+function jsonLdScript(data: object): Html {
+  const json = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return new Html(`<script type="application/ld+json">${json}</script>`);
+}
+
+export function page({ title, description, canonical, type = 'website', image, jsonLd, noindex, body }: PageMeta & { body: Html }): string {
+  const text = summary(description);
+  const img = safeHref(image);
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
-${description ? html`<meta name="description" content="${description.slice(0, 300)}">` : ''}
+${text ? html`<meta name="description" content="${text}">` : ''}
+${noindex ? html`<meta name="robots" content="noindex">` : ''}
+${canonical ? html`<link rel="canonical" href="${canonical}">` : ''}
+<meta property="og:site_name" content="${SITE_NAME}">
+<meta property="og:title" content="${title}">
+<meta property="og:type" content="${type}">
+${canonical ? html`<meta property="og:url" content="${canonical}">` : ''}
+${text ? html`<meta property="og:description" content="${text}">` : ''}
+${img ? html`<meta property="og:image" content="${img}">` : ''}
+<meta name="twitter:card" content="${img ? 'summary_large_image' : 'summary'}">
+<meta name="twitter:title" content="${title}">
+${text ? html`<meta name="twitter:description" content="${text}">` : ''}
+${img ? html`<meta name="twitter:image" content="${img}">` : ''}
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/site.css">
+${jsonLd ? jsonLdScript(jsonLd) : ''}
 </head>
 <body>
-<header class="site"><a href="/" class="brand">Art Catalog</a></header>
+<header class="site"><a href="/" class="brand">${SITE_NAME}</a></header>
 <main>
 ${body}
 </main>

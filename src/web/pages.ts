@@ -1,9 +1,11 @@
-import type { EntityRow, EventRow } from '../db/types.js';
+import type { ArtworkRow, EntityRow, EventRow } from '../db/types.js';
 import type { ArtworkListItemType } from '../schemas/artworks.js';
 import { html, page, safeHref, type Html } from './html.js';
 import {
-  eventPath, formatDates, formatPlace, formatPrice, googleCalendarUrl, profilePath, webcalUrl,
+  artworkPath, eventPath, formatDates, formatPlace, formatPrice, googleCalendarUrl, profilePath, webcalUrl,
 } from './format.js';
+import { guessLanguage } from './language.js';
+import { artworkData, eventData, eventNode, profileData } from './structured-data.js';
 
 export interface ProfileView {
   entity: EntityRow;
@@ -11,7 +13,10 @@ export interface ProfileView {
   total: number;
   page: number;
   pageSize: number;
-  events: EventRow[];
+  upcoming: EventRow[];
+  past: EventRow[];
+  /** PUBLIC_BASE_URL: canonical links and structured data are absolute. */
+  baseUrl: string;
 }
 
 function link(url: string | null, text: string): Html | '' {
@@ -29,17 +34,32 @@ function calendarLinks(icalUrl: string | null): Html | '' {
 </ul>`;
 }
 
-function artworkCard(a: ArtworkListItemType): Html {
-  const image = safeHref(a.image_url);
-  const price = a.availability === 'sold' ? null : formatPrice(a.price, a.currency);
+const byArtist = (a: { title: string; artist_name: string | null }) => `${a.title}${a.artist_name ? ` by ${a.artist_name}` : ''}`;
+
+/** The price a visitor sees: none once the work is sold. */
+const shownPrice = (a: Pick<ArtworkListItemType, 'availability' | 'price' | 'currency'>) =>
+  (a.availability === 'sold' ? null : formatPrice(a.price, a.currency));
+
+/** An image cropped to the grid's shape, or a placeholder of the same shape. */
+function picture(url: string | null, alt: string, className: string, lazy = true): Html {
+  const src = safeHref(url);
+  return src
+    ? html`<div class="${className}"><img src="${src}" alt="${alt}"${lazy ? html` loading="lazy"` : ''} decoding="async"></div>`
+    : html`<div class="${className} placeholder" role="img" aria-label="No image">No image</div>`;
+}
+
+function artworkCard(profileSlug: string, a: ArtworkListItemType): Html {
+  const price = shownPrice(a);
   return html`<li class="card">
-  <div class="image">${image ? html`<img src="${image}" alt="${a.title}${a.artist_name ? ` by ${a.artist_name}` : ''}" loading="lazy" decoding="async">` : 'No image'}</div>
+  <a class="card-link" href="${artworkPath(profileSlug, a.id)}">
+  ${picture(a.image_url, byArtist(a), 'image')}
   <div class="body">
     <h3>${a.title}</h3>
     ${a.artist_name ? html`<p>${a.artist_name}${a.creation_year !== null ? html`, ${a.creation_year}` : ''}</p>` : a.creation_year !== null ? html`<p>${a.creation_year}</p>` : ''}
     ${a.medium ? html`<p class="meta">${a.medium}</p>` : ''}
     <p>${a.availability ? html`<span class="badge ${a.availability}">${a.availability}</span> ` : ''}${price ?? ''}</p>
   </div>
+  </a>
 </li>`;
 }
 
@@ -51,15 +71,25 @@ function eventItem(profileSlug: string, e: EventRow): Html {
 </li>`;
 }
 
-export function profilePage({ entity, artworks, total, page: current, pageSize, events }: ProfileView): string {
+function eventList(profileSlug: string, events: EventRow[], empty: string): Html {
+  return events.length ? html`<ul class="events">${events.map((e) => eventItem(profileSlug, e))}</ul>` : html`<p class="meta">${empty}</p>`;
+}
+
+const langAttr = (text: string | null) => {
+  const lang = guessLanguage(text);
+  return lang && lang !== 'en' ? html` lang="${lang}"` : '';
+};
+
+export function profilePage({ entity, artworks, total, page: current, pageSize, upcoming, past, baseUrl }: ProfileView): string {
   const place = formatPlace(entity.location_city, entity.location_country);
   const pages = Math.max(1, Math.ceil(total / pageSize));
   const base = profilePath(entity.slug);
+  const url = `${baseUrl}${base}`;
   const body = html`<article class="profile">
   <p class="kind">${entity.type}</p>
   <h1>${entity.name}</h1>
   ${place ? html`<p class="meta">${place}</p>` : ''}
-  ${entity.description ? html`<p class="description">${entity.description}</p>` : ''}
+  ${entity.description ? html`<p class="description"${langAttr(entity.description)}>${entity.description}</p>` : ''}
   <ul class="links">
     ${link(entity.external_url, 'Website')}
     ${link(entity.social_instagram, 'Instagram')}
@@ -69,50 +99,108 @@ export function profilePage({ entity, artworks, total, page: current, pageSize, 
 
   <section aria-labelledby="events-heading">
     <h2 id="events-heading">Upcoming events</h2>
-    ${events.length ? html`<ul class="events">${events.map((e) => eventItem(entity.slug, e))}</ul>` : html`<p class="meta">No upcoming events.</p>`}
+    ${eventList(entity.slug, upcoming, 'No upcoming events.')}
   </section>
 
   <section aria-labelledby="artworks-heading">
-    <h2 id="artworks-heading">Artworks <span class="meta">(${total})</span></h2>
-    ${artworks.length ? html`<ul class="grid">${artworks.map(artworkCard)}</ul>` : html`<p class="meta">No artworks yet.</p>`}
+    <h2 id="artworks-heading">Artworks <span class="count">(${total})</span></h2>
+    ${artworks.length ? html`<ul class="grid">${artworks.map((a) => artworkCard(entity.slug, a))}</ul>` : html`<p class="meta">No artworks yet.</p>`}
     ${pages > 1 ? html`<nav class="pager" aria-label="Pages">
       ${current > 1 ? html`<a href="${base}?page=${current - 1}" rel="prev">Previous</a>` : ''}
       <span>Page ${current} of ${pages}</span>
       ${current < pages ? html`<a href="${base}?page=${current + 1}" rel="next">Next</a>` : ''}
     </nav>` : ''}
   </section>
+  ${past.length ? html`
+  <section aria-labelledby="past-heading">
+    <h2 id="past-heading">Past exhibitions and events</h2>
+    ${eventList(entity.slug, past, '')}
+  </section>` : ''}
 </article>`;
-  return page({ title: `${entity.name} · Art Catalog`, description: entity.description, body });
+  const canonical = current > 1 ? `${url}?page=${current}` : url;
+  const events = upcoming.map((e) => eventNode(entity, url, e, `${baseUrl}${eventPath(entity.slug, e.slug)}`));
+  return page({
+    title: `${entity.name}${current > 1 ? ` · page ${current}` : ''} · Art Catalog`,
+    description: entity.description ?? `${entity.type === 'gallery' ? 'Gallery' : 'Artist'}${place ? ` in ${place}` : ''}: artworks and events.`,
+    canonical, type: 'profile', image: artworks.find((a) => safeHref(a.image_url))?.image_url ?? undefined,
+    jsonLd: profileData(entity, url, events), body,
+  });
 }
 
-export function eventPage(entity: EntityRow, e: EventRow): string {
+export interface ArtworkView {
+  entity: EntityRow;
+  artwork: ArtworkRow;
+  baseUrl: string;
+}
+
+export function artworkPage({ entity, artwork: a, baseUrl }: ArtworkView): string {
+  const entityUrl = `${baseUrl}${profilePath(entity.slug)}`;
+  const url = `${baseUrl}${artworkPath(entity.slug, a.id)}`;
+  const price = shownPrice(a);
+  const facts: Array<[string, string | number | null]> = [
+    ['Artist', a.artist_name], ['Year', a.creation_year], ['Medium', a.medium], ['Dimensions', a.dimensions],
+    ['Availability', a.availability], ['Price', price],
+  ];
+  const body = html`<article class="artwork">
+  <p class="kind"><a href="${profilePath(entity.slug)}">${entity.name}</a></p>
+  <div class="artwork-layout">
+    ${picture(a.image_url, byArtist(a), 'artwork-image', false)}
+    <div class="artwork-text">
+      <h1>${a.title}</h1>
+      <dl class="facts">${facts.filter(([, v]) => v !== null && v !== '').map(([k, v]) => html`<dt>${k}</dt><dd>${k === 'Availability' ? html`<span class="badge ${String(v)}">${v}</span>` : v}</dd>`)}</dl>
+      ${a.description ? html`<p class="description"${langAttr(a.description)}>${a.description}</p>` : ''}
+      <ul class="links">
+        ${link(a.external_url, `View or enquire on ${entity.name}'s website`)}
+        <li><a href="${profilePath(entity.slug)}">More from ${entity.name}</a></li>
+      </ul>
+    </div>
+  </div>
+</article>`;
+  return page({
+    title: `${byArtist(a)} · ${entity.name}`,
+    description: a.description ?? [byArtist(a), a.creation_year, a.medium].filter((v) => v !== null).join(', '),
+    canonical: url, type: 'article', image: a.image_url ?? undefined,
+    jsonLd: artworkData(entity, entityUrl, a, url, price !== null), body,
+  });
+}
+
+export function eventPage(entity: EntityRow, e: EventRow, baseUrl: string): string {
   const place = formatPlace(e.location_city, e.location_country);
-  const image = safeHref(e.image_url);
+  const entityUrl = `${baseUrl}${profilePath(entity.slug)}`;
+  const url = `${baseUrl}${eventPath(entity.slug, e.slug)}`;
   const body = html`<article class="event">
   <p class="kind">${e.event_type ?? 'event'} · <a href="${profilePath(entity.slug)}">${entity.name}</a></p>
   <h1>${e.title}</h1>
   <p class="meta">${formatDates(e.start_date, e.end_date)}${place ? html` · ${place}` : ''}</p>
-  ${image ? html`<p><img src="${image}" alt="${e.title}" loading="lazy" style="max-width:100%"></p>` : ''}
-  ${e.description ? html`<p class="description">${e.description}</p>` : ''}
+  ${safeHref(e.image_url) ? picture(e.image_url, e.title, 'hero', false) : ''}
+  ${e.description ? html`<p class="description"${langAttr(e.description)}>${e.description}</p>` : ''}
   <ul class="links">
     ${e.start_date ? html`<li><a href="${eventPath(entity.slug, e.slug)}/event.ics" download>Download .ics</a></li>` : ''}
     ${link(e.external_url, 'More on the organiser\'s website')}
     ${link(e.ical_url, 'Organiser\'s calendar')}
   </ul>
 </article>`;
-  return page({ title: `${e.title} · ${entity.name}`, description: e.description, body });
+  return page({
+    title: `${e.title} · ${entity.name}`,
+    description: e.description ?? `${formatDates(e.start_date, e.end_date)}${place ? `, ${place}` : ''} · ${entity.name}`,
+    canonical: url, type: 'article', image: e.image_url ?? undefined,
+    jsonLd: eventData(entity, entityUrl, e, url), body,
+  });
 }
 
 export function notFoundPage(): string {
   return page({
     title: 'Not found · Art Catalog',
+    noindex: true,
     body: html`<h1>Not found</h1><p>There is no public page at this address. It may have moved, or the profile is not public right now.</p><p><a href="/">Back to the start page</a></p>`,
   });
 }
 
-export function homePage(entities: EntityRow[]): string {
+export function homePage(entities: Array<{ slug: string; name: string; type: string }>, baseUrl: string): string {
   return page({
     title: 'Art Catalog',
+    description: 'Galleries and artists and their catalogs of artworks and events.',
+    canonical: `${baseUrl}/`,
     body: html`<h1>Art Catalog</h1>
 <p class="description">Galleries and artists keep their catalog here up to date through the <a href="/docs">Art Catalog API</a>.</p>
 <h2>Profiles</h2>

@@ -1,79 +1,198 @@
-import etag from '@fastify/etag';
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { EntityRow } from '../db/types.js';
-import { listArtworks } from '../store/artworks.js';
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import type { ArtworkListItemType } from '../schemas/artworks.js';
-import { findEntityBySlug, listEntities } from '../store/entities.js';
-import { datedEvents, findEventBySlug, upcomingEvents } from '../store/events.js';
+import { listArtworks } from '../store/artworks.js';
+import {
+  feedEvents, platformVersion, profileEvents, publicArtwork, publicEntity, publicEvent, activeEntities, sitemapRecords,
+  type PublicEntity,
+} from '../store/public.js';
 import { todayUtc } from '../clock.js';
-import { SITE_CSS } from './assets.js';
-import { calendarFeed } from './ical.js';
-import { eventPage, homePage, notFoundPage, profilePage } from './pages.js';
+import { FAVICON_SVG, SITE_CSS } from './assets.js';
+import { PageCache, type Built } from './cache.js';
+import { calendarFeed, cutDescription } from './ical.js';
+import { artworkPage, eventPage, homePage, notFoundPage, profilePage } from './pages.js';
+import { addressRateLimit } from './rate-limit.js';
+import { renderVersion } from './render-version.js';
+import { robotsTxt, sitemapIndex, sitemapPart, sitemapParts } from './sitemap.js';
 
-const PAGE_SIZE = 60;
-const UPCOMING_SHOWN = 20;
+/** Artworks per profile page. */
+export const PAGE_SIZE = 60;
 const hide = { hide: true };
+
+interface Kind {
+  type: string;
+  cacheControl: string;
+  /** Feeds are public data: any site may fetch them (CORS *). The API itself sends no CORS headers. */
+  headers?: Record<string, string>;
+}
+const HTML: Kind = { type: 'text/html; charset=utf-8', cacheControl: 'public, max-age=60' };
+const XML: Kind = { type: 'application/xml; charset=utf-8', cacheControl: 'public, max-age=3600' };
+const ics = (filename: string): Kind => ({
+  type: 'text/calendar; charset=utf-8', cacheControl: 'public, max-age=300',
+  headers: { 'access-control-allow-origin': '*', 'content-disposition': `inline; filename="${filename}"` },
+});
+const STATIC = (type: string): Kind => ({ type, cacheControl: 'public, max-age=3600' });
 
 type SlugParams = { slug: string };
 type EventParams = { slug: string; event_slug: string };
+type ArtworkParams = { slug: string; id: string };
 
-/** Public, keyless pages and feeds (decisions §9). Paused or unknown profiles are a friendly 404. */
-export async function webRoutes(app: FastifyInstance): Promise<void> {
-  // Weak ETags from the body: a revalidation costs a render but no bytes on the wire (304).
-  await app.register(etag, { weak: true });
-  const baseUrl = app.config.publicBaseUrl;
+/** Record ids are 32-bit integers on both dialects; page numbers stay far below anything real. */
+const ID_MAX = 2_147_483_647;
+const PAGE_MAX = 1_000_000;
 
-  const publicEntity = async (slug: string): Promise<EntityRow | undefined> => {
-    const entity = await findEntityBySlug(app.db, slug);
-    return entity && !entity.paused_at ? entity : undefined;
+/** A positive whole number from a path or query string up to `max` (absent: `fallback`), else undefined. */
+function wholeNumber(raw: string | undefined, max: number, fallback?: number): number | undefined {
+  if (raw === undefined) return fallback;
+  return /^[1-9]\d{0,9}$/.test(raw) && Number(raw) <= max ? Number(raw) : undefined;
+}
+
+/**
+ * Public, keyless pages, feeds and sitemaps (decisions §9). Every answer is named by its route and the
+ * version of its data (one indexed query): the ETag comes from that name, so a 304 or a HEAD costs no
+ * build, and the body is built once per version in each process and kept in a bounded cache. Paused or
+ * unknown profiles, and records or pages that do not exist, are a friendly 404, never cached.
+ */
+async function routes(app: FastifyInstance): Promise<void> {
+  const { publicBaseUrl: baseUrl, publicRateLimit, rateLimitWindowS } = app.config;
+  const cache = app.publicCache;
+  const render = renderVersion(baseUrl);
+  // Inside this plugin only: the API's keyed routes have their own limits.
+  addressRateLimit(app, publicRateLimit, rateLimitWindowS * 1000);
+
+  const notFound = (reply: FastifyReply) => reply.code(404).type(HTML.type).send(notFoundPage());
+
+  /**
+   * Answers from the name alone when it can (304 to a matching If-None-Match; HEAD without a cached
+   * body, after `exists`, a point lookup, where the name alone does not prove the page exists), else
+   * from the cache, building once. `build` answers undefined for a page that does not exist.
+   */
+  async function answer(request: FastifyRequest, reply: FastifyReply, name: string, kind: Kind,
+    build: () => Promise<Buffer | string | undefined>, exists?: () => Promise<boolean>) {
+    const key = `${name}|${render}`;
+    const etag = `"${createHash('sha256').update(key).digest('base64url').slice(0, 22)}"`;
+    // Only an answer of this name carries its ETag: never a 404 or an error on the way.
+    const named = () => {
+      reply.header('etag', etag).header('cache-control', kind.cacheControl).type(kind.type);
+      for (const [header, value] of Object.entries(kind.headers ?? {})) reply.header(header, value);
+      return reply;
+    };
+    if (matches(request.headers['if-none-match'], etag)) return named().code(304).send();
+    const cached = cache.peek(key);
+    if (cached) return named().send(cached.body);
+    // A HEAD needs the headers only: an empty stream leaves Content-Length unset instead of 0.
+    if (request.method === 'HEAD') return exists && !(await exists()) ? notFound(reply) : named().send(Readable.from([]));
+    const built: Built = await cache.get(key, async () => {
+      const body = await build();
+      return { body: typeof body === 'string' || body === undefined ? Buffer.from(body ?? '') : body, status: body === undefined ? 404 : 200 };
+    });
+    if (built.status === 404) {
+      cache.forget(key);
+      return notFound(reply);
+    }
+    return named().send(built.body);
+  }
+
+  /** The routes of one profile: its data version decides the cache key; unknown or paused → 404. */
+  const forEntity = async (request: FastifyRequest<{ Params: SlugParams }>, reply: FastifyReply, route: string, kind: Kind,
+    build: (found: PublicEntity) => Promise<Buffer | string | undefined>,
+    options: { within?: (found: PublicEntity) => boolean; exists?: (found: PublicEntity) => Promise<boolean> } = {}) => {
+    const found = await publicEntity(app.db, request.params.slug);
+    if (!found || (options.within && !options.within(found))) return notFound(reply);
+    const exists = options.exists;
+    return answer(request, reply, `${route}|${found.entity.id}|${found.version}`, kind, () => build(found), exists && (() => exists(found)));
   };
-  const notFound = (reply: FastifyReply) => reply.code(404).type('text/html; charset=utf-8').send(notFoundPage());
-  const htmlReply = (reply: FastifyReply, body: string) =>
-    reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=60').send(body);
-  // Feeds are public data: any site may fetch them (CORS *). The API itself sends no CORS headers.
-  const icsReply = (reply: FastifyReply, body: string, filename: string) =>
-    reply.type('text/calendar; charset=utf-8').header('cache-control', 'public, max-age=300')
-      .header('access-control-allow-origin', '*')
-      .header('content-disposition', `inline; filename="${filename}"`).send(body);
 
-  app.get('/assets/site.css', { schema: hide }, async (_request, reply) =>
-    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(SITE_CSS));
+  /** A page of one record: `find` is a point lookup, run by the build and, alone, by a cold HEAD. */
+  const forRecord = <T>(request: FastifyRequest<{ Params: SlugParams }>, reply: FastifyReply, route: string, kind: Kind,
+    find: (found: PublicEntity) => Promise<T | undefined>, render: (found: PublicEntity, record: T) => Promise<Buffer | string> | string) =>
+    forEntity(request, reply, route, kind, async (found) => {
+      const record = await find(found);
+      return record === undefined ? undefined : render(found, record);
+    }, { exists: async (found) => (await find(found)) !== undefined });
 
-  app.get('/', { schema: hide }, async (_request, reply) => {
-    const entities = (await listEntities(app.db)).filter((e) => !e.paused_at);
-    return htmlReply(reply, homePage(entities));
+  const staticRoute = (path: string, kind: Kind, body: string) =>
+    app.get(path, { schema: hide }, async (request, reply) => answer(request, reply, `static|${path}`, kind, async () => body));
+  staticRoute('/assets/site.css', STATIC('text/css; charset=utf-8'), SITE_CSS);
+  staticRoute('/favicon.svg', STATIC('image/svg+xml'), FAVICON_SVG);
+  staticRoute('/favicon.ico', STATIC('image/svg+xml'), FAVICON_SVG);
+  staticRoute('/robots.txt', STATIC('text/plain; charset=utf-8'), robotsTxt(baseUrl));
+
+  app.get('/', { schema: hide }, async (request, reply) =>
+    answer(request, reply, `home|${await platformVersion(app.db)}`, HTML, async () => homePage(await activeEntities(app.db), baseUrl)));
+
+  app.get('/sitemap.xml', { schema: hide }, async (request, reply) =>
+    answer(request, reply, `sitemap|${await platformVersion(app.db)}`, XML, async () => sitemapIndex(await activeEntities(app.db), baseUrl)));
+
+  app.get<{ Params: SlugParams; Querystring: { part?: string } }>('/profiles/:slug/sitemap.xml', { schema: hide }, async (request, reply) => {
+    const part = wholeNumber(request.query.part, PAGE_MAX, 1);
+    if (part === undefined) return notFound(reply);
+    return forEntity(request, reply, `sitemap|${part}`, XML,
+      async ({ entity }) => sitemapPart(entity, await sitemapRecords(app.db, entity.id, part), part, baseUrl, PAGE_SIZE),
+      { within: ({ artworks }) => part <= sitemapParts(artworks) });
   });
 
   app.get<{ Params: SlugParams; Querystring: { page?: string } }>('/profiles/:slug', { schema: hide }, async (request, reply) => {
-    const entity = await publicEntity(request.params.slug);
-    if (!entity) return notFound(reply);
-    const requested = Number(request.query.page ?? 1);
-    const page = Number.isInteger(requested) && requested >= 1 && requested <= 1_000_000 ? requested : 1;
-    const [{ json, total }, events] = await Promise.all([
-      listArtworks(app.db, entity.id, { page, limit: PAGE_SIZE }),
-      upcomingEvents(app.db, entity.id, todayUtc(), UPCOMING_SHOWN),
-    ]);
-    const artworks = JSON.parse(json) as ArtworkListItemType[];
-    return htmlReply(reply, profilePage({ entity, artworks, total, page, pageSize: PAGE_SIZE, events }));
+    const page = wholeNumber(request.query.page, PAGE_MAX, 1);
+    if (page === undefined) return notFound(reply);
+    const today = todayUtc();
+    return forEntity(request, reply, `profile|${page}|${today}`, HTML, async ({ entity }) => {
+      const [{ json, total }, { upcoming, past }] = await Promise.all([
+        listArtworks(app.db, entity.id, { page, limit: PAGE_SIZE }),
+        profileEvents(app.db, entity.id, today),
+      ]);
+      const artworks = JSON.parse(json) as ArtworkListItemType[];
+      return profilePage({ entity, artworks, total, page, pageSize: PAGE_SIZE, upcoming, past, baseUrl });
+    // A page past the end does not exist (page 1 always does, empty or not).
+    }, { within: ({ artworks }) => page === 1 || (page - 1) * PAGE_SIZE < artworks });
+  });
+
+  app.get<{ Params: ArtworkParams }>('/profiles/:slug/artworks/:id', { schema: hide }, async (request, reply) => {
+    const id = wholeNumber(request.params.id, ID_MAX);
+    if (id === undefined) return notFound(reply);
+    return forRecord(request, reply, `artwork|${id}`, HTML, ({ entity }) => publicArtwork(app.db, entity.id, id),
+      ({ entity }, artwork) => artworkPage({ entity, artwork, baseUrl }));
   });
 
   app.get<{ Params: SlugParams }>('/profiles/:slug/events.ics', { schema: hide }, async (request, reply) => {
-    const entity = await publicEntity(request.params.slug);
-    if (!entity) return notFound(reply);
-    return icsReply(reply, calendarFeed(entity, await datedEvents(app.db, entity.id), baseUrl), 'events.ics');
+    const today = todayUtc();
+    return forEntity(request, reply, `feed|${today}`, ics('events.ics'), async ({ entity }) => {
+      const events = (await feedEvents(app.db, entity.id, today)).map((e) => ({ ...e, description: cutDescription(e.description) }));
+      return calendarFeed({ entity, baseUrl }, events);
+    });
   });
 
-  app.get<{ Params: EventParams }>('/profiles/:slug/events/:event_slug', { schema: hide }, async (request, reply) => {
-    const entity = await publicEntity(request.params.slug);
-    const event = entity && await findEventBySlug(app.db, entity.id, request.params.event_slug);
-    if (!entity || !event) return notFound(reply);
-    return htmlReply(reply, eventPage(entity, event));
-  });
+  app.get<{ Params: EventParams }>('/profiles/:slug/events/:event_slug', { schema: hide }, async (request, reply) =>
+    forRecord(request, reply, `event|${request.params.event_slug}`, HTML, ({ entity }) => publicEvent(app.db, entity.id, request.params.event_slug),
+      ({ entity }, event) => eventPage(entity, event, baseUrl)));
 
-  app.get<{ Params: EventParams }>('/profiles/:slug/events/:event_slug/event.ics', { schema: hide }, async (request, reply) => {
-    const entity = await publicEntity(request.params.slug);
-    const event = entity && await findEventBySlug(app.db, entity.id, request.params.event_slug);
-    if (!entity || !event || !event.start_date) return notFound(reply);
-    return icsReply(reply, calendarFeed(entity, [event], baseUrl), `${event.id}.ics`);
+  app.get<{ Params: EventParams }>('/profiles/:slug/events/:event_slug/event.ics', { schema: hide }, async (request, reply) =>
+    forRecord(request, reply, `event.ics|${request.params.event_slug}`, ics('event.ics'),
+      // Only a dated event has a calendar entry.
+      async ({ entity }) => { const event = await publicEvent(app.db, entity.id, request.params.event_slug); return event?.start_date ? event : undefined; },
+      ({ entity }, event) => calendarFeed({ entity, baseUrl }, [event])));
+}
+
+/** The public routes, and their cache on the app (one per process, PUBLIC_CACHE_MB). */
+export const webRoutes = fp(async (app: FastifyInstance) => {
+  app.decorate('publicCache', new PageCache(app.config.publicCacheMb * 1024 * 1024));
+  await app.register(routes);
+}, { name: 'web-routes' });
+
+/** Whether an If-None-Match header names this ETag (weak or strong form, or `*`). */
+function matches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === etag || t === `W/${etag}`;
   });
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The public pages' cache (tests read its counters). */
+    publicCache: PageCache;
+  }
 }
