@@ -8,7 +8,7 @@ export class CliError extends Error {}
 /** Runs an admin command on the database of DATABASE_URL, migrated first; no server needed. */
 export async function withDatabase<T>(run: (handle: DatabaseHandle) => Promise<T>, { migrate = true } = {}): Promise<T> {
   const config = loadConfig();
-  const handle = connect(config.databaseUrl, { poolSize: 2, statementTimeoutMs: config.pgStatementTimeoutMs });
+  const handle = connect(config.databaseUrl, { poolSize: 2, statementTimeoutMs: config.pgStatementTimeoutMs, connectTimeoutMs: 10_000 });
   try {
     if (migrate) await migrateToLatest(handle);
     return await run(handle);

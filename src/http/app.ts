@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
@@ -12,11 +13,11 @@ import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
 import securityHeaders from './plugins/security-headers.js';
 import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../coordination/rate-limiter.js';
-import { connectRedis } from '../coordination/redis.js';
+import { connectRedis, firstConnection, logOutages } from '../coordination/redis.js';
 import { artworkRoutes } from './routes/artworks.js';
 import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
-import { healthRoutes } from './routes/health.js';
+import { healthRoutes, type Dependency } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { validatorCompiler } from './validation.js';
@@ -117,13 +118,21 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
   app.decorate('config', config);
   // With REDIS_URL, counters and in-flight locks are shared by every process; otherwise they are local.
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  if (redis) {
+    logOutages(redis, app.log);
+    await firstConnection(redis);
+  }
   app.decorate('rateLimiter', redis ? new RedisRateLimiter(redis, config.redisKeyPrefix) : new MemoryRateLimiter() as RateLimiter);
   app.decorate('idempotency', redis
-    ? new RedisIdempotencyGuard(handle.db, redis, config.redisKeyPrefix, LEASE_MS)
+    ? new RedisIdempotencyGuard(handle.db, redis, config.redisKeyPrefix, LEASE_MS, (error) => app.log.warn({ err: error }, 'idempotency lock not released; it expires with its lease'))
     : new DatabaseIdempotencyGuard(handle.db, LEASE_MS) as IdempotencyGuard);
+  const dependencies: Dependency[] = [{ name: 'database', check: () => sql`select 1`.execute(handle.db) }];
+  if (redis) dependencies.push({ name: 'redis', check: () => redis.ping() });
+  app.decorate('dependencies', dependencies);
   app.addHook('onClose', async () => {
     await app.rateLimiter.close();
-    await redis?.quit();
+    // QUIT needs a live connection; a Redis that is down is simply let go.
+    await redis?.quit().catch(() => redis.disconnect());
     if (!database) await handle.close();
   });
 
