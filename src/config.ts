@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Tier } from './domain/keys.js';
 
 /** Everything the service reads from the environment (decisions §1), with its default. */
@@ -24,7 +25,22 @@ export interface Config {
   pgPoolSize: number;
   /** PG_STATEMENT_TIMEOUT_MS: PostgreSQL statement timeout, default 10000. */
   pgStatementTimeoutMs: number;
+  /**
+   * TRUST_PROXY: which proxies may name the client in `X-Forwarded-For` (and the scheme and host in
+   * `X-Forwarded-Proto`/`-Host`), for per-address limits and logs. Default `false`: the client is the
+   * peer address. `true` trusts every hop (only behind a proxy that overwrites the header); a
+   * comma-separated list trusts those addresses or CIDR ranges (e.g. `127.0.0.1,10.0.0.0/8`), the safe
+   * choice. (A hop count is refused: Fastify cannot check the peer with one, and ignores it.)
+   */
+  trustProxy: TrustProxy;
+  /**
+   * SHUTDOWN_TIMEOUT_MS: how long `serve` waits, after SIGTERM/SIGINT, for requests in flight before it
+   * exits non-zero anyway; default 9000 (decisions §9: stopped within 10 s).
+   */
+  shutdownTimeoutMs: number;
 }
+
+export type TrustProxy = boolean | string[];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -45,7 +61,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60, 1),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1),
     pgStatementTimeoutMs: integer(env, 'PG_STATEMENT_TIMEOUT_MS', 10_000, 1),
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 9000, 1),
   };
+}
+
+function trustProxy(raw: string | undefined): TrustProxy {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  const addresses = value.split(',').map((part) => part.trim());
+  for (const address of addresses) {
+    const [ip, bits, ...rest] = address.split('/');
+    const family = isIP(ip ?? '');
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !validBits || rest.length > 0) {
+      throw new Error(`TRUST_PROXY must be true, false or a comma-separated list of addresses/CIDR ranges (got "${address}")`);
+    }
+  }
+  return addresses;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {

@@ -11,6 +11,7 @@ import idempotencyPlugin, { LEASE_MS, bodyTextHash } from './plugins/idempotency
 import metricsPlugin from './plugins/metrics.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
 import securityHeaders from './plugins/security-headers.js';
+import shutdownPlugin from './plugins/shutdown.js';
 import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../coordination/rate-limiter.js';
 import { connectRedis, firstConnection, logOutages } from '../coordination/redis.js';
@@ -83,6 +84,8 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
       ...(logStream ? { stream: logStream } : {}),
     },
     bodyLimit: BODY_LIMIT,
+    // request.ip names the client: the peer, or what X-Forwarded-For says when the peer is trusted.
+    trustProxy: config.trustProxy,
     // Slow clients may not hold a connection forever (headers, whole request, idle keep-alive).
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.keepAliveMs,
@@ -92,6 +95,8 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
       // How often Node checks those timeouts (its default, 30 s, would let a slow client stay that long).
       connectionsCheckingInterval: Math.min(1000, Math.ceil(timeouts.headersMs / 2)),
     },
+    // Requests arriving during shutdown get our own 503 (plugins/shutdown.ts), in the contract's shape.
+    return503OnClosing: false,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -137,6 +142,7 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
   });
 
   await app.register(errorsPlugin);
+  await app.register(shutdownPlugin);
   await app.register(securityHeaders);
   await app.register(openapiPlugin);
   await app.register(healthRoutes);
