@@ -1,14 +1,9 @@
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { connect as openDatabase } from '../src/db/connect.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { TIER_SCOPES } from '../src/domain/keys.js';
-import { createEntity } from '../src/store/entities.js';
-import { createKey } from '../src/store/keys.js';
-import { freshDatabase, type FreshDatabase } from './helpers.js';
+import type { FreshDatabase } from './helpers.js';
 import { openRaw, parseResponses } from './support/raw-http.js';
-import { spawnServe, type ServeProcess } from './support/serve.js';
+import { databaseWithKey, spawnServe, type ServeProcess } from './support/serve.js';
 
 /** Whether a new TCP connection to `port` is refused (the server no longer listens). */
 const refused = (port: number) => new Promise<boolean>((resolve) => {
@@ -25,12 +20,7 @@ describe('serve stops gracefully on SIGTERM', () => {
   let key: string;
   let serve: ServeProcess | undefined;
   beforeEach(async () => {
-    database = await freshDatabase();
-    const handle = openDatabase(database.url);
-    await migrateToLatest(handle);
-    const entity = await createEntity(handle.db, { type: 'gallery', name: 'Shutdown Gallery' });
-    ({ key } = await createKey(handle.db, { entityId: entity.id, tier: 'partner', scopes: TIER_SCOPES.partner, expiresAt: null }));
-    await handle.close();
+    ({ database, key } = await databaseWithKey());
   });
   afterEach(async () => {
     await serve?.stop();

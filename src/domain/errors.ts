@@ -12,10 +12,13 @@ export const ERROR_CATALOG = {
   duplicate: { status: 409, message: 'Another record already has this fingerprint.' },
   ambiguous: { status: 409, message: 'Several records match: say which one (external_id).' },
   idempotency_conflict: { status: 409, message: 'A request with this Idempotency-Key is still being processed.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time.' },
   payload_too_large: { status: 413, message: 'The request body is larger than 1 MiB.' },
   unsupported_media_type: { status: 415, message: 'Request bodies must be sent as application/json.' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with a different request.' },
   rate_limited: { status: 429, message: 'Rate limit exceeded.' },
+  headers_too_large: { status: 431, message: 'The request headers are larger than 16 KiB.' },
   internal_error: { status: 500, message: 'Internal server error.' },
   service_unavailable: { status: 503, message: 'The service is not available right now.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -12,6 +12,7 @@ import metricsPlugin from './plugins/metrics.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
 import securityHeaders from './plugins/security-headers.js';
 import shutdownPlugin from './plugins/shutdown.js';
+import unreadBodyPlugin from './plugins/unread-body.js';
 import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../coordination/rate-limiter.js';
 import { connectRedis, firstConnection, logOutages } from '../coordination/redis.js';
@@ -22,6 +23,7 @@ import { healthRoutes, type Dependency } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { validatorCompiler } from './validation.js';
+import { clientErrorHandler } from './client-errors.js';
 import { ApiError } from '../domain/errors.js';
 import { webRoutes } from '../web/routes.js';
 
@@ -97,6 +99,8 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
     },
     // Requests arriving during shutdown get our own 503 (plugins/shutdown.ts), in the contract's shape.
     return503OnClosing: false,
+    // Requests Node's parser refuses (malformed, headers too large, too slow) get the contract's shape.
+    clientErrorHandler,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -143,6 +147,7 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
 
   await app.register(errorsPlugin);
   await app.register(shutdownPlugin);
+  await app.register(unreadBodyPlugin);
   await app.register(securityHeaders);
   await app.register(openapiPlugin);
   await app.register(healthRoutes);

@@ -13,7 +13,7 @@ const DESCRIPTIONS: Record<number, string> = {
   422: 'idempotency_key_reused: the Idempotency-Key was used with another body.',
   429: 'rate_limited: wait retry_after seconds (also in Retry-After).',
   500: 'internal_error.',
-  503: 'service_unavailable: the database does not answer.',
+  503: 'service_unavailable: the database or Redis is briefly unavailable, or the server is stopping; retry after retry_after seconds (also in Retry-After).',
 };
 
 /** The documented error answers of a route, all of the one error shape. */
@@ -21,8 +21,8 @@ export function errors(...statuses: number[]) {
   return Object.fromEntries(statuses.map((s) => [s, { ...ErrorBody, description: DESCRIPTIONS[s] ?? 'An error answer.' }]));
 }
 
-/** Every route behind a key can answer these. */
-export const AUTHED = [401, 403, 429, 500];
+/** Every route behind a key can answer these (503: the key, its counter or the data cannot be reached). */
+export const AUTHED = [401, 403, 429, 500, 503];
 /** Routes that read a JSON body can also answer these. */
 export const WITH_BODY = [400, 413, 415];
 

@@ -7,8 +7,8 @@ export interface RawConnection {
   received(): string;
   /** Writes and resolves once the bytes are handed to the system (rejects if the server reset us). */
   write(data: string | Buffer): Promise<void>;
-  /** Resolves once `pattern` matches what was received; rejects on timeout or if the connection ends first. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves once `pattern` matches (or accepts) what was received; rejects on timeout or if the connection ends first. */
+  waitFor(pattern: RegExp | ((received: string) => boolean), timeoutMs?: number): Promise<string>;
   /** Settles when the connection has closed: how long after opening, and the socket error if it was reset. */
   closed: Promise<{ afterMs: number; error: string | null }>;
   destroy(): void;
@@ -39,7 +39,7 @@ export async function openRaw(port: number, host = '127.0.0.1'): Promise<RawConn
     write: (data) => new Promise((resolve, reject) => socket.write(data, (e) => (e ? reject(e) : resolve()))),
     waitFor: (pattern, timeoutMs = 5000) => new Promise((resolve, reject) => {
       const check = () => {
-        if (pattern.test(text)) return finish(() => resolve(text));
+        if (typeof pattern === 'function' ? pattern(text) : pattern.test(text)) return finish(() => resolve(text));
         if (socket.destroyed) finish(() => reject(new Error(`connection closed (${error ?? 'no error'}) before ${pattern}; received: ${text.slice(0, 500)}`)));
       };
       const timer = setTimeout(() => finish(() => reject(new Error(`timed out waiting for ${pattern}; received: ${text.slice(0, 500)}`))), timeoutMs);

@@ -13,8 +13,9 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
 };
 
 const BY_STATUS: Record<number, ErrorCode> = {
-  400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 413: 'payload_too_large',
-  415: 'unsupported_media_type', 429: 'rate_limited',
+  400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed',
+  408: 'request_timeout', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited',
+  431: 'headers_too_large',
 };
 
 /** Renders every failure as `{error, message, …}`; a 500 never shows its cause to the caller. */
