@@ -40,9 +40,9 @@ export async function openRaw(port: number, host = '127.0.0.1'): Promise<RawConn
     waitFor: (pattern, timeoutMs = 5000) => new Promise((resolve, reject) => {
       const check = () => {
         if (typeof pattern === 'function' ? pattern(text) : pattern.test(text)) return finish(() => resolve(text));
-        if (socket.destroyed) finish(() => reject(new Error(`connection closed (${error ?? 'no error'}) before ${pattern}; received: ${text.slice(0, 500)}`)));
+        if (socket.destroyed) finish(() => reject(new Error(`connection closed (${error ?? 'no error'}) before ${String(pattern)}; received: ${text.slice(0, 500)}`)));
       };
-      const timer = setTimeout(() => finish(() => reject(new Error(`timed out waiting for ${pattern}; received: ${text.slice(0, 500)}`))), timeoutMs);
+      const timer = setTimeout(() => finish(() => reject(new Error(`timed out waiting for ${String(pattern)}; received: ${text.slice(0, 500)}`))), timeoutMs);
       const finish = (settle: () => void) => {
         clearTimeout(timer);
         listeners.delete(check);
