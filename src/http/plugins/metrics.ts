@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerEventLoopMetrics } from '../event-loop.js';
 
 /**
  * Prometheus metrics at GET /metrics: process metrics and one histogram of request durations by
@@ -10,6 +11,8 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 async function metricsPlugin(app: FastifyInstance): Promise<void> {
   const register = new Registry();
   collectDefaultMetrics({ register, prefix: 'art_catalog_' });
+  const stopEventLoopMetrics = registerEventLoopMetrics(register);
+  app.addHook('onClose', async () => stopEventLoopMetrics());
   const duration = new Histogram({
     name: 'art_catalog_http_request_duration_seconds',
     help: 'Time to answer HTTP requests, by method, route pattern and status code.',
