@@ -1,9 +1,17 @@
 import { loadConfig } from '../config.js';
 import { connect, type DatabaseHandle } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { escapeControlCharacters } from '../domain/text.js';
 
-/** An error meant for the operator: printed as one line on stderr, exit status 1. */
-export class CliError extends Error {}
+/** An error meant for the operator: printed as one line on stderr, exit status 1 (or the one given). */
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+  }
+}
+
+/** Stored or received text as the CLI prints it: on one line, control characters escaped. */
+export const printable = escapeControlCharacters;
 
 /** Runs an admin command on the database of DATABASE_URL, migrated first; no server needed. */
 export async function withDatabase<T>(run: (handle: DatabaseHandle) => Promise<T>, { migrate = true } = {}): Promise<T> {

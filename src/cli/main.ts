@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { migrateToLatest } from '../db/migrate.js';
-import { CliError, output, withDatabase } from './context.js';
+import { CliError, output, printable, withDatabase } from './context.js';
 import { registerDemoCommand } from './demo.js';
 import { registerEntityCommands } from './entity.js';
 import { registerKeyCommands } from './key.js';
@@ -34,7 +34,7 @@ try {
     process.exitCode = error.exitCode;
   } else {
     const message = error instanceof CliError || error instanceof Error ? error.message : String(error);
-    process.stderr.write(`art-catalog: ${message.split('\n')[0]}\n`);
-    process.exitCode = 1;
+    process.stderr.write(`art-catalog: ${printable(message.split('\n')[0]!)}\n`);
+    process.exitCode = error instanceof CliError ? error.exitCode : 1;
   }
 }

@@ -4,7 +4,7 @@ import cliProgress from 'cli-progress';
 import { ArtCatalogClient, type RetryEvent } from '../client/index.js';
 import { checkRow, formatProblem, readRows, type Kind, type Row, type RowProblem } from '../client/rows.js';
 import { BATCH_MAX } from '../schemas/batch.js';
-import { CliError } from './context.js';
+import { CliError, printable } from './context.js';
 
 interface Summary {
   total: number;
@@ -116,7 +116,7 @@ export function registerPushCommand(program: Command): void {
         process.stdout.write(`${JSON.stringify(summary)}\n`);
       } else {
         process.stdout.write(`${summary.total} rows: created ${summary.created}, updated ${summary.updated}, unchanged ${summary.unchanged}, failed ${summary.failed}\n`);
-        for (const f of summary.failures) process.stdout.write(`  ${f.label}: ${f.message}\n`);
+        for (const f of summary.failures) process.stdout.write(`  ${printable(f.label)}: ${printable(f.message)}\n`);
       }
       if (summary.failed > 0) process.exitCode = 1;
     });
