@@ -33,9 +33,10 @@ export interface ConnectOptions {
    */
   busyTimeoutMs?: number;
   /**
-   * PostgreSQL: how long a query waits for a pool connection (a free one, or a new one being opened).
-   * Default 750 ms: a server that does not answer (a host that swallows packets) or a pool exhausted for
-   * that long fails the request with 503 within a second (decisions §3). The CLI waits longer.
+   * PostgreSQL: how long opening one connection may take. Default 750 ms: a server that does not answer
+   * (a host that swallows packets) fails the request with 503 within a second (decisions §3); a refused
+   * connection fails at once. Waiting for a free connection of a busy pool is bounded separately, by the
+   * statement timeout: that is load, not an outage. The CLI waits longer.
    */
   connectTimeoutMs?: number;
 }
@@ -107,8 +108,14 @@ function connectPostgres(url: string, { poolSize = 10, statementTimeoutMs = 10_0
   const pg = require('pg') as typeof PgModule;
   // BIGINT (prices, counts) arrives as a string by default; every value we store fits a JS number.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-  // A refused connection fails at once; one that does not answer fails after connectTimeoutMs (503).
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: connectTimeoutMs });
+  // The pool passes its options to each client: the client's own connect deadline is the short one,
+  // the pool's (waiting for a free connection) is as long as a statement may run.
+  class Client extends pg.Client {
+    constructor(config?: PgModule.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  }
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: statementTimeoutMs, Client });
   // An idle connection the server ends (a restart, a failover, an admin's terminate) is dropped by the
   // pool, which then emits 'error': unhandled, that would crash the process. The next query reconnects.
   pool.on('error', () => undefined);
