@@ -46,9 +46,11 @@ describe('serve stops gracefully on SIGTERM', () => {
     const inFlight = await openRaw(port);
     await inFlight.write(`POST /v1/artworks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${ARTWORK.length}\r\nExpect: 100-continue\r\n\r\n`);
     await inFlight.waitFor(/^HTTP\/1\.1 100 Continue\r\n\r\n/);
-    // Arriving meanwhile: a connection whose request has begun but whose headers are not complete.
+    // Arriving meanwhile: a connection whose request has begun but whose headers are not complete (a
+    // load balancer's health check, say). The server must have read that much before the signal.
     const meanwhile = await openRaw(port);
-    await meanwhile.write(`GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`);
+    await meanwhile.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    await meanwhile.readByServer();
 
     serve.child.kill('SIGTERM');
     await expect.poll(() => refused(port), { timeout: 5000, interval: 20 }).toBe(true);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 
 /** A TCP connection to the server on which a test writes HTTP by hand and reads what comes back. */
@@ -12,6 +13,21 @@ export interface RawConnection {
   /** Settles when the connection has closed: how long after opening, and the socket error if it was reset. */
   closed: Promise<{ afterMs: number; error: string | null }>;
   destroy(): void;
+  /**
+   * Resolves once the server has read every byte sent so far (Linux: its socket's receive queue in
+   * /proc/net/tcp is empty), so a test knows the server has seen a request it sent only in part.
+   */
+  readByServer(): Promise<void>;
+}
+
+/** The receive queue of the server's end of the local connection from `clientPort` to `serverPort`, or null. */
+function serverReceiveQueue(serverPort: number, clientPort: number): number | null {
+  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const [, local, remote, , queues] = line.trim().split(/\s+/);
+    if (local?.endsWith(`:${hex(serverPort)}`) && remote?.endsWith(`:${hex(clientPort)}`)) return parseInt(queues!.split(':')[1]!, 16);
+  }
+  return null;
 }
 
 export async function openRaw(port: number, host = '127.0.0.1'): Promise<RawConnection> {
@@ -53,6 +69,12 @@ export async function openRaw(port: number, host = '127.0.0.1'): Promise<RawConn
     }),
     closed,
     destroy: () => socket.destroy(),
+    readByServer: async () => {
+      // The bytes written have left this socket first; then the server's queue must drain.
+      while (socket.writableLength > 0 || serverReceiveQueue(port, socket.localPort!) !== 0) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    },
   };
 }
 

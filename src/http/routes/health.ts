@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
+import { ErrorBody } from '../../schemas/common.js';
 
 /** Something the service cannot answer without; `/healthz` asks each one. */
 export interface Dependency {
@@ -34,10 +35,14 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['operations'], summary: 'Liveness and reachability of the database (and Redis, when configured)',
       response: {
         200: Type.Object({ status: Type.Literal('ok') }),
-        503: Type.Object({
-          status: Type.Literal('unavailable'),
-          failing: Type.Array(Type.Union([Type.Literal('database'), Type.Literal('redis')]), { description: 'The dependencies that do not answer.' }),
-        }, { description: 'A dependency does not answer (Retry-After: 1).' }),
+        // A dependency down, or (in the error shape) the server shutting down.
+        503: Type.Union([
+          Type.Object({
+            status: Type.Literal('unavailable'),
+            failing: Type.Array(Type.Union([Type.Literal('database'), Type.Literal('redis')]), { description: 'The dependencies that do not answer.' }),
+          }),
+          ErrorBody,
+        ], { description: 'A dependency does not answer, or the server is stopping (Retry-After: 1).' }),
       },
     },
   }, async (_request, reply) => {
