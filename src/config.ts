@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Tier } from './domain/keys.js';
 
 /** Everything the service reads from the environment (decisions §1), with its default. */
@@ -33,13 +34,22 @@ export interface Config {
   /** PUBLIC_CACHE_MB: memory for built public pages and feeds per process, default 64. */
   publicCacheMb: number;
   /**
-   * TRUST_PROXY: whether X-Forwarded-For names the client (Fastify's trustProxy): unset or `false` no,
-   * `true` yes (any proxy), else a comma-separated list of the proxies' addresses or CIDRs.
+   * TRUST_PROXY: which proxies may name the client in `X-Forwarded-For` (and the scheme and host in
+   * `X-Forwarded-Proto`/`-Host`), for per-address limits and logs. Default `false`: the client is the
+   * peer address. `true` trusts every hop (only behind a proxy that overwrites the header); a
+   * comma-separated list trusts those addresses or CIDR ranges (e.g. `127.0.0.1,10.0.0.0/8`), the safe
+   * choice. (A hop count is refused: Fastify cannot check the peer with one, and ignores it.)
    */
-  trustProxy: boolean | string;
+  trustProxy: TrustProxy;
+  /**
+   * SHUTDOWN_TIMEOUT_MS: how long `serve` waits, after SIGTERM/SIGINT, for requests in flight before it
+   * exits non-zero anyway; default 9000 (decisions §9: stopped within 10 s).
+   */
+  shutdownTimeoutMs: number;
 }
 
 export type LogFormat = 'json' | 'pretty';
+export type TrustProxy = boolean | string[];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -65,7 +75,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicRateLimit: integer(env, 'PUBLIC_RATE_LIMIT', 300, 1),
     publicCacheMb: integer(env, 'PUBLIC_CACHE_MB', 64, 1, 65_536),
     trustProxy: trustProxy(env.TRUST_PROXY),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 9000, 1),
   };
+}
+
+function trustProxy(raw: string | undefined): TrustProxy {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  const addresses = value.split(',').map((part) => part.trim());
+  for (const address of addresses) {
+    const [ip, bits, ...rest] = address.split('/');
+    const family = isIP(ip ?? '');
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !validBits || rest.length > 0) {
+      throw new Error(`TRUST_PROXY must be true, false or a comma-separated list of addresses/CIDR ranges (got "${address}")`);
+    }
+  }
+  return addresses;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -85,8 +112,3 @@ function oneOf<const V extends readonly string[]>(env: NodeJS.ProcessEnv, name: 
   return raw;
 }
 
-function trustProxy(raw: string | undefined): boolean | string {
-  const value = raw?.trim() ?? '';
-  if (value === '' || value === 'false') return false;
-  return value === 'true' ? true : value;
-}

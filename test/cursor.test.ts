@@ -163,6 +163,8 @@ describe('changelog polling (decisions §7)', () => {
   test('since and after combine: entries after both bounds, in id order', async () => {
     const { api } = await gallery();
     const start = new Date().toISOString();
+    // `since` is exclusive: a write in the same millisecond as `start` would not count.
+    await new Promise((resolve) => setTimeout(resolve, 2));
     await postArtworks(api, 20);
     const page = await api.get(`/v1/changelog?since=${start}&limit=5`);
     const rest = await api.get(`/v1/changelog?since=${start}&after=${page.body.next_after}&limit=1000`);

@@ -1,3 +1,4 @@
+import { ERROR_CATALOG } from '../src/domain/errors.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import { startApp, tenant, type TestApp } from './helpers.js';
@@ -40,10 +41,7 @@ function positiveInt(text: string | undefined, fallback: number): number {
 
 const NEXT_YEAR = new Date().getUTCFullYear() + 1;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-const ERROR_CODES = new Set([
-  'bad_request', 'unauthorized', 'forbidden', 'not_found', 'duplicate', 'idempotency_conflict',
-  'payload_too_large', 'unsupported_media_type', 'idempotency_key_reused', 'rate_limited',
-]);
+const ERROR_CODES = new Set(Object.keys(ERROR_CATALOG));
 
 // ---------------------------------------------------------------------------------------------------
 // Requests, answers and the checks every answer must pass
@@ -1131,7 +1129,7 @@ const KNOWN_ROUTES: [string, RegExp][] = [
 ];
 
 describe('raw requests', () => {
-  test('any method on any path under /v1, with or without a key, never gets a 5xx; an unknown route gets 404 not_found; a refusal writes nothing', async () => {
+  test('any method on any path under /v1, with or without a key, never gets a 5xx; an unknown route gets 404 not_found (405 method_not_allowed on a path that has other methods); a refusal writes nothing', async () => {
     const segment = fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom('artworks', 'events', 'batch', 'profile', 'me', 'changelog', 'sync', 'status', 'openapi.json', '1', '2', '') },
       { weight: 1, arbitrary: idText.map((s) => safeEncode(s)).filter((s) => s.length <= MAX_PARAM) },
@@ -1159,8 +1157,10 @@ describe('raw requests', () => {
       // An unknown route with a body that is not JSON has a property of its own (below).
       const jsonBody = body === null || (() => { try { JSON.parse(body); return true; } catch { return false; } })();
       if (!known && jsonBody && !/%/.test(path) && !/\/\.{1,2}(\/|$)/.test(path) && !/\/\//.test(path)) {
-        if (res.status !== 404) fail('an unknown route must get 404', req, res);
-        if (method !== 'HEAD' && (res.json as any).error !== 'not_found') fail('an unknown route must get not_found', req, res);
+        // A path the API has, with another method, is 405 with Allow; any other path 404.
+        const [status, code] = KNOWN_ROUTES.some(([, re]) => re.test(normalized)) ? [405, 'method_not_allowed'] : [404, 'not_found'];
+        if (res.status !== status) fail(`an unknown route must get ${status}`, req, res);
+        if (method !== 'HEAD' && (res.json as any).error !== code) fail(`an unknown route must get ${code}`, req, res);
       }
     });
   }, TEST_TIMEOUT);

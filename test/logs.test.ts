@@ -61,8 +61,11 @@ describe.skipIf(DIALECT !== 'sqlite')('logs on stdout', () => {
     expect(new Set(requests.map((r) => r.reqId)).size).toBe(4);
     expect(requests[0]!.entity_id).toBe(entityId);
     expect(requests.slice(1).every((r) => !('entity_id' in r))).toBe(true);
-    // Besides the listening line and the shutdown note, nothing else: no incoming/completed pairs.
-    expect(records.length - requests.length).toBe(2);
+    expect(requests.every((r) => r.client === '127.0.0.1')).toBe(true);
+    // Besides the listening line and the two shutdown notes, nothing else: no incoming/completed pairs.
+    expect(records.filter((r) => r.msg !== 'request completed').map((r) => String(r.msg).split(':')[0])).toEqual([
+      expect.stringMatching(/^Art Catalog Service listening on/), 'shutting down', 'stopped',
+    ]);
     const all = lines.join('\n');
     expect(all).not.toContain(key.slice(8));
     expect(all).not.toContain('leaked-secret');

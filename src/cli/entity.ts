@@ -4,7 +4,8 @@ import { slugify } from '../domain/slug.js';
 import type { EntityRow } from '../db/types.js';
 import { ENTITY_TYPES, type EntityKind } from '../schemas/profile.js';
 import { createEntity, listEntities, setPaused, updateEntity } from '../store/entities.js';
-import { CliError, output, positiveId, withDatabase } from './context.js';
+import { hasControlCharacters } from '../domain/text.js';
+import { CliError, output, positiveId, printable, withDatabase } from './context.js';
 
 const summary = (e: EntityRow) => ({ id: e.id, type: e.type, name: e.name, slug: e.slug });
 const describe = (e: EntityRow) => ({
@@ -12,9 +13,17 @@ const describe = (e: EntityRow) => ({
   paused: e.paused_at !== null, created_at: e.created_at,
 });
 const line = (e: EntityRow) =>
-  `${e.id}\t${e.type}\t${e.slug}\t${e.name}${e.paused_at ? '\t(paused)' : ''}`;
+  `${e.id}\t${e.type}\t${e.slug}\t${printable(e.name)}${e.paused_at ? '\t(paused)' : ''}`;
+
+/** Text the operator gives is shown on public pages, feeds and in listings: no control characters. */
+function checkText(option: string, text: string | undefined): void {
+  if (text !== undefined && hasControlCharacters(text)) {
+    throw new CliError(`${option} must not contain control characters (line breaks, tabs, escapes); got "${printable(text)}"`, 2);
+  }
+}
 
 function checkName(name: string): string {
+  checkText('--name', name);
   const trimmed = name.trim();
   if (slugify(trimmed) === '') throw new CliError('--name must not be empty');
   if (trimmed.length > 500) throw new CliError('--name must be at most 500 characters');
@@ -39,9 +48,10 @@ export function registerEntityCommands(program: Command): void {
     .option('--json', 'print one JSON object')
     .action(async (opts: { type: string; name: string; city?: string; country?: string; json?: boolean }) => {
       if (!ENTITY_TYPES.includes(opts.type as EntityKind)) throw new CliError(`--type must be gallery or artist (got "${opts.type}")`);
+      checkText('--city', opts.city);
       const spec = { type: opts.type as EntityKind, name: checkName(opts.name), city: opts.city, country: checkCountry(opts.country) };
       const row = await withDatabase(({ db }) => createEntity(db, spec));
-      output(opts.json, summary(row), () => `created ${row.type} ${row.id} "${row.name}" (slug ${row.slug})`);
+      output(opts.json, summary(row), () => `created ${row.type} ${row.id} "${printable(row.name)}" (slug ${row.slug})`);
     });
 
   entity.command('list')
@@ -60,6 +70,7 @@ export function registerEntityCommands(program: Command): void {
     .option('--country <cc>', 'ISO 3166-1 alpha-2 country code ("" clears)')
     .option('--json', 'print one JSON object')
     .action(async (id: string, opts: { name?: string; city?: string; country?: string; json?: boolean }) => {
+      checkText('--city', opts.city);
       const changes = {
         name: opts.name === undefined ? undefined : checkName(opts.name),
         city: opts.city,
@@ -76,7 +87,7 @@ export function registerEntityCommands(program: Command): void {
       .option('--json', 'print one JSON object')
       .action(async (id: string, opts: { json?: boolean }) => {
         const row = await withDatabase(({ db }) => setPaused(db, positiveId(id), paused));
-        output(opts.json, describe(row), () => `${paused ? 'paused' : 'resumed'} ${row.type} ${row.id} "${row.name}"`);
+        output(opts.json, describe(row), () => `${paused ? 'paused' : 'resumed'} ${row.type} ${row.id} "${printable(row.name)}"`);
       });
   }
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { migrateToLatest } from '../db/migrate.js';
-import { CliError, output, withDatabase } from './context.js';
+import { CliError, output, printable, withDatabase } from './context.js';
 import { registerBackupCommand } from './backup.js';
 import { registerDemoCommand } from './demo.js';
 import { registerEntityCommands } from './entity.js';
@@ -47,7 +47,7 @@ try {
     process.exitCode = error.exitCode;
   } else {
     const message = error instanceof CliError || error instanceof Error ? error.message : String(error);
-    process.stderr.write(`art-catalog: ${message.split('\n')[0]}\n`);
+    process.stderr.write(`art-catalog: ${printable(message.split('\n')[0]!)}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   }
 }

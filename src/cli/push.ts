@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { ApiClientError, ArtCatalogClient, NetworkError, type RetryEvent } from '../client/index.js';
 import type { BatchItemResultType } from '../schemas/batch.js';
 import { BATCH_MAX } from '../schemas/batch.js';
-import { CliError } from './context.js';
+import { CliError, printable } from './context.js';
 import { ENCODINGS, FileProblem, type Encoding } from './file-text.js';
 import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from './plan.js';
 import { progressReporter, type Counts, type Progress } from './progress.js';
@@ -298,11 +298,11 @@ export function formatSummary(s: Summary): string {
   if (!s.dry_run && s.created + s.updated + s.deleted === 0) lines.push('nothing changed on the server');
   if (s.prune_skipped) lines.push(`not pruned: ${s.prune_skipped}`);
   for (const p of s.plan ?? []) {
-    const where = p.label ? `${p.label}: ` : '';
-    const what = p.action === 'create' ? `create "${p.title}"` : `${p.action} #${p.id} "${p.title}"${p.fields ? ` (${p.fields.join(', ')})` : ''}`;
+    const where = p.label ? `${printable(p.label)}: ` : '';
+    const what = p.action === 'create' ? `create "${printable(p.title)}"` : `${p.action} #${p.id} "${printable(p.title)}"${p.fields ? ` (${p.fields.join(', ')})` : ''}`;
     lines.push(`  ${where}${what}`);
   }
-  for (const f of s.failures) lines.push(`  ${f.label}: ${f.message}`);
+  for (const f of s.failures) lines.push(`  ${printable(f.label)}: ${printable(f.message)}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 
-const SHUTDOWN_DEADLINE_MS = 9_000;
 const listeningText = (address: string) => `Art Catalog Service listening on ${address}`;
 
 /** `serve`: the app plus the process concerns — listening, signals, graceful close. */
@@ -18,14 +17,20 @@ export function registerServeCommand(program: Command): void {
       const shutdown = (signal: string) => {
         if (closing) return;
         closing = true;
+        const started = Date.now();
         app.log.info({ signal }, 'shutting down: finishing requests in flight');
         // A request that still hangs after the deadline is cut rather than keeping the process alive.
         const deadline = setTimeout(() => {
-          app.log.error('shutdown deadline passed; exiting with requests still open');
+          app.log.error({ timeout_ms: config.shutdownTimeoutMs }, 'shutdown deadline passed; exiting with requests still open');
           process.exit(1);
-        }, SHUTDOWN_DEADLINE_MS);
+        }, config.shutdownTimeoutMs);
         deadline.unref();
-        app.close().then(() => process.exit(0), (error: unknown) => {
+        // close(): no new connections, 503 on open ones, requests in flight answered with Connection: close,
+        // then the pools; it resolves once every connection has ended.
+        app.close().then(() => {
+          app.log.info({ drain_ms: Date.now() - started }, 'stopped');
+          process.exit(0);
+        }, (error: unknown) => {
           app.log.error({ err: error }, 'error while closing');
           process.exit(1);
         });

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { redisCommand } from './redis.js';
 import type { Db } from '../db/types.js';
 import {
   claimIdempotencyKey, completeIdempotencyKey, findIdempotencyRecord, releaseIdempotencyKey, saveIdempotencyRecord,
@@ -41,10 +42,14 @@ export class DatabaseIdempotencyGuard implements IdempotencyGuard {
 /**
  * Several processes: the in-flight lock is a Redis key (SET NX PX, holding the request hash), and only
  * final answers go to the database. The record is read again after the lock is won, so a request that
- * finished just before is replayed rather than run twice.
+ * finished just before is replayed rather than run twice. Redis unreachable: the claim fails with 503
+ * before the request runs.
  */
 export class RedisIdempotencyGuard implements IdempotencyGuard {
-  constructor(private readonly db: Db, private readonly redis: Redis, private readonly prefix: string, private readonly leaseMs: number) {}
+  constructor(
+    private readonly db: Db, private readonly redis: Redis, private readonly prefix: string, private readonly leaseMs: number,
+    private readonly onUnlockFailure: (error: unknown) => void = () => undefined,
+  ) {}
 
   private lockKey({ apiKeyId, key }: IdempotencyRequest): string {
     return `${this.prefix}idem:${apiKeyId}:${Buffer.from(key).toString('base64url')}`;
@@ -52,15 +57,15 @@ export class RedisIdempotencyGuard implements IdempotencyGuard {
 
   async claim(request: IdempotencyRequest): Promise<Claim> {
     const lock = this.lockKey(request);
-    const won = await this.redis.set(lock, request.requestHash, 'PX', this.leaseMs, 'NX');
+    const won = await redisCommand(this.redis.set(lock, request.requestHash, 'PX', this.leaseMs, 'NX'));
     if (won !== 'OK') {
-      const holder = await this.redis.get(lock);
+      const holder = await redisCommand(this.redis.get(lock));
       if (holder !== null && holder !== request.requestHash) return { outcome: 'mismatch' };
       return (await this.stored(request)) ?? { outcome: 'in_flight' };
     }
     const stored = await this.stored(request);
     if (stored) {
-      await this.redis.del(lock);
+      await this.unlock(request);
       return stored;
     }
     return { outcome: 'claimed', id: null };
@@ -68,11 +73,20 @@ export class RedisIdempotencyGuard implements IdempotencyGuard {
 
   async complete(request: IdempotencyRequest, _claim: unknown, status: number, body: string): Promise<void> {
     await saveIdempotencyRecord(this.db, request.apiKeyId, request.key, request.requestHash, status, body);
-    await this.redis.del(this.lockKey(request));
+    await this.unlock(request);
   }
 
-  async release(request: IdempotencyRequest): Promise<void> {
-    await this.redis.del(this.lockKey(request));
+  release(request: IdempotencyRequest): Promise<void> {
+    return this.unlock(request);
+  }
+
+  /**
+   * Best effort: the request has run and its answer is final, so Redis failing now must not turn it
+   * into an error. A lock left behind expires with its lease; a retry meanwhile gets the stored answer
+   * (or 409 after a release).
+   */
+  private async unlock(request: IdempotencyRequest): Promise<void> {
+    await this.redis.del(this.lockKey(request)).catch((error: unknown) => this.onUnlockFailure(error));
   }
 
   private async stored({ apiKeyId, key, requestHash }: IdempotencyRequest): Promise<Claim | undefined> {

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { redisCommand } from './redis.js';
 
 /**
  * Fixed-window request counting per API key (decisions §8). A window starts at a key's first request
@@ -74,13 +75,16 @@ end
 return {count, ttl}
 `;
 
-/** Counters in Redis, shared by every process; one Lua script per hit keeps them exact. */
+/**
+ * Counters in Redis, shared by every process; one Lua script per hit keeps them exact. Redis unreachable:
+ * the hit fails with 503 at once (no count is guessed, so no limit can be bypassed).
+ */
 export class RedisRateLimiter implements RateLimiter {
   constructor(private readonly redis: Redis, private readonly prefix: string) {}
 
   async hit(key: string, limit: number, windowMs: number): Promise<RateLimitState> {
     const now = Date.now();
-    const [count, ttl] = await this.redis.eval(FIXED_WINDOW, 1, `${this.prefix}rl:${key}`, windowMs) as [number, number];
+    const [count, ttl] = await redisCommand(this.redis.eval(FIXED_WINDOW, 1, `${this.prefix}rl:${key}`, windowMs)) as [number, number];
     return rateLimitState(count, limit, now + ttl, now);
   }
 

@@ -32,6 +32,13 @@ export interface ConnectOptions {
    * (src/db/sqlite/runtime.ts) and answer 503 after a short while. The CLI, which blocks nobody, waits longer.
    */
   busyTimeoutMs?: number;
+  /**
+   * PostgreSQL: how long opening one connection may take. Default 750 ms: a server that does not answer
+   * (a host that swallows packets) fails the request with 503 within a second (decisions §3); a refused
+   * connection fails at once. Waiting for a free connection of a busy pool is bounded separately, by the
+   * statement timeout: that is load, not an outage. The CLI waits longer.
+   */
+  connectTimeoutMs?: number;
 }
 
 export function dialectOf(url: string): Dialect {
@@ -97,14 +104,18 @@ function withStatementCache(sqlite: SQLite.Database) {
   };
 }
 
-function connectPostgres(url: string, { poolSize = 10, statementTimeoutMs = 10_000 }: ConnectOptions): DatabaseHandle {
+function connectPostgres(url: string, { poolSize = 10, statementTimeoutMs = 10_000, connectTimeoutMs = 750 }: ConnectOptions): DatabaseHandle {
   const pg = require('pg') as typeof PgModule;
   // BIGINT (prices, counts) arrives as a string by default; every value we store fits a JS number.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-  // A server that does not answer (a host that swallows packets) fails a request with a 503 instead of
-  // hanging it; a refused connection fails at once. The bound also covers waiting for a free
-  // connection of the pool, so it is as long as a statement may run.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: statementTimeoutMs });
+  // The pool passes its options to each client: the client's own connect deadline is the short one,
+  // the pool's (waiting for a free connection) is as long as a statement may run.
+  class Client extends pg.Client {
+    constructor(config?: PgModule.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  }
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: statementTimeoutMs, Client });
   // An idle connection the server ends (a restart, a failover, an admin's terminate) is dropped by the
   // pool, which then emits 'error': unhandled, that would crash the process. The next query reconnects.
   pool.on('error', () => undefined);

@@ -33,9 +33,9 @@ export function isUnavailable(error: unknown): boolean {
   if (isBusy(error)) return true;
   const code = codeOf(error);
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  // pg reports a pool timeout and a dropped connection by message only.
+  // pg reports a pool timeout, a connect timeout and a dropped connection by message only.
   const message = error instanceof Error ? error.message : '';
-  return /timeout exceeded when trying to connect|Connection terminated/.test(message);
+  return /timeout exceeded when trying to connect|timeout expired|Connection terminated/.test(message);
 }
 
 /**

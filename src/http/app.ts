@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
@@ -12,16 +13,19 @@ import metricsPlugin from './plugins/metrics.js';
 import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
 import requestIdPlugin, { requestId } from './plugins/request-id.js';
 import securityHeaders from './plugins/security-headers.js';
+import shutdownPlugin from './plugins/shutdown.js';
+import unreadBodyPlugin from './plugins/unread-body.js';
 import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../coordination/rate-limiter.js';
-import { connectRedis } from '../coordination/redis.js';
+import { connectRedis, firstConnection, logOutages } from '../coordination/redis.js';
 import { artworkRoutes } from './routes/artworks.js';
 import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
-import { healthRoutes } from './routes/health.js';
+import { healthRoutes, type Dependency } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { validatorCompiler } from './validation.js';
+import { clientErrorHandler } from './client-errors.js';
 import { ApiError } from '../domain/errors.js';
 import { webRoutes } from '../web/routes.js';
 
@@ -94,6 +98,10 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
     },
     // Whether request.ip comes from X-Forwarded-For (the keyless routes' per-address limit uses it).
     trustProxy: config.trustProxy,
+    // Requests arriving during shutdown get our own 503 (plugins/shutdown.ts), in the contract's shape.
+    return503OnClosing: false,
+    // Requests Node's parser refuses (malformed, headers too large, too slow) get the contract's shape.
+    clientErrorHandler,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -120,18 +128,28 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
   app.decorate('config', config);
   // With REDIS_URL, counters and in-flight locks are shared by every process; otherwise they are local.
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  if (redis) {
+    logOutages(redis, app.log);
+    await firstConnection(redis);
+  }
   app.decorate('rateLimiter', redis ? new RedisRateLimiter(redis, config.redisKeyPrefix) : new MemoryRateLimiter() as RateLimiter);
   app.decorate('idempotency', redis
-    ? new RedisIdempotencyGuard(handle.db, redis, config.redisKeyPrefix, LEASE_MS)
+    ? new RedisIdempotencyGuard(handle.db, redis, config.redisKeyPrefix, LEASE_MS, (error) => app.log.warn({ err: error }, 'idempotency lock not released; it expires with its lease'))
     : new DatabaseIdempotencyGuard(handle.db, LEASE_MS) as IdempotencyGuard);
+  const dependencies: Dependency[] = [{ name: 'database', check: () => sql`select 1`.execute(handle.db) }];
+  if (redis) dependencies.push({ name: 'redis', check: () => redis.ping() });
+  app.decorate('dependencies', dependencies);
   app.addHook('onClose', async () => {
     await app.rateLimiter.close();
-    await redis?.quit();
+    // QUIT needs a live connection; a Redis that is down is simply let go.
+    await redis?.quit().catch(() => redis.disconnect());
     if (!database) await handle.close();
   });
 
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
+  await app.register(shutdownPlugin);
+  await app.register(unreadBodyPlugin);
   await app.register(securityHeaders);
   await app.register(openapiPlugin);
   await app.register(healthRoutes);

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { AuthContext } from './plugins/auth.js';
 
 /** What the server logs of a request (`duration_ms`, `entity_id` when a key authenticated it). */
-const REQUEST_FIELDS = ['method', 'url', 'status', 'duration_ms', 'entity_id'];
+const REQUEST_FIELDS = ['method', 'url', 'status', 'duration_ms', 'entity_id', 'client'];
 // Request logs carry no headers; the redaction guards any log line that ever includes them.
 const REDACT = ['req.headers.authorization', 'req.headers["idempotency-key"]', 'headers.authorization'];
 
@@ -25,7 +25,7 @@ export async function loggerOptions(config: Config, stream?: NodeJS.WritableStre
       colorize: terminal,
       translateTime: 'SYS:HH:MM:ss.l',
       ignore: ['pid', 'hostname', ...REQUEST_FIELDS].join(','),
-      messageFormat: '{msg}{if method}: {method} {url} → {status} in {duration_ms} ms{end}{if entity_id} (entity {entity_id}){end}',
+      messageFormat: '{msg}{if method}: {method} {url} → {status} in {duration_ms} ms from {client}{end}{if entity_id} (entity {entity_id}){end}',
     }),
   };
 }
@@ -71,6 +71,8 @@ export class OneLinePerRequest extends LogController {
       url: loggableUrl(request.url),
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+      // The client's address: the peer, or the one a trusted proxy forwarded (TRUST_PROXY).
+      client: request.ip,
       ...(entityId === undefined ? {} : { entity_id: entityId }),
       ...(error ? { err: error } : {}),
     }, 'request completed');

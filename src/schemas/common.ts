@@ -47,7 +47,7 @@ export const ErrorBody = Type.Object(
     error: Type.String({ description: 'Machine-readable code, e.g. bad_request.' }),
     message: Type.String(),
     details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
-    retry_after: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds to wait (429 only).' })),
+    retry_after: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds to wait before retrying (429, 503).' })),
     existing_id: Type.Optional(Type.Integer({ description: 'The record that already has the fingerprint (409 duplicate).' })),
     candidates: Type.Optional(Type.Array(Type.Integer(), { description: 'The records that all match (409 ambiguous): send external_id to choose.' })),
   },

@@ -4,7 +4,7 @@ import { BatchItemResult, BatchResponse } from './batch.js';
 import { ChangelogEntry, ChangelogPage } from './changelog.js';
 import { ErrorBody } from './common.js';
 import { Event, EventList, EventListItem, EventPostResult } from './events.js';
-import { Health, MetricsText } from './operations.js';
+import { Health, HealthUnavailable, MetricsText } from './operations.js';
 import { Me } from './me.js';
 import { Profile, ProfileUpdated } from './profile.js';
 import { SyncStatus } from './sync.js';
@@ -19,5 +19,5 @@ export const COMPONENTS: readonly TSchema[] = [
   Profile, ProfileUpdated,
   ChangelogEntry, ChangelogPage, SyncStatus,
   BatchItemResult, BatchResponse,
-  Me, Health, MetricsText, ErrorBody,
+  Me, Health, HealthUnavailable, MetricsText, ErrorBody,
 ];

@@ -1,5 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { connect } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { TIER_SCOPES } from '../../src/domain/keys.js';
+import { createEntity } from '../../src/store/entities.js';
+import { createKey } from '../../src/store/keys.js';
+import { freshDatabase, type FreshDatabase } from './database.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'art-catalog');
 
@@ -46,4 +52,18 @@ export function spawnServe(env: NodeJS.ProcessEnv, { nodeArgs }: SpawnOptions = 
     return exited;
   };
   return { child, url, exited, stop };
+}
+
+/** A fresh migrated database holding one gallery and a partner key for it, for tests of the real process. */
+export async function databaseWithKey(): Promise<{ database: FreshDatabase; key: string }> {
+  const database = await freshDatabase();
+  const handle = connect(database.url);
+  try {
+    await migrateToLatest(handle);
+    const entity = await createEntity(handle.db, { type: 'gallery', name: 'Process Test Gallery' });
+    const { key } = await createKey(handle.db, { entityId: entity.id, tier: 'partner', scopes: TIER_SCOPES.partner, expiresAt: null });
+    return { database, key };
+  } finally {
+    await handle.close();
+  }
 }

@@ -54,7 +54,11 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     const unrouted = request.is404 ? noRoute(app, request) : undefined;
     if (unrouted?.allow) reply.header('allow', unrouted.allow);
     const apiError = unrouted?.error ?? toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    // A 503 is an outage of a dependency, logged where it is noticed; only a 500 is a defect here.
+    if (apiError.status === 503) request.log.warn({ code: apiError.code, reason: apiError.message }, 'request answered 503');
+    else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    // 503 (and 429) tell the client when to come back, in the header as in the body.
+    if (apiError.extras.retry_after !== undefined) reply.header('retry-after', apiError.extras.retry_after);
     return reply.code(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
   });
   app.setNotFoundHandler((request, reply) => {

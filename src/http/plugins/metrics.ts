@@ -5,6 +5,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 import { ApiError } from '../../domain/errors.js';
 import { MetricsText } from '../../schemas/operations.js';
 import { answer, errors } from '../responses.js';
+import { registerEventLoopMetrics } from '../event-loop.js';
 
 /**
  * Prometheus metrics at GET /metrics: process metrics and one histogram of request durations by
@@ -14,6 +15,8 @@ import { answer, errors } from '../responses.js';
 async function metricsPlugin(app: FastifyInstance): Promise<void> {
   const register = new Registry();
   collectDefaultMetrics({ register, prefix: 'art_catalog_' });
+  const stopEventLoopMetrics = registerEventLoopMetrics(register);
+  app.addHook('onClose', async () => stopEventLoopMetrics());
   const duration = new Histogram({
     name: 'art_catalog_http_request_duration_seconds',
     help: 'Time to answer HTTP requests, by method, route pattern and status code.',

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { ApiError } from '../../domain/errors.js';
+
+/**
+ * Graceful stop (decisions §9), the app's half; `serve` adds the signals and the deadline. From the
+ * moment `close()` starts: every answer, in flight or not, carries `Connection: close`, so no keep-alive
+ * client holds its socket (and the process) open; a request that arrives meanwhile on an open
+ * connection gets 503 in the contract's error shape. Fastify stops accepting connections and closes the
+ * idle ones itself.
+ */
+async function shutdownPlugin(app: FastifyInstance): Promise<void> {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (closing) return done(new ApiError('service_unavailable', 'The server is shutting down; try again.', { retry_after: 1 }));
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
+}
+
+export default fp(shutdownPlugin, { name: 'shutdown' });
