@@ -148,14 +148,17 @@ function* sinceTotal(ownerId: number, since: string): Work<number, Cost> {
  * poller that has read up to an id never misses an entry below it. SQLite has one writer at a time:
  * its ids are final when committed.
  */
+// A subquery, so the horizon is computed once per statement, not per row the statement reads.
+const horizon = sql<number>`(select changelog_horizon())`;
+
 function final<O>(db: Db, query: SelectQueryBuilder<Database, 'changelog', O>): SelectQueryBuilder<Database, 'changelog', O> {
-  return isPostgres(db) ? query.where('id', '<', sql<number>`changelog_horizon()`) : query;
+  return isPostgres(db) ? query.where('id', '<', horizon) : query;
 }
 
 /** Committed entries not final yet: transactions that began before theirs are still running. */
 const pendingAfter = statement((db, p: Params<{ ownerId: number; after: number }>) => db.selectNoFrom((eb) => eb.exists(
   db.selectFrom('changelog').select('id').where('owner_id', '=', p.ownerId).where('id', '>', p.after)
-    .where('id', '>=', sql<number>`changelog_horizon()`)).as('pending')));
+    .where('id', '>=', horizon)).as('pending')));
 
 /**
  * How long a changelog read waits for the entries it can see to become final (read-your-writes: a

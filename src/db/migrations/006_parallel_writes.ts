@@ -68,15 +68,22 @@ export function parallelWrites(dialect: Dialect): Migration {
       await sql`alter table changelog alter column id drop default`.execute(db);
       await sql`drop sequence if exists changelog_id_seq`.execute(db);
       await sql`alter table changelog alter column id set default changelog_next_id()`.execute(db);
-      // The oldest transaction id of this database still running when the calling statement's snapshot
-      // was taken (a transaction of another database does not count: it writes no changelog here), as
-      // the first changelog id it could take. STABLE: it sees the snapshot of the statement calling it.
-      await sql`create function changelog_horizon() returns bigint language sql stable as $$
-        select c.id_base + (coalesce(
-          (select min(x::text::bigint) from pg_snapshot_xip(pg_current_snapshot()) as x
-            where not exists (select 1 from pg_stat_activity a where a.backend_xid = xid(x) and a.datname <> current_database())),
-          pg_snapshot_xmax(pg_current_snapshot())::text::bigint) - c.xid_base) * ${sql.lit(CHANGES_PER_TRANSACTION)}
-        from changelog_clock c $$`.execute(db);
+      // The first changelog id the oldest transaction of this database still running when the calling
+      // statement's snapshot was taken could take (a transaction of another database writes no changelog
+      // here: it does not count). STABLE: it sees the snapshot of the statement calling it. PL/pgSQL keeps
+      // its plans per connection (an SQL function would plan its query on every call); the activity
+      // of other backends is read only while transactions are running.
+      await sql`create function changelog_horizon() returns bigint language plpgsql stable as $$
+        declare
+          snapshot pg_snapshot := pg_current_snapshot();
+          oldest bigint;
+        begin
+          select min(x::text::bigint) into oldest from pg_snapshot_xip(snapshot) as x
+            where xid(x) not in (select a.backend_xid from pg_stat_get_activity(null) as a
+              where a.backend_xid is not null and a.datid <> (select oid from pg_database where datname = current_database()));
+          return (select id_base + (coalesce(oldest, pg_snapshot_xmax(snapshot)::text::bigint) - xid_base) * ${sql.lit(CHANGES_PER_TRANSACTION)}
+            from changelog_clock);
+        end $$`.execute(db);
     },
   };
 }
