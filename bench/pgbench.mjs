@@ -18,19 +18,20 @@ const BIN = join(ROOT, 'bin', 'art-catalog');
 export const PGBENCH_CLIENTS = 10;
 const ARTWORKS = 1000;
 
+// pgbench reads ":name" as a variable: the constants hold no colon.
 const WRITE = `
 \\set n random(1, 2000000000)
 BEGIN;
 INSERT INTO artworks (entity_id, title, artist_name, creation_year, medium, price, currency, availability,
   source_fingerprint, fingerprint_version, last_synced_at, created_at, updated_at)
   VALUES (1, 'Bench Study ' || :n, 'Bench Artist', 1990, 'Oil on canvas', :n, 'EUR', 'available',
-  'bench-study-' || :n, 2, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')
+  'bench-study-' || :n, 2, '2026-01-01T000000.000Z', '2026-01-01T000000.000Z', '2026-01-01T000000.000Z')
   ON CONFLICT (entity_id, source_fingerprint) WHERE external_id IS NULL
   DO UPDATE SET price = excluded.price, updated_at = excluded.updated_at;
 INSERT INTO changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
-  VALUES (1, 'artwork', :n, 'create', 'api:pgbench', '{}', '2026-01-01T00:00:00.000Z');
+  VALUES (1, 'artwork', :n, 'create', 'api-pgbench', '{}', '2026-01-01T000000.000Z');
 INSERT INTO entity_stats AS s (entity_id, slot, artworks, available, changelog, artworks_synced_at, version)
-  VALUES (1, pg_backend_pid() % 64, 1, 1, 1, '2026-01-01T00:00:00.000Z', 1)
+  VALUES (1, pg_backend_pid() % 64, 1, 1, 1, '2026-01-01T000000.000Z', 1)
   ON CONFLICT (entity_id, slot) DO UPDATE SET artworks = s.artworks + 1, available = s.available + 1,
   changelog = s.changelog + 1, artworks_synced_at = excluded.artworks_synced_at, version = s.version + 1;
 COMMIT;
@@ -69,7 +70,8 @@ function pgbench(url, script, duration) {
   try {
     const file = join(dir, 'script.sql');
     writeFileSync(file, script);
-    const out = execFileSync(pgbenchPath(), ['-n', '-M', 'prepared', '-c', String(PGBENCH_CLIENTS), '-j', '2', '-T', String(duration), '-f', file, url]).toString();
+    const args = ['-n', '-M', 'prepared', '-c', String(PGBENCH_CLIENTS), '-j', '2', '-T', String(duration), '-f', file, url];
+    const out = execFileSync(pgbenchPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
     const tps = /tps = ([\d.]+)/.exec(out);
     if (!tps) throw new Error(`pgbench printed no rate:\n${out}`);
     return Number(tps[1]);

@@ -22,6 +22,9 @@ function knownArtistsOf(db: Db): Map<string, number> {
   return known;
 }
 
+/** The id of an artist this process has seen committed, without a statement; undefined otherwise. */
+export const knownArtist = (db: Db, name: string): number | undefined => knownArtistsOf(db).get(slugify(name));
+
 const insertArtist = statement((db, p: Params<{ name: string; slug: string; at: string }>) => db.insertInto('artists')
   .values({ name: p.name, slug: p.slug, created_at: p.at })
   .onConflict((oc) => oc.column('slug').doNothing())

@@ -8,13 +8,13 @@ import { ARTWORK_PAGE_MAX, type ArtworkType, type Availability } from '../schema
 import { isUniqueViolation } from '../db/errors.js';
 import { nowIso } from '../clock.js';
 import { columns } from '../db/columns.js';
-import { read, transaction } from '../db/run.js';
+import { read, single, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
 import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, Database, Db } from '../db/types.js';
-import { resolveArtist, resolveArtists } from './artists.js';
+import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { recordWrite, type Actor, type Change } from './changelog.js';
-import { statsOf, type StatsDelta } from './stats.js';
+import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
 
@@ -57,13 +57,29 @@ const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Data
  * statement. Any unique index the insert would break (a concurrent POST of the same work) also makes
  * it insert nothing, and the caller looks for the match.
  */
-const insertUnlessMatched = statement((db, p: Params<NewArtwork & MatchKey>) => db.insertInto('artworks')
+const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>) => db.insertInto('artworks')
   .columns(NEW_COLUMNS)
   .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
     .where((eb) => eb.not(matchExists(db, p)(eb as never))))
   .onConflict((oc) => oc.doNothing())
   // The other columns are the values just bound: returning them would only copy them back.
-  .returning('id'));
+  .returning('id');
+const insertUnlessMatched = statement(insertNewArtwork);
+
+interface RecordedCreate extends StatsUpdate { source: string; fieldChanges: string }
+
+/**
+ * PostgreSQL: a new artwork with its changelog entry and counts, in one statement, which is a
+ * transaction of its own (no BEGIN or COMMIT round trips). When it inserts nothing (a match exists),
+ * it has written nothing, and the POST runs the general way.
+ */
+const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & RecordedCreate>) => rawQuery(db, sql<{ id: number }>`
+  with inserted as (${insertNewArtwork(db, p)}),
+  entries as (
+    insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
+    select ${p.entityId}, 'artwork', id, 'create', ${p.source}, ${p.fieldChanges}, ${p.created_at} from inserted),
+  counted as (${upsertStatsSlot(p, sql`exists (select 1 from inserted)`)})
+  select id from inserted`));
 
 const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
@@ -94,8 +110,33 @@ const deleteArtworkById = statement((db, p: Params<{ entityId: number; id: numbe
   db.deleteFrom('artworks').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
 
 /** Creates the artwork, or merges into the one it matches (decisions §5). */
-export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
+export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
+  if (isPostgres(db)) {
+    const created = await single(db, () => postNewArtworkWork(db, actor, input));
+    if (created) return created;
+  }
   return transaction(db, () => postArtworkWork(db, actor, input));
+}
+
+/**
+ * PostgreSQL's common case in one statement: a new work whose artist (if any) this process knows.
+ * Undefined when it wrote nothing: a new artist, or an artwork the POST must update.
+ */
+function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwork | undefined> {
+  const artistId = input.artist_name == null ? undefined : knownArtist(db, input.artist_name);
+  if (input.artist_name != null && artistId === undefined) return undefined;
+  const at = nowIso();
+  const fingerprint = artworkFingerprint(input);
+  const artist = artistId === undefined ? {} : { artist_id: artistId, artist_linked_at: at };
+  const values = newArtwork(actor, input, artist, fingerprint, at);
+  const { entries: [entry], delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
+  const inserted = yield* first(insertAndRecord, {
+    ...values, ...statsUpdate(actor.entityId, [{ ...delta, changelog: 1 }], at),
+    entityId: actor.entityId, fingerprint, externalId: input.external_id ?? null,
+    source: actor.source, fieldChanges: JSON.stringify(entry!.fieldChanges),
+  });
+  if (!inserted) return undefined;
+  return { artwork: { ...values, id: Number(inserted.id) }, created: true, changed: true };
 }
 
 /** A concurrent delete can take a match away between two statements; then the insert is tried again. */

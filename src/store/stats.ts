@@ -80,14 +80,16 @@ export function* applyStats(update: StatsUpdate): Work<void> {
  * PostgreSQL: adds the counts to the slot of this connection's backend process, created on its first
  * write. Concurrent writes of one entity on different connections touch different rows, so none
  * waits for another's commit; the row lock is taken as a transaction's last write (just before its
- * commit), so it never sits between two other locks.
+ * commit), so it never sits between two other locks. `when`: a condition on the rest of the statement.
  */
-export const upsertStatsSlot = (p: Params<StatsUpdate>): RawBuilder<unknown> => sql`
+export const upsertStatsSlot = (p: Params<StatsUpdate>, when: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> => sql`
   insert into entity_stats as s (entity_id, slot, artworks, events, changelog, available, reserved, sold,
     artworks_synced_at, events_synced_at, artists_synced_at, version)
-  values (${p.entityId}, pg_backend_pid() % ${sql.lit(STATS_SLOTS)}, ${p.artworks}, ${p.events}, ${p.changelog},
-    ${p.available}, ${p.reserved}, ${p.sold}, cast(${p.artworksSyncedAt} as text), cast(${p.eventsSyncedAt} as text),
-    cast(${p.artistsSyncedAt} as text), 1)
+  select cast(${p.entityId} as integer), pg_backend_pid() % ${sql.lit(STATS_SLOTS)}, cast(${p.artworks} as integer),
+    cast(${p.events} as integer), cast(${p.changelog} as integer), cast(${p.available} as integer),
+    cast(${p.reserved} as integer), cast(${p.sold} as integer), cast(${p.artworksSyncedAt} as text),
+    cast(${p.eventsSyncedAt} as text), cast(${p.artistsSyncedAt} as text), 1
+  where ${when}
   on conflict (entity_id, slot) do update set
     artworks = s.artworks + excluded.artworks, events = s.events + excluded.events,
     changelog = s.changelog + excluded.changelog, available = s.available + excluded.available,

@@ -69,8 +69,9 @@ export function parallelWrites(dialect: Dialect): Migration {
       await sql`drop sequence if exists changelog_id_seq`.execute(db);
       await sql`alter table changelog alter column id set default changelog_next_id()`.execute(db);
       // The first changelog id the oldest transaction of this database still running when the calling
-      // statement's snapshot was taken could take (a transaction of another database writes no changelog
-      // here: it does not count). STABLE: it sees the snapshot of the statement calling it. PL/pgSQL keeps
+      // statement's snapshot was taken could take. Transactions that write no changelog here do not
+      // count: those of another database, and those of processes other than client connections (an
+      // autovacuum's ANALYZE takes a transaction id and may run for seconds). STABLE: it sees the snapshot of the statement calling it. PL/pgSQL keeps
       // its plans per connection (an SQL function would plan its query on every call); the activity
       // of other backends is read only while transactions are running.
       await sql`create function changelog_horizon() returns bigint language plpgsql stable as $$
@@ -80,7 +81,8 @@ export function parallelWrites(dialect: Dialect): Migration {
         begin
           select min(x::text::bigint) into oldest from pg_snapshot_xip(snapshot) as x
             where xid(x) not in (select a.backend_xid from pg_stat_get_activity(null) as a
-              where a.backend_xid is not null and a.datid <> (select oid from pg_database where datname = current_database()));
+              where a.backend_xid is not null
+                and (a.backend_type <> 'client backend' or a.datid <> (select oid from pg_database where datname = current_database())));
           return (select id_base + (coalesce(oldest, pg_snapshot_xmax(snapshot)::text::bigint) - xid_base) * ${sql.lit(CHANGES_PER_TRANSACTION)}
             from changelog_clock);
         end $$`.execute(db);

@@ -42,10 +42,25 @@ export class PostgresRuntime implements Runtime {
     }
   }
 
-  async transaction<T>(work: () => Work<T>): Promise<T> {
+  async single<T>(work: () => Work<T>): Promise<T> {
+    const execute = executeOn(this.db, this.pool);
+    return this.attempts(() => {
+      let statements = 0;
+      return Promise.resolve(drive(work(), (step) => {
+        if (++statements > 1) throw new Error('a single-statement work yielded a second statement');
+        return execute(step);
+      }, this.db));
+    });
+  }
+
+  transaction<T>(work: () => Work<T>): Promise<T> {
+    return this.attempts(() => this.once(work));
+  }
+
+  private async attempts<T>(run: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.once(work);
+        return await run();
       } catch (error) {
         rolledBack(this.db);
         // A deadlock victim has written nothing; its work (a generator factory) runs again from the start.
