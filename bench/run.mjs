@@ -4,11 +4,13 @@
 //          --connections C (default 50), --database-url URL (default: a fresh SQLite file),
 //          --growth (the same scenarios at 1,000 and 100,000 artworks and a 1,000,000-entry changelog),
 //          --stall (then the stall scenario of bench/stall.mjs at 100,000 artworks and 1,000,000 entries).
+// With a postgres:// URL the run also measures the service on SQLite and pgbench (bench/pgbench.mjs).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { pgbenchRates, postgresRatios, printRatios } from './pgbench.mjs';
 import { printStall, runStall } from './stall.mjs';
 import { ROOT, analyze, artworkItem, benchTenant, currentRssMb, padChangelog, peakRssMb, seedArtworks, startProcess, startService, stop } from './lib.mjs';
 
@@ -148,6 +150,15 @@ for (const size of sizes) {
     baselineUrl,
   }));
 }
+// PostgreSQL: the same service on SQLite (read ratio) and PostgreSQL's own limit (pgbench), same run.
+const postgresUrl = options['database-url']?.startsWith('postgres') ? options['database-url'] : undefined;
+let postgres;
+if (postgresUrl) {
+  process.stderr.write(`service on SQLite with ${sizes[0]} artworks\n`);
+  const sqliteRun = await runAtSize(sizes[0], { changelogEntries: 0 });
+  process.stderr.write('pgbench\n');
+  postgres = { sqliteRun, rates: await pgbenchRates(postgresUrl, { duration: DURATION }) };
+}
 process.stderr.write('baseline (after)\n');
 const after = await baseline(baselineUrl, 'node:http baseline (after)');
 await stop(baselineServer.child);
@@ -158,15 +169,20 @@ const report = {
   machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version },
   options: { duration_s: DURATION, connections: CONNECTIONS, database: options['database-url'] ? 'postgres' : 'sqlite' },
   baseline: { before_rps: Math.round(before.requests.average), after_rps: Math.round(after.requests.average), mean_rps: Math.round(baselineRps) },
-  runs: runs.map((run) => ({
+  runs: runs.map((run) => runReport(run)),
+};
+if (postgres) report.postgres = postgresRatios(postgres.rates, report.runs[0], runReport(postgres.sqliteRun));
+
+function runReport(run) {
+  return {
     artworks: run.size,
     changelog_padding: run.changelogEntries,
     seed_seconds: Number(run.seedSeconds.toFixed(2)),
     batch_10000_seconds: Number(run.tenThousandSeconds.toFixed(3)),
     peak_rss_mb: Number(run.peakRssMb.toFixed(1)),
     scenarios: run.rows.map(({ name, result }) => summary(name, result, baselineRps)),
-  })),
-};
+  };
+}
 
 // ---------- report ----------
 
@@ -197,6 +213,8 @@ if (report.runs.length === 2) {
     console.log(`  ${pad(small.scenario, 30)} ${(large.rps / small.rps).toFixed(3)}`);
   }
 }
+
+if (report.postgres) printRatios(report.postgres);
 
 if (options.stall) {
   report.stall = await runStall({ databaseUrl: options['database-url'] });

@@ -120,6 +120,6 @@ function connectPostgres(url: string, { poolSize = 10, statementTimeoutMs = 10_0
   // pool, which then emits 'error': unhandled, that would crash the process. The next query reconnects.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  attachRuntime(db, new PostgresRuntime(db));
+  attachRuntime(db, new PostgresRuntime(db, pool));
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

@@ -6,6 +6,7 @@ import { idempotency } from './migrations/002_idempotency.js';
 import { entityStats } from './migrations/003_entity_stats.js';
 import { artworkPositions } from './migrations/004_artwork_positions.js';
 import { externalIdSlugV2 } from './migrations/005_external_id_slug_v2.js';
+import { parallelWrites } from './migrations/006_parallel_writes.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -18,6 +19,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '003_entity_stats': entityStats,
         '004_artwork_positions': artworkPositions,
         '005_external_id_slug_v2': externalIdSlugV2(dialect),
+        '006_parallel_writes': parallelWrites(dialect),
       }),
     },
   });

@@ -117,6 +117,8 @@ export interface IdempotencyKeysTable {
 
 export interface EntityStatsTable {
   entity_id: number;
+  /** PostgreSQL: the slot of the connection that wrote the deltas (migration 006); SQLite: 0. */
+  slot: number;
   artworks: number;
   available: number;
   reserved: number;
@@ -126,6 +128,8 @@ export interface EntityStatsTable {
   artworks_synced_at: string | null;
   events_synced_at: string | null;
   artists_synced_at: string | null;
+  /** Writes recorded; the sum over an entity's slots changes with every committed write. */
+  version: number;
 }
 
 export interface Database {

@@ -17,6 +17,7 @@ export async function runBatch<T, I>(
   validate: (item: unknown) => FieldProblem[],
   prepare: (item: T) => I,
   write: (input: I) => Work<Written>,
+  writeMany?: (inputs: readonly I[]) => Work<Written[]>,
 ): Promise<BatchItemResultType[]> {
   const results = new Array<BatchItemResultType>(items.length);
   const valid: Array<{ index: number; input: I }> = [];
@@ -29,7 +30,7 @@ export async function runBatch<T, I>(
       results[index] = refused(index, error);
     }
   }
-  const outcomes = await writeEach(db, valid, ({ input }) => write(input));
+  const outcomes = await writeEach(db, valid, ({ input }) => write(input), writeMany && ((items) => writeMany(items.map(({ input }) => input))));
   outcomes.forEach((outcome, i) => {
     const { index } = valid[i]!;
     results[index] = 'value' in outcome ? { index, status: 201, ...outcome.value } : refused(index, outcome.error);

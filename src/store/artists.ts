@@ -1,7 +1,9 @@
 import { slugify } from '../domain/slug.js';
 import { onRollback } from '../db/run.js';
 import { statement, type Params } from '../db/statement.js';
-import { first, type Work } from '../db/work.js';
+import { sql } from 'kysely';
+import { all, first, type Work } from '../db/work.js';
+import { rawQuery } from './sql.js';
 import type { Db } from '../db/types.js';
 import type { Change } from './changelog.js';
 
@@ -19,6 +21,9 @@ function knownArtistsOf(db: Db): Map<string, number> {
   if (!known) knownByDatabase.set(database, (known = new Map<string, number>()));
   return known;
 }
+
+/** The id of an artist this process has seen committed, without a statement; undefined otherwise. */
+export const knownArtist = (db: Db, name: string): number | undefined => knownArtistsOf(db).get(slugify(name));
 
 const insertArtist = statement((db, p: Params<{ name: string; slug: string; at: string }>) => db.insertInto('artists')
   .values({ name: p.name, slug: p.slug, created_at: p.at })
@@ -51,4 +56,49 @@ export function* resolveArtist(db: Db, name: string, at: string): Work<{ id: num
   if (knownArtists.size >= KNOWN_ARTISTS_MAX) knownArtists.clear();
   knownArtists.set(slug, existing.id);
   return { id: existing.id, created: null };
+}
+
+interface ArtistsParams { names: string[]; slugs: string[]; at: string }
+
+/**
+ * PostgreSQL: the artists of a batch in one statement, inserted in slug order (two batches naming the
+ * same new artists wait for each other in one order, never in a cycle). Rows a concurrent transaction
+ * committed during the insert are not in this statement's snapshot: the caller looks those up alone.
+ */
+const insertArtists = statement((db, p: Params<ArtistsParams>) => rawQuery(db, sql<{ id: number; slug: string; created: boolean }>`
+  with wanted as (select * from unnest(cast(${p.names} as text[]), cast(${p.slugs} as text[])) as w(name, slug)),
+  inserted as (
+    insert into artists (name, slug, created_at) select name, slug, ${p.at} from wanted order by slug
+    on conflict (slug) do nothing returning id, slug)
+  select id, slug, true as created from inserted
+  union all
+  select a.id, a.slug, false from artists a join wanted w on w.slug = a.slug`));
+
+/**
+ * `resolveArtist` for many names at once (PostgreSQL): by slug, the artist record and, when this
+ * transaction created it, the change to record.
+ */
+export function* resolveArtists(db: Db, names: readonly string[], at: string): Work<Map<string, { id: number; created: Change | null }>> {
+  const resolved = new Map<string, { id: number; created: Change | null }>();
+  const wanted = new Map<string, string>();
+  const knownArtists = knownArtistsOf(db);
+  for (const name of names) {
+    const slug = slugify(name);
+    const known = knownArtists.get(slug);
+    if (known !== undefined) resolved.set(slug, { id: known, created: null });
+    else if (!wanted.has(slug)) wanted.set(slug, name.trim());
+  }
+  if (wanted.size === 0) return resolved;
+  const rows = yield* all(insertArtists, { names: [...wanted.values()], slugs: [...wanted.keys()], at });
+  for (const row of rows) {
+    const name = wanted.get(row.slug)!;
+    resolved.set(row.slug, {
+      id: Number(row.id),
+      created: row.created
+        ? { entityType: 'artist', recordId: Number(row.id), action: 'create', fieldChanges: { name: { old: null, new: name }, slug: { old: null, new: row.slug } } }
+        : null,
+    });
+  }
+  for (const [slug, name] of wanted) if (!resolved.has(slug)) resolved.set(slug, yield* resolveArtist(db, name, at));
+  return resolved;
 }

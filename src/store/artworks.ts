@@ -1,21 +1,21 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
-import { fieldChanges, isRealChange, mergeDefined, mergeNonNull } from '../domain/diff.js';
+import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, type FieldChanges } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
 import { artworkFingerprint } from '../domain/fingerprint.js';
-import { SLUG_VERSION } from '../domain/slug.js';
+import { SLUG_VERSION, slugify } from '../domain/slug.js';
 import { ARTWORK_PAGE_MAX, type ArtworkType, type Availability } from '../schemas/artworks.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { nowIso } from '../clock.js';
 import { columns } from '../db/columns.js';
-import { read, transaction } from '../db/run.js';
+import { read, single, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
 import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, Database, Db } from '../db/types.js';
-import { resolveArtist } from './artists.js';
+import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { recordWrite, type Actor, type Change } from './changelog.js';
-import { statsOf } from './stats.js';
-import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset } from './sql.js';
+import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
+import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
 
 export interface PostedArtwork {
@@ -57,13 +57,29 @@ const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Data
  * statement. Any unique index the insert would break (a concurrent POST of the same work) also makes
  * it insert nothing, and the caller looks for the match.
  */
-const insertUnlessMatched = statement((db, p: Params<NewArtwork & MatchKey>) => db.insertInto('artworks')
+const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>) => db.insertInto('artworks')
   .columns(NEW_COLUMNS)
   .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
     .where((eb) => eb.not(matchExists(db, p)(eb as never))))
   .onConflict((oc) => oc.doNothing())
   // The other columns are the values just bound: returning them would only copy them back.
-  .returning('id'));
+  .returning('id');
+const insertUnlessMatched = statement(insertNewArtwork);
+
+interface RecordedCreate extends StatsUpdate { source: string; fieldChanges: string }
+
+/**
+ * PostgreSQL: a new artwork with its changelog entry and counts, in one statement, which is a
+ * transaction of its own (no BEGIN or COMMIT round trips). When it inserts nothing (a match exists),
+ * it has written nothing, and the POST runs the general way.
+ */
+const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & RecordedCreate>) => rawQuery(db, sql<{ id: number }>`
+  with inserted as (${insertNewArtwork(db, p)}),
+  entries as (
+    insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
+    select ${p.entityId}, 'artwork', id, 'create', ${p.source}, ${p.fieldChanges}, ${p.created_at} from inserted),
+  counted as (${upsertStatsSlot(p, sql`exists (select 1 from inserted)`)})
+  select id from inserted`));
 
 const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
@@ -93,30 +109,56 @@ const artworkByIdForUpdate = statement((db, p: Params<{ entityId: number; id: nu
 const deleteArtworkById = statement((db, p: Params<{ entityId: number; id: number }>) =>
   db.deleteFrom('artworks').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
 
-const lockCatalog = statement((db, p: Params<{ entityId: number }>) =>
-  db.selectFrom('entity_stats').select('entity_id').where('entity_id', '=', p.entityId).forUpdate());
-
-/**
- * PostgreSQL: artwork writes of one entity take its stats row first, so every artwork write locks in
- * the same order (stats row, then artwork rows) and a batch cannot deadlock with a single write.
- * SQLite runs one writer at a time anyway.
- */
-function* lockCatalogOf(db: Db, entityId: number): Work<void> {
-  if (isPostgres(db)) yield* first(lockCatalog, { entityId });
+/** Creates the artwork, or merges into the one it matches (decisions §5). */
+export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
+  if (isPostgres(db)) {
+    const created = await single(db, () => postNewArtworkWork(db, actor, input));
+    if (created) return created;
+  }
+  return transaction(db, () => postArtworkWork(db, actor, input));
 }
 
-/** Creates the artwork, or merges into the one it matches (decisions §5). */
-export function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
-  return transaction(db, () => postArtworkWork(db, actor, input));
+/**
+ * PostgreSQL's common case in one statement: a new work whose artist (if any) this process knows.
+ * Undefined when it wrote nothing: a new artist, or an artwork the POST must update.
+ */
+function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwork | undefined> {
+  const artistId = input.artist_name == null ? undefined : knownArtist(db, input.artist_name);
+  if (input.artist_name != null && artistId === undefined) return undefined;
+  const at = nowIso();
+  const fingerprint = artworkFingerprint(input);
+  const artist = artistId === undefined ? {} : { artist_id: artistId, artist_linked_at: at };
+  const values = newArtwork(actor, input, artist, fingerprint, at);
+  const { entries: [entry], delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
+  const inserted = yield* first(insertAndRecord, {
+    ...values, ...statsUpdate(actor.entityId, [{ ...delta, changelog: 1 }], at),
+    entityId: actor.entityId, fingerprint, externalId: input.external_id ?? null,
+    source: actor.source, fieldChanges: JSON.stringify(entry!.fieldChanges),
+  });
+  if (!inserted) return undefined;
+  return { artwork: { ...values, id: Number(inserted.id) }, created: true, changed: true };
 }
 
 /** A concurrent delete can take a match away between two statements; then the insert is tried again. */
 const MATCH_ATTEMPTS = 3;
 
-/** The write of one POST, to run in a transaction of its own or in a batch's savepoint. */
+/** An artwork written and what its changelog and counts must record. */
+interface ArtworkWrite extends ArtworkRecord {
+  posted: PostedArtwork;
+}
+
+/**
+ * The write of one POST, to run in a transaction of its own or in a batch's savepoint. No lock is
+ * taken before the row's own: concurrent writes of one catalog run side by side (migration 006).
+ */
 export function* postArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwork> {
-  yield* lockCatalogOf(db, actor.entityId);
   const at = nowIso();
+  const { posted, entries, delta } = yield* writeArtwork(db, actor, input, at);
+  yield* recordWrite(db, actor, entries, delta, at);
+  return posted;
+}
+
+function* writeArtwork(db: Db, actor: Actor, input: ArtworkInput, at: string): Work<ArtworkWrite> {
   const fingerprint = artworkFingerprint(input);
   const externalId = input.external_id ?? null;
   const { columns: artist, created: newArtist } = yield* linkArtist(db, input.artist_name, at);
@@ -125,8 +167,7 @@ export function* postArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Wor
     const inserted = yield* first(insertUnlessMatched, { ...values, entityId: actor.entityId, fingerprint, externalId });
     if (inserted) {
       const artwork = { ...values, ...inserted };
-      yield* commitArtworkWrite(actor, null, artwork, newArtist, at);
-      return { artwork, created: true, changed: true };
+      return { posted: { artwork, created: true, changed: true }, ...artworkRecord(null, artwork, newArtist, at) };
     }
     const existing = yield* findMatch(actor.entityId, fingerprint, externalId);
     if (!existing) continue;
@@ -134,10 +175,91 @@ export function* postArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Wor
     merged.source_fingerprint = artworkFingerprint(merged);
     merged.fingerprint_version = SLUG_VERSION;
     const artwork = yield* save(merged, at);
-    const changes = yield* commitArtworkWrite(actor, existing, artwork, newArtist, at);
-    return { artwork, created: false, changed: isRealChange(changes) };
+    const record = artworkRecord(existing, artwork, newArtist, at);
+    return { posted: { artwork, created: false, changed: isRealChange(record.changes) }, ...record };
   }
   throw new Error(`no artwork to insert or update for fingerprint ${fingerprint} after ${MATCH_ATTEMPTS} attempts`);
+}
+
+// PostgreSQL: a batch's new artworks in one statement. Per item: the columns that differ between items.
+const ITEM_COLUMNS = [
+  'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
+  'external_url', 'artist_name', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'external_id',
+] as const;
+type ItemColumn = (typeof ITEM_COLUMNS)[number];
+type ItemArrays = { [K in ItemColumn]: Array<NewArtwork[K]> };
+interface InsertMany extends ItemArrays { entityId: number; fingerprintVersion: number; at: string }
+
+/**
+ * Inserts the items no artwork matches (the rule of `insertUnlessMatched`), in item order, so ids
+ * follow the items; an item a unique index refuses (a concurrent POST of the same work) is skipped.
+ * `offset 0` keeps each test an index lookup per item: as a join, PostgreSQL would hash the whole catalog.
+ */
+const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuery(db, sql<{ id: number; source_fingerprint: string }>`
+  insert into artworks (${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))},
+    entity_id, fingerprint_version, last_synced_at, created_at, updated_at)
+  select ${sql.join(ITEM_COLUMNS.map((column) => sql.ref(`i.${column}`)))},
+    ${p.entityId}, ${p.fingerprintVersion}, ${p.at}, ${p.at}, ${p.at}
+  from unnest(${sql.join(ITEM_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])}[])`))})
+    with ordinality as i(${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))}, n)
+  where not exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.external_id = i.external_id offset 0)
+    and not exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.source_fingerprint = i.source_fingerprint
+      and (i.external_id is null or m.external_id is null) offset 0)
+  order by i.n
+  on conflict do nothing
+  returning id, source_fingerprint`));
+
+/**
+ * The items of a batch, written as `postArtworkWork` writes each in turn, with the same results and
+ * changelog. On PostgreSQL a batch is a handful of statements: the artists in one, the new artworks
+ * in one, the changelog and the counts in one; only an item that matches an artwork (or an earlier
+ * item) is written on its own. SQLite writes item by item, which costs it no round trips.
+ */
+export function* postArtworksWork(db: Db, actor: Actor, inputs: readonly ArtworkInput[]): Work<PostedArtwork[]> {
+  if (!isPostgres(db)) {
+    const posted: PostedArtwork[] = [];
+    for (const input of inputs) posted.push(yield* postArtworkWork(db, actor, input));
+    return posted;
+  }
+  const at = nowIso();
+  const artists = yield* resolveArtists(db, inputs.flatMap((input) => (input.artist_name ? [input.artist_name] : [])), at);
+  const values = inputs.map((input) => {
+    const artist = input.artist_name == null ? undefined : artists.get(slugify(input.artist_name));
+    const columns = artist ? { artist_id: artist.id, artist_linked_at: at } : {};
+    return newArtwork(actor, input, columns, artworkFingerprint(input), at);
+  });
+  // An item that shares a fingerprint or an external_id with an earlier one may match it: written on its own.
+  const seen = new Set<string>();
+  const alone = values.map((value) => {
+    const keys = [`f:${value.source_fingerprint}`, ...(value.external_id === null ? [] : [`e:${value.external_id}`])];
+    const shared = keys.some((key) => seen.has(key));
+    for (const key of keys) seen.add(key);
+    return shared;
+  });
+  const candidates = values.filter((_, i) => !alone[i]);
+  const inserted = new Map<string, number>();
+  if (candidates.length > 0) {
+    const arrays = Object.fromEntries(ITEM_COLUMNS.map((column) => [column, candidates.map((value) => value[column])])) as unknown as ItemArrays;
+    const rows = yield* all(insertManyUnlessMatched, { ...arrays, entityId: actor.entityId, fingerprintVersion: SLUG_VERSION, at });
+    for (const row of rows) inserted.set(row.source_fingerprint, Number(row.id));
+  }
+  const posted: PostedArtwork[] = [];
+  const entries: Change[] = [];
+  const deltas: StatsDelta[] = [];
+  for (const [i, input] of inputs.entries()) {
+    const id = alone[i] ? undefined : inserted.get(values[i]!.source_fingerprint);
+    const write = id === undefined
+      ? yield* writeArtwork(db, actor, input, at)
+      : { posted: { artwork: { ...values[i]!, id }, created: true, changed: true }, ...artworkRecord(null, { ...values[i]!, id }, null, at) };
+    // A new artist's creation is recorded before the first artwork linked to it, as item by item.
+    const artist = input.artist_name == null ? undefined : artists.get(slugify(input.artist_name));
+    if (artist?.created && !entries.includes(artist.created) && write.posted.artwork.artist_id === artist.id) entries.push(artist.created);
+    posted.push(write.posted);
+    entries.push(...write.entries);
+    deltas.push(write.delta);
+  }
+  yield* recordWrite(db, actor, entries, deltas, at);
+  return posted;
 }
 
 /**
@@ -160,7 +282,6 @@ function* findMatch(entityId: number, fingerprint: string, externalId: string | 
 export async function updateArtwork(db: Db, actor: Actor, id: number, patch: ArtworkPatch): Promise<ArtworkRow> {
   try {
     return await transaction(db, function* () {
-      yield* lockCatalogOf(db, actor.entityId);
       const existing = yield* first(artworkByIdForUpdate, { entityId: actor.entityId, id });
       if (!existing) throw notFound('Artwork');
       const at = nowIso();
@@ -169,7 +290,8 @@ export async function updateArtwork(db: Db, actor: Actor, id: number, patch: Art
       merged.source_fingerprint = artworkFingerprint(merged);
       merged.fingerprint_version = SLUG_VERSION;
       const artwork = yield* save(merged, at);
-      yield* commitArtworkWrite(actor, existing, artwork, newArtist, at);
+      const { entries, delta } = artworkRecord(existing, artwork, newArtist, at);
+      yield* recordWrite(db, actor, entries, delta, at);
       return artwork;
     });
   } catch (error) {
@@ -180,10 +302,9 @@ export async function updateArtwork(db: Db, actor: Actor, id: number, patch: Art
 
 export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
   return transaction(db, function* () {
-    yield* lockCatalogOf(db, actor.entityId);
     const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Artwork');
-    yield* recordWrite(actor, [{
+    yield* recordWrite(db, actor, [{
       entityType: 'artwork', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, ARTWORK_CHANGE_FIELDS),
     }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, nowIso());
@@ -279,18 +400,24 @@ function* save(artwork: ArtworkRow, at: string): Work<ArtworkRow> {
   return saved;
 }
 
+interface ArtworkRecord {
+  entries: Change[];
+  delta: StatsDelta;
+  changes: FieldChanges;
+}
+
 /** The changelog entries (a new artist's first) and the counts of an artwork write. */
-function* commitArtworkWrite(actor: Actor, before: ArtworkRow | null, after: ArtworkRow, newArtist: Change | null, at: string) {
+function artworkRecord(before: ArtworkRow | null, after: ArtworkRow, newArtist: Change | null, at: string): ArtworkRecord {
   const changes = fieldChanges(before, after, ARTWORK_CHANGE_FIELDS);
   const entries: Change[] = [{ entityType: 'artwork', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }];
   if (newArtist) entries.unshift(newArtist);
-  yield* recordWrite(actor, entries, {
+  const delta: StatsDelta = {
     artworks: before ? 0 : 1,
     availability: { before: before?.availability ?? null, after: after.availability },
     synced: 'artworks',
     artistLinked: after.artist_linked_at === at,
-  }, at);
-  return changes;
+  };
+  return { entries, delta, changes };
 }
 
 const unnumberedIdByFingerprint = statement((db, p: Params<{ entityId: number; fingerprint: string }>) =>

@@ -113,7 +113,7 @@ export async function updateProfile(db: Db, actor: Actor, patch: ProfilePatch): 
     const at = nowIso();
     const after = yield* first(saveProfile, { ...before, ...patch, updated_at: at });
     if (!after) throw notFound('Profile');
-    yield* recordWrite(actor, [{
+    yield* recordWrite(db, actor, [{
       entityType: 'profile', recordId: actor.entityId, action: 'update',
       fieldChanges: fieldChanges(before, after, PROFILE_WRITABLE_FIELDS),
     }], {}, at);

@@ -45,7 +45,7 @@ const eventIdBySlug = statement((db, p: Params<{ entityId: number; slug: string 
 
 /** Creates the event, or merges into the entity's event with the same slug. */
 export function postEvent(db: Db, actor: Actor, input: EventInput): Promise<PostedEvent> {
-  return transaction(db, () => postEventWork(actor, input));
+  return transaction(db, () => postEventWork(db, actor, input));
 }
 
 export interface PostedEvent {
@@ -55,7 +55,7 @@ export interface PostedEvent {
 }
 
 /** The write of one POST, to run in a transaction of its own or in a batch's savepoint. */
-export function* postEventWork(actor: Actor, input: EventInput): Work<PostedEvent> {
+export function* postEventWork(db: Db, actor: Actor, input: EventInput): Work<PostedEvent> {
   const at = nowIso();
   const slug = eventSlug(actor.entitySlug, input.title);
   const inserted = yield* first(insertEvent, {
@@ -63,7 +63,7 @@ export function* postEventWork(actor: Actor, input: EventInput): Work<PostedEven
     entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, created_at: at, updated_at: at,
   });
   if (inserted) {
-    yield* recordEventChange(actor, null, inserted, at);
+    yield* recordEventChange(db, actor, null, inserted, at);
     return { event: inserted, created: true, changed: true };
   }
   const existing = yield* first(eventBySlug, { entityId: actor.entityId, slug });
@@ -72,7 +72,7 @@ export function* postEventWork(actor: Actor, input: EventInput): Work<PostedEven
   checkMergedDates(merged);
   const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
   if (!event) throw new Error(`event ${merged.id} vanished inside its write`);
-  const changes = yield* recordEventChange(actor, existing, event, at);
+  const changes = yield* recordEventChange(db, actor, existing, event, at);
   return { event, created: false, changed: isRealChange(changes) };
 }
 
@@ -80,7 +80,7 @@ export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
   return transaction(db, function* () {
     const deleted = yield* first(deleteEventById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Event');
-    yield* recordWrite(actor, [{
+    yield* recordWrite(db, actor, [{
       entityType: 'event', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, EVENT_CHANGE_FIELDS),
     }], { events: -1, synced: 'events' }, nowIso());
@@ -105,7 +105,7 @@ export async function updateEvent(db: Db, actor: Actor, id: number, patch: Event
       }
       const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
       if (!event) throw new Error(`event ${id} vanished inside its write`);
-      yield* recordEventChange(actor, existing, event, at);
+      yield* recordEventChange(db, actor, existing, event, at);
       return event;
     });
   } catch (error) {
@@ -178,9 +178,9 @@ export function toEvent(row: EventRow): EventType {
   return event;
 }
 
-function* recordEventChange(actor: Actor, before: EventRow | null, after: EventRow, at: string) {
+function* recordEventChange(db: Db, actor: Actor, before: EventRow | null, after: EventRow, at: string) {
   const changes = fieldChanges(before, after, EVENT_CHANGE_FIELDS);
-  yield* recordWrite(actor, [{ entityType: 'event', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }],
+  yield* recordWrite(db, actor, [{ entityType: 'event', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }],
     { events: before ? 0 : 1, synced: 'events' }, at);
   return changes;
 }

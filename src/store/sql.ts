@@ -1,4 +1,4 @@
-import { PostgresAdapter, type SelectQueryBuilder } from 'kysely';
+import { PostgresAdapter, type Compilable, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../db/types.js';
 
 export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
@@ -19,3 +19,6 @@ export const pageOffset = (page: number, limit: number): number => Math.min((pag
  * tens of microseconds. Deeper pages are scans (src/db/README.md) and go to SQLite's reader thread.
  */
 export const INLINE_OFFSET_MAX = 2_000;
+
+/** A statement written in SQL (one dialect's), for what the query builder cannot say. */
+export const rawQuery = <R>(db: Db, query: RawBuilder<R>): Compilable<R> => ({ compile: () => query.compile(db) });

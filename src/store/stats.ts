@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Availability } from '../schemas/artworks.js';
 import type { EntityStatsTable } from '../db/types.js';
+import { STATS_SLOTS } from '../db/migrations/006_parallel_writes.js';
 import { statement, type Params } from '../db/statement.js';
 import { first, type Work } from '../db/work.js';
 
@@ -16,7 +17,8 @@ export interface StatsDelta {
   artistLinked?: boolean;
 }
 
-interface StatsUpdate {
+/** What a write, or all writes of a batch, add to an entity's counts. */
+export interface StatsUpdate {
   entityId: number;
   artworks: number;
   events: number;
@@ -30,7 +32,30 @@ interface StatsUpdate {
   artistsSyncedAt: string | null;
 }
 
-// One shape for every delta (zeros and nulls change nothing), so it is one prepared statement.
+/** The sum of writes' deltas, all made at `at`. */
+export function statsUpdate(entityId: number, deltas: readonly StatsDelta[], at: string): StatsUpdate {
+  const update: StatsUpdate = {
+    entityId, artworks: 0, events: 0, changelog: 0, available: 0, reserved: 0, sold: 0,
+    artworksSyncedAt: null, eventsSyncedAt: null, artistsSyncedAt: null,
+  };
+  for (const delta of deltas) {
+    const { before, after } = delta.availability ?? { before: null, after: null };
+    const moved = (column: Availability) => (after === column ? 1 : 0) - (before === column ? 1 : 0);
+    update.artworks += delta.artworks ?? 0;
+    update.events += delta.events ?? 0;
+    update.changelog += delta.changelog ?? 0;
+    update.available += moved('available');
+    update.reserved += moved('reserved');
+    update.sold += moved('sold');
+    if (delta.synced === 'artworks') update.artworksSyncedAt = at;
+    if (delta.synced === 'events') update.eventsSyncedAt = at;
+    if (delta.artistLinked) update.artistsSyncedAt = at;
+  }
+  return update;
+}
+
+// SQLite: one writer at a time, one row per entity (slot 0). One shape for every delta (zeros and
+// nulls change nothing), so it is one prepared statement.
 const updateStats = statement((db, p: Params<StatsUpdate>) => db.updateTable('entity_stats')
   .set((eb) => ({
     artworks: eb('artworks', '+', p.artworks),
@@ -42,43 +67,68 @@ const updateStats = statement((db, p: Params<StatsUpdate>) => db.updateTable('en
     artworks_synced_at: sql<string>`coalesce(${p.artworksSyncedAt}, artworks_synced_at)`,
     events_synced_at: sql<string>`coalesce(${p.eventsSyncedAt}, events_synced_at)`,
     artists_synced_at: sql<string>`coalesce(${p.artistsSyncedAt}, artists_synced_at)`,
+    version: eb('version', '+', 1),
   }))
-  .where('entity_id', '=', p.entityId));
+  .where('entity_id', '=', p.entityId).where('slot', '=', 0));
 
-/** Applies a write's delta in the write's own transaction. */
-export function* applyStats(entityId: number, delta: StatsDelta, at: string): Work<void> {
-  const { before, after } = delta.availability ?? { before: null, after: null };
-  const moved = (column: Availability) => (after === column ? 1 : 0) - (before === column ? 1 : 0);
-  yield* first(updateStats, {
-    entityId,
-    artworks: delta.artworks ?? 0,
-    events: delta.events ?? 0,
-    changelog: delta.changelog ?? 0,
-    available: moved('available'),
-    reserved: moved('reserved'),
-    sold: moved('sold'),
-    artworksSyncedAt: delta.synced === 'artworks' ? at : null,
-    eventsSyncedAt: delta.synced === 'events' ? at : null,
-    artistsSyncedAt: delta.artistLinked ? at : null,
-  });
+/** SQLite: applies a write's counts in the write's own transaction. */
+export function* applyStats(update: StatsUpdate): Work<void> {
+  yield* first(updateStats, update);
 }
 
-const insertStats = statement((db, p: Params<{ entityId: number }>) => db.insertInto('entity_stats').values({
-  entity_id: p.entityId, artworks: 0, available: 0, reserved: 0, sold: 0, events: 0, changelog: 0,
-  artworks_synced_at: null, events_synced_at: null, artists_synced_at: null,
-}).onConflict((oc) => oc.column('entity_id').doNothing()));
+/**
+ * PostgreSQL: adds the counts to the slot of this connection's backend process, created on its first
+ * write. Concurrent writes of one entity on different connections touch different rows, so none
+ * waits for another's commit; the row lock is taken as a transaction's last write (just before its
+ * commit), so it never sits between two other locks. `when`: a condition on the rest of the statement.
+ */
+export const upsertStatsSlot = (p: Params<StatsUpdate>, when: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> => sql`
+  insert into entity_stats as s (entity_id, slot, artworks, events, changelog, available, reserved, sold,
+    artworks_synced_at, events_synced_at, artists_synced_at, version)
+  select cast(${p.entityId} as integer), pg_backend_pid() % ${sql.lit(STATS_SLOTS)}, cast(${p.artworks} as integer),
+    cast(${p.events} as integer), cast(${p.changelog} as integer), cast(${p.available} as integer),
+    cast(${p.reserved} as integer), cast(${p.sold} as integer), cast(${p.artworksSyncedAt} as text),
+    cast(${p.eventsSyncedAt} as text), cast(${p.artistsSyncedAt} as text), 1
+  where ${when}
+  on conflict (entity_id, slot) do update set
+    artworks = s.artworks + excluded.artworks, events = s.events + excluded.events,
+    changelog = s.changelog + excluded.changelog, available = s.available + excluded.available,
+    reserved = s.reserved + excluded.reserved, sold = s.sold + excluded.sold,
+    artworks_synced_at = coalesce(excluded.artworks_synced_at, s.artworks_synced_at),
+    events_synced_at = coalesce(excluded.events_synced_at, s.events_synced_at),
+    artists_synced_at = coalesce(excluded.artists_synced_at, s.artists_synced_at),
+    version = s.version + 1`;
 
-/** The counts row of a new entity, in the transaction that creates it. */
+const insertStats = statement((db, p: Params<{ entityId: number }>) => db.insertInto('entity_stats').values({
+  entity_id: p.entityId, slot: 0, artworks: 0, available: 0, reserved: 0, sold: 0, events: 0, changelog: 0,
+  artworks_synced_at: null, events_synced_at: null, artists_synced_at: null, version: 0,
+}).onConflict((oc) => oc.columns(['entity_id', 'slot']).doNothing()));
+
+/** The counts row (slot 0) of a new entity, in the transaction that creates it. */
 export function* createStats(entityId: number): Work<void> {
   yield* first(insertStats, { entityId });
 }
 
-const selectStats = statement((db, p: Params<{ entityId: number }>) =>
-  db.selectFrom('entity_stats').selectAll().where('entity_id', '=', p.entityId));
+export type EntityStats = Omit<EntityStatsTable, 'slot'>;
+
+// The sum over an entity's slots: at most 64 rows, next to each other in the primary key.
+const selectStats = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('entity_stats')
+  .select((eb) => [
+    eb.fn.countAll<number>().as('slots'),
+    ...(['artworks', 'available', 'reserved', 'sold', 'events', 'changelog', 'version'] as const)
+      .map((column) => sql<number>`coalesce(sum(${sql.ref(column)}), 0)`.as(column)),
+    ...(['artworks_synced_at', 'events_synced_at', 'artists_synced_at'] as const).map((column) => eb.fn.max(column).as(column)),
+  ])
+  .where('entity_id', '=', p.entityId));
 
 /** An entity's kept counts and sync times. */
-export function* statsOf(entityId: number): Work<EntityStatsTable> {
-  const stats = yield* first(selectStats, { entityId });
-  if (!stats) throw new Error(`entity ${entityId} has no stats row`);
-  return stats;
+export function* statsOf(entityId: number): Work<EntityStats> {
+  const row = yield* first(selectStats, { entityId });
+  if (!row || Number(row.slots) === 0) throw new Error(`entity ${entityId} has no stats row`);
+  return {
+    entity_id: entityId,
+    artworks: Number(row.artworks), available: Number(row.available), reserved: Number(row.reserved), sold: Number(row.sold),
+    events: Number(row.events), changelog: Number(row.changelog), version: Number(row.version),
+    artworks_synced_at: row.artworks_synced_at, events_synced_at: row.events_synced_at, artists_synced_at: row.artists_synced_at,
+  };
 }

@@ -1,34 +1,66 @@
-import { CompiledQuery } from 'kysely';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
 import { isRetryableConflict, translateUnavailable } from '../errors.js';
 import { drive, rolledBack, type Execute, type Runtime } from '../run.js';
 import type { Cost } from '../statement.js';
-import type { Db, Trx } from '../types.js';
+import type { Db } from '../types.js';
 import type { Step, Work } from '../work.js';
 
 /** Runs of one transaction when PostgreSQL aborts it to break a deadlock or a serialization conflict. */
 const TRANSACTION_ATTEMPTS = 3;
 
-const executeOn = (db: Db | Trx): Execute => (step: Step) => {
-  const { sql, parameters } = step.statement.bind(db, step.params);
-  return db.executeQuery(CompiledQuery.raw(sql, parameters)).then((result) => result.rows);
-};
+/**
+ * Statements get a name, so each connection parses and plans a statement's SQL once and then only
+ * binds and runs it (pg keeps a connection's named statements). Shapes are few; past the bound, SQL
+ * built from data would only fill every connection's memory, so it runs unnamed.
+ */
+const NAMED_STATEMENTS_MAX = 2_000;
+const names = new Map<string, string>();
 
-/** Works on a PostgreSQL pool: every statement is a round trip; a transaction holds one connection. */
+function queryOf(db: Db, step: Step): QueryConfig {
+  const { sql, parameters } = step.statement.bind(db, step.params);
+  let name = names.get(sql);
+  if (name === undefined && names.size < NAMED_STATEMENTS_MAX) names.set(sql, (name = `s${names.size}`));
+  return name === undefined ? { text: sql, values: parameters } : { name, text: sql, values: parameters };
+}
+
+const executeOn = (db: Db, runner: Pool | PoolClient): Execute => (step: Step) =>
+  runner.query(queryOf(db, step)).then((result) => result.rows as unknown[]);
+
+/**
+ * Works on a PostgreSQL pool, straight on the driver (Kysely builds the statements, once; running
+ * one through it would only add layers): every statement is a round trip; a read takes a connection
+ * per statement and no transaction; a transaction holds one connection from BEGIN to COMMIT.
+ */
 export class PostgresRuntime implements Runtime {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly pool: Pool) {}
 
   async read<T>(work: () => Work<T, Cost>): Promise<T> {
     try {
-      return await drive(work(), executeOn(this.db), this.db);
+      return await drive(work(), executeOn(this.db, this.pool), this.db);
     } catch (error) {
       throw translateUnavailable(error);
     }
   }
 
-  async transaction<T>(work: () => Work<T>): Promise<T> {
+  async single<T>(work: () => Work<T>): Promise<T> {
+    const execute = executeOn(this.db, this.pool);
+    return this.attempts(() => {
+      let statements = 0;
+      return Promise.resolve(drive(work(), (step) => {
+        if (++statements > 1) throw new Error('a single-statement work yielded a second statement');
+        return execute(step);
+      }, this.db));
+    });
+  }
+
+  transaction<T>(work: () => Work<T>): Promise<T> {
+    return this.attempts(() => this.once(work));
+  }
+
+  private async attempts<T>(run: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.db.transaction().execute((trx) => Promise.resolve(drive(work(), executeOn(trx), trx)));
+        return await run();
       } catch (error) {
         rolledBack(this.db);
         // A deadlock victim has written nothing; its work (a generator factory) runs again from the start.
@@ -37,4 +69,30 @@ export class PostgresRuntime implements Runtime {
       }
     }
   }
+
+  private async once<T>(work: () => Work<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      try {
+        const result = await drive(work(), executeOn(this.db, client), this.db);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => { broken = rollbackError; });
+        throw error;
+      }
+    } catch (error) {
+      // A connection that failed mid-transaction (dropped, timed out) is not given back to the pool.
+      broken ??= isConnectionError(error) ? (error as Error) : undefined;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
 }
+
+/** Errors of the connection itself rather than of a statement (those carry a SQLSTATE). */
+const isConnectionError = (error: unknown): boolean =>
+  !(typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code));

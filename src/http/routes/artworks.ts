@@ -4,7 +4,9 @@ import {
   Artwork, ArtworkList, ArtworkListQuery, ArtworkPost, ARTWORK_EXAMPLE, ArtworkPostResult, ArtworkPut, Deleted, type ArtworkPostBody,
 } from '../../schemas/artworks.js';
 import { IdParams } from '../../schemas/common.js';
-import { deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, toArtwork, updateArtwork } from '../../store/artworks.js';
+import {
+  deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, postArtworksWork, toArtwork, updateArtwork, type PostedArtwork,
+} from '../../store/artworks.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
 import { pageMembers, pageRequest } from '../pagination.js';
@@ -14,6 +16,10 @@ import { compileBodyValidator } from '../../schemas/validator.js';
 const tags = ['artworks'];
 
 const validateArtwork = compileBodyValidator(ArtworkPost);
+
+/** A batch item's result. */
+const written = ({ artwork: { id, title, source_fingerprint, last_synced_at }, created, changed }: PostedArtwork) =>
+  ({ id, title, source_fingerprint, created, changed, last_synced_at });
 
 export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/artworks', {
@@ -45,11 +51,13 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
   }, async (request) => ({
-    results: await runBatch(app.db, request.body.items, validateArtwork, (item: ArtworkPostBody) => artworkFromPost(item), function* (input) {
-      const { artwork, created, changed } = yield* postArtworkWork(app.db, request.auth.actor, input);
-      const { id, title, source_fingerprint, last_synced_at } = artwork;
-      return { id, title, source_fingerprint, created, changed, last_synced_at };
-    }),
+    results: await runBatch(app.db, request.body.items, validateArtwork, (item: ArtworkPostBody) => artworkFromPost(item),
+      function* (input) {
+        return written(yield* postArtworkWork(app.db, request.auth.actor, input));
+      },
+      function* (inputs) {
+        return (yield* postArtworksWork(app.db, request.auth.actor, inputs)).map(written);
+      }),
   }));
 
   app.get('/artworks', {

@@ -47,7 +47,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => ({
     results: await runBatch(app.db, request.body.items, validateEvent, (item: EventPostBody) => eventFromPost(item), function* (input) {
-      const { event, created, changed } = yield* postEventWork(request.auth.actor, input);
+      const { event, created, changed } = yield* postEventWork(app.db, request.auth.actor, input);
       const { id, title, slug, last_synced_at } = event;
       return { id, title, slug, created, changed, last_synced_at };
     }),
