@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -521,6 +521,23 @@ describe('scans run off the event loop (SQLite reader thread)', () => {
     expect(performance.now() - started).toBeGreaterThan(150);
     // The event loop never stalled for the scan's duration.
     expect(Math.max(...delays)).toBeLessThan(100);
+  });
+
+  it.runIf(DIALECT === 'sqlite')('the WAL is checkpointed by the reader thread soon after a commit, not by the main connection', async () => {
+    const file = database.url.replace(/^sqlite:/, '');
+    const actor = await newEntity();
+    const sizeBefore = statSync(file).size;
+    // About a megabyte of new pages: far below the main connection's own (backstop) checkpoint threshold.
+    await transaction(db, function* () {
+      for (let i = 0; i < 400; i++) yield* all(insertRow, row(actor.entityId, `Checkpointed ${i} ${'x'.repeat(2000)}`));
+    });
+    const deadline = Date.now() + 5000;
+    while (statSync(file).size <= sizeBefore && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // A checkpoint follows a commit at most every 500 ms.
+      await transaction(db, () => all(insertRow, row(actor.entityId, `Nudge ${Date.now()} ${Math.random()}`)));
+    }
+    expect(statSync(file).size).toBeGreaterThan(sizeBefore + 500_000);
   });
 
   it('a scan whose inline predicate holds runs on the event loop and gives the same rows', async () => {

@@ -61,7 +61,8 @@ function connectSqlite(path: string, { busyTimeoutMs = 0 }: ConnectOptions): Dat
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
-  sqlite.pragma('wal_autocheckpoint = 10000');
+  // With a reader thread, the WAL is checkpointed there (sqlite/runtime.ts); this is only the backstop.
+  sqlite.pragma(`wal_autocheckpoint = ${path === ':memory:' ? 10_000 : 100_000}`);
   // 8 MB of pages in the process; the operating system's file cache holds the rest of a large catalog
   // outside the process's memory, a system call away.
   sqlite.pragma('cache_size = -8000');

@@ -1,15 +1,13 @@
 // The reader thread of src/db/sqlite/reader.ts: its own read-only connection to the database file
 // (WAL lets it read while the main connection writes) answers the statements whose cost grows with a
-// catalog, so that the event loop never waits for them. Self-contained on purpose: Node runs this file
-// as it is (compiled, or with its types stripped under the test runner).
+// catalog, so that the event loop never waits for them. It also checkpoints the WAL file, on a
+// connection of its own, so that copying pages back into the database never happens on the event loop.
+// Self-contained on purpose: Node runs this file as it is (compiled, or with its types stripped under
+// the test runner).
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
-interface Request {
-  id: number;
-  sql: string;
-  parameters: unknown[];
-}
+type Request = { id: number; sql: string; parameters: unknown[] } | { id: number; checkpoint: true };
 
 const { path, busyTimeoutMs } = workerData as { path: string; busyTimeoutMs: number };
 const db = new Database(path, { readonly: true, fileMustExist: true });
@@ -30,8 +28,22 @@ function prepare(sql: string): Database.Statement {
   return statement;
 }
 
-parentPort!.on('message', ({ id, sql, parameters }: Request) => {
+let checkpointer: Database.Database | null = null;
+
+/** A passive checkpoint: copies what no reader still needs, never waits for a lock. */
+function checkpoint(): unknown[][] {
+  checkpointer ??= new Database(path, { fileMustExist: true });
+  return [Object.values(checkpointer.pragma('wal_checkpoint(PASSIVE)', { simple: false }) as object)];
+}
+
+parentPort!.on('message', (request: Request) => {
+  const { id } = request;
   try {
+    if ('checkpoint' in request) {
+      parentPort!.postMessage({ id, columns: ['busy', 'log', 'checkpointed'], rows: checkpoint() });
+      return;
+    }
+    const { sql, parameters } = request;
     const statement = prepare(sql);
     if (!statement.reader) throw new Error('the reader thread runs statements that return rows only');
     const rows = statement.all(parameters) as unknown[][];

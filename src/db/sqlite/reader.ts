@@ -32,11 +32,20 @@ export class SqliteReader {
 
   run(sql: string, parameters: readonly unknown[]): Promise<unknown[]> {
     if (this.pending.size >= MAX_PENDING) return Promise.reject(databaseUnavailable());
+    return this.send({ sql, parameters });
+  }
+
+  /** Checkpoints the WAL file on the thread (PASSIVE: it waits for no lock and blocks no writer). */
+  checkpoint(): Promise<unknown[]> {
+    return this.send({ checkpoint: true });
+  }
+
+  private send(request: { sql: string; parameters: readonly unknown[] } | { checkpoint: true }): Promise<unknown[]> {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
     return new Promise<unknown[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, sql, parameters });
+      worker.postMessage({ id, ...request });
     });
   }
 
