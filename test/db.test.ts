@@ -532,7 +532,7 @@ describe('scans run off the event loop (SQLite reader thread)', () => {
       for (let i = 0; i < 400; i++) yield* all(insertRow, row(actor.entityId, `Checkpointed ${i} ${'x'.repeat(2000)}`));
     });
     const deadline = Date.now() + 5000;
-    while (statSync(file).size <= sizeBefore && Date.now() < deadline) {
+    while (statSync(file).size <= sizeBefore + 500_000 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       // A checkpoint follows a commit at most every 500 ms.
       await transaction(db, () => all(insertRow, row(actor.entityId, `Nudge ${Date.now()} ${Math.random()}`)));

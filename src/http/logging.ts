@@ -30,9 +30,14 @@ export async function loggerOptions(config: Config, stream?: NodeJS.WritableStre
   };
 }
 
-/** pino's `isLevelEnabled`, which Fastify's logger type leaves out. */
-export const logsAt = (log: FastifyBaseLogger, level: 'info' | 'error'): boolean =>
-  (log as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }).isLevelEnabled(level);
+/**
+ * pino's `isLevelEnabled`, which Fastify's logger type leaves out. A disabled logger (`logger: false`,
+ * the tests' quiet apps) is Fastify's abstract one, which has no such method and logs nothing.
+ */
+export const logsAt = (log: FastifyBaseLogger, level: 'info' | 'error'): boolean => {
+  const { isLevelEnabled } = log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
+  return typeof isLevelEnabled === 'function' && isLevelEnabled.call(log, level);
+};
 
 /** Query parameters whose values may be secrets; no route reads one, but a caller may send anything. */
 const SECRET_PARAMETER = /key|token|secret|password|auth|signature/i;
