@@ -24,9 +24,12 @@ const GROUP_BUDGET_MS = 8;
 /**
  * With a reader thread, the main connection never checkpoints (a checkpoint copies the WAL's pages into
  * the database and syncs it: tens of milliseconds on the event loop, measured as the worst stall of a
- * run of deletes or batches). After a commit the reader thread checkpoints instead, at most this often.
+ * run of deletes or batches). After a commit the reader thread checkpoints instead, one at a time and
+ * at most this often. Small and frequent beats large and rare: while the database file is synced, the
+ * main thread's next WAL write may wait for the file system's journal (measured: every 5 s → stalls of
+ * 300 ms, 500 ms → 70 ms, 100 ms → under 40 ms in a run of deletes).
  */
-const CHECKPOINT_EVERY_MS = 500;
+const CHECKPOINT_EVERY_MS = 25;
 const BUSY_RETRY_FIRST_MS = 5;
 
 interface Queued {
@@ -51,6 +54,7 @@ export class SqliteRuntime implements Runtime {
   private queue: Queued[] = [];
   private scheduled = false;
   private checkpointDue = 0;
+  private checkpointing = false;
 
   constructor(private readonly db: Db, private readonly sqlite: SQLite.Database, private readonly reader: SqliteReader | null) {
     this.prepared = new PreparedCache(sqlite, PREPARED_MAX);
@@ -132,10 +136,11 @@ export class SqliteRuntime implements Runtime {
 
   private checkpointSoon(): void {
     const now = Date.now();
-    if (!this.reader || now < this.checkpointDue) return;
+    if (!this.reader || this.checkpointing || now < this.checkpointDue) return;
     this.checkpointDue = now + CHECKPOINT_EVERY_MS;
+    this.checkpointing = true;
     // Best effort: a checkpoint that fails (a lock, a closed thread) is tried again after a later commit.
-    this.reader.checkpoint().catch(() => undefined);
+    this.reader.checkpoint().catch(() => undefined).finally(() => { this.checkpointing = false; });
   }
 
   private commitGroup(queued: Queued[]): void {
