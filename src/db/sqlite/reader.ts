@@ -27,6 +27,7 @@ export class SqliteReader {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: unknown) => void }>();
   private readonly builders = new Map<string, RowBuilder>();
+  private closed = false;
 
   constructor(private readonly path: string) {}
 
@@ -35,8 +36,12 @@ export class SqliteReader {
     return this.send({ sql, parameters });
   }
 
-  /** Checkpoints the WAL file on the thread (PASSIVE: it waits for no lock and blocks no writer). */
+  /**
+   * Checkpoints the WAL file on the thread (PASSIVE: it waits for no lock and blocks no writer). Once
+   * closed, nothing: a late commit must not start a thread for a database being closed or removed.
+   */
   checkpoint(): Promise<unknown[]> {
+    if (this.closed) return Promise.resolve([]);
     return this.send({ checkpoint: true });
   }
 
@@ -50,6 +55,7 @@ export class SqliteReader {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const worker = this.worker;
     this.worker = null;
     if (worker) await worker.terminate();
