@@ -54,8 +54,8 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           test: {
             name: 'postgres',
             include: ['test/**/*.test.ts'],
-            // Pure functions do not touch a database: one pass is enough.
-            exclude: ['test/domain.test.ts'],
+            // Pure functions and the image stores do not touch a database: one pass is enough.
+            exclude: ['test/domain.test.ts', 'test/image-derive.test.ts', 'test/image-store.test.ts'],
             env: { TEST_DIALECT: 'postgres', TEST_DATABASE_URL: POSTGRES, ...(withRedis ? { REDIS_URL: REDIS } : {}) },
           },
         }] : []),

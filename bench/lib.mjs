@@ -22,7 +22,7 @@ export function startProcess(command, args, env) {
   return { child, url };
 }
 
-/** The service as `npm start` runs it: the CLI's shebang carries the V8 flags (docs/deploy.md). */
+/** The service as `npm start` runs it: the CLI's launcher passes the V8 flags (docs/deploy.md). */
 export const startService = (env) => startProcess(BIN, ['serve'], env);
 
 export function stop(child) {

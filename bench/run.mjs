@@ -3,7 +3,9 @@
 // Options: --artworks N (catalog size, default 1000), --duration S (per scenario, default 10),
 //          --connections C (default 50), --database-url URL (default: a fresh SQLite file),
 //          --growth (the same scenarios at 1,000 and 100,000 artworks and a 1,000,000-entry changelog),
-//          --stall (then the stall scenario of bench/stall.mjs at 100,000 artworks and 1,000,000 entries).
+//          --stall (then the stall scenario of bench/stall.mjs at 100,000 artworks and 1,000,000 entries),
+//          --reads-only (only the reads table of bench/reads.mjs), --skip-reads (without it).
+// First the reads table (bench/reads.mjs): each read beside a bare server sending the same bytes.
 // With a postgres:// URL the run also measures the service on SQLite and pgbench (bench/pgbench.mjs).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -11,7 +13,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { pgbenchRates, postgresRatios, printRatios } from './pgbench.mjs';
+import { printReads, runReads } from './reads.mjs';
 import { printStall, runStall } from './stall.mjs';
+import { printHeavyAnswers, runHeavyAnswers } from './heavy-answers.mjs';
 import { ROOT, analyze, artworkItem, benchTenant, currentRssMb, padChangelog, peakRssMb, seedArtworks, startProcess, startService, stop } from './lib.mjs';
 
 const { values: options } = parseArgs({
@@ -22,6 +26,8 @@ const { values: options } = parseArgs({
     'database-url': { type: 'string' },
     growth: { type: 'boolean', default: false },
     stall: { type: 'boolean', default: false },
+    'reads-only': { type: 'boolean', default: false },
+    'skip-reads': { type: 'boolean', default: false },
   },
 });
 const DURATION = Number(options.duration);
@@ -135,6 +141,17 @@ async function baseline(url, label) {
 
 // ---------- main ----------
 
+let reads;
+if (!options['skip-reads']) {
+  reads = await runReads({ duration: Math.max(2, Math.round(DURATION / 2)), connections: CONNECTIONS, postgresUrl: options['database-url']?.startsWith('postgres') ? options['database-url'] : undefined });
+  printReads(reads);
+  if (options['reads-only']) {
+    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+    writeFileSync(join(ROOT, 'bench', 'results', 'reads.json'), `${JSON.stringify(reads, null, 2)}\n`);
+    process.exit(0);
+  }
+}
+
 const baselineServer = startProcess(process.execPath, [join(ROOT, 'bench', 'baseline.mjs')], {});
 const baselineUrl = await baselineServer.url;
 process.stderr.write('baseline (before)\n');
@@ -171,6 +188,7 @@ const report = {
   baseline: { before_rps: Math.round(before.requests.average), after_rps: Math.round(after.requests.average), mean_rps: Math.round(baselineRps) },
   runs: runs.map((run) => runReport(run)),
 };
+if (reads) report.reads = reads;
 if (postgres) report.postgres = postgresRatios(postgres.rates, report.runs[0], runReport(postgres.sqliteRun));
 
 function runReport(run) {
@@ -215,10 +233,13 @@ if (report.runs.length === 2) {
 }
 
 if (report.postgres) printRatios(report.postgres);
+if (reads) printReads(reads);
 
 if (options.stall) {
   report.stall = await runStall({ databaseUrl: options['database-url'] });
   printStall(report.stall);
+  report.heavy_answers = await runHeavyAnswers({ databaseUrl: options['database-url'] });
+  printHeavyAnswers(report.heavy_answers);
 }
 
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });

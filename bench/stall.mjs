@@ -5,77 +5,20 @@
 // event loop shows up as a slow health answer.
 //
 //   node bench/stall.mjs [--database-url URL] [--artworks 100000] [--changelog 1000000] [--events 1000]
-//                        [--phase-seconds 5]
-// Also run by `npm run bench -- --stall`.
+//                        [--phase-seconds 5] [--only stall|heavy] [--send-timeout-ms MS]
+// Then, on a database of its own, the heavy-answers scenario of bench/heavy-answers.mjs (issue #24:
+// the largest answers the contract allows, read by 20 cursor readers at once and requested by 100
+// clients that never read). Also run by `npm run bench -- --stall`.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
 import { analyze, benchTenant, padChangelog, seedArtworks, startService, stop } from './lib.mjs';
+import { printHeavyAnswers, runHeavyAnswers } from './heavy-answers.mjs';
+import { STALL_BUDGET_MS, agent, call, mean, phaseLoad, quantile, round, roundAll, sleep, startProbe, text } from './probe.mjs';
 
-export const STALL_BUDGET_MS = 50;
+export { STALL_BUDGET_MS };
 
-/** The probe: sequential health requests on one keep-alive connection, latencies grouped by phase. */
-const PROBE = `
-  const { parentPort, workerData } = require('node:worker_threads');
-  const http = require('node:http');
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  let phase = 'idle'; const samples = new Map(); let running = true;
-  parentPort.on('message', (m) => { if (m === 'stop') running = false; else phase = m; });
-  const once = () => new Promise((resolve) => {
-    const start = performance.now();
-    http.get(workerData.url + '/healthz', { agent }, (res) => { res.resume(); res.on('end', () => resolve(performance.now() - start)); })
-      .on('error', () => resolve(NaN));
-  });
-  (async () => {
-    while (running) {
-      const at = phase; const ms = await once();
-      if (!samples.has(at)) samples.set(at, []);
-      samples.get(at).push(ms);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    parentPort.postMessage([...samples]);
-  })();
-`;
-
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-/** One HTTP exchange on the shared keep-alive agent; resolves status, headers, body length and time. */
-function call(url, { method = 'GET', headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const req = request(url, { method, headers, agent }, (res) => {
-      let bytes = 0;
-      res.on('data', (chunk) => { bytes += chunk.length; });
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, bytes, ms: performance.now() - start }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const quantile = (values, q) => {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
-};
-
-/** Runs `workers` loops of `step` for `seconds`; returns every step's time and the statuses seen. */
-async function phaseLoad(seconds, workers, step) {
-  const until = performance.now() + seconds * 1000;
-  const times = [];
-  const statuses = {};
-  let i = 0;
-  await Promise.all(Array.from({ length: workers }, async () => {
-    while (performance.now() < until) {
-      const result = await step(i++);
-      times.push(result.ms);
-      statuses[result.status] = (statuses[result.status] ?? 0) + 1;
-    }
-  }));
-  return { times, statuses };
-}
 
 const eventItem = (i) => {
   const day = new Date(Date.now() + (i - 500) * 86_400_000 * 0.7).toISOString().slice(0, 10);
@@ -127,10 +70,10 @@ export async function runStall({ databaseUrl, artworks = 100_000, changelog = 1_
   const deepArtworkPage = Math.floor(artworks / 50) - 10;
   const deepChangelogPage = Math.floor(entries / 100) - 10;
 
-  const probe = new Worker(PROBE, { eval: true, workerData: { url } });
+  const probe = startProbe(url);
   const phases = [];
   const phase = async (name, workers, step) => {
-    probe.postMessage(name);
+    probe.phase(name);
     process.stderr.write(`  ${name}…\n`);
     const result = await phaseLoad(phaseSeconds, workers, step);
     phases.push({ name, ...result });
@@ -163,9 +106,7 @@ export async function runStall({ databaseUrl, artworks = 100_000, changelog = 1_
   await phase('batches of 100 artworks (4 clients)', 4, () =>
     call(`${url}/v1/artworks/batch`, { method: 'POST', headers: auth, body: JSON.stringify({ items: Array.from({ length: 100 }, () => ({ title: `Stall batch ${n++}`, artist_name: 'Stall Artist', creation_year: 2001 })) }) }));
 
-  probe.postMessage('stop');
-  const samples = new Map(await new Promise((resolve) => probe.once('message', resolve)));
-  await probe.terminate();
+  const samples = await probe.stop();
   const metrics = await text(`${url}/metrics`, {});
   await stop(server.child);
   rmSync(dir, { recursive: true, force: true });
@@ -201,33 +142,25 @@ export function printStall(report) {
   console.log(`worst /healthz answer during abuse: ${report.worst_healthz_ms} ms (${verdict} the ${STALL_BUDGET_MS} ms budget)${report.event_loop_max_ms_from_metrics === null ? '' : `; event-loop delay max from /metrics: ${report.event_loop_max_ms_from_metrics} ms`}`);
 }
 
-async function text(url, headers) {
-  return new Promise((resolve, reject) => {
-    request(url, { headers, agent }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => { body += chunk; });
-      res.on('end', () => (res.statusCode < 300 ? resolve(body) : reject(new Error(`${url}: ${res.statusCode} ${body}`))));
-    }).on('error', reject).end();
-  });
-}
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const mean = (values) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
-const round = (value) => Math.round(value * 10) / 10;
-const roundAll = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v)]));
-
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
       'database-url': { type: 'string' }, artworks: { type: 'string', default: '100000' },
       changelog: { type: 'string', default: '1000000' }, events: { type: 'string', default: '1000' },
-      'phase-seconds': { type: 'string', default: '5' },
+      'phase-seconds': { type: 'string', default: '5' }, only: { type: 'string' }, 'send-timeout-ms': { type: 'string' },
     },
   });
-  const report = await runStall({
-    databaseUrl: values['database-url'], artworks: Number(values.artworks), changelog: Number(values.changelog),
-    events: Number(values.events), phaseSeconds: Number(values['phase-seconds']),
-  });
-  printStall(report);
+  if (values.only !== 'heavy') {
+    printStall(await runStall({
+      databaseUrl: values['database-url'], artworks: Number(values.artworks), changelog: Number(values.changelog),
+      events: Number(values.events), phaseSeconds: Number(values['phase-seconds']),
+    }));
+  }
+  if (values.only !== 'stall') {
+    printHeavyAnswers(await runHeavyAnswers({
+      databaseUrl: values['database-url'], phaseSeconds: Number(values['phase-seconds']),
+      sendTimeoutMs: values['send-timeout-ms'] ? Number(values['send-timeout-ms']) : undefined,
+    }));
+  }
   agent.destroy();
 }

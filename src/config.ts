@@ -1,5 +1,8 @@
 import { isIP } from 'node:net';
+import { dirname } from 'node:path';
 import type { Tier } from './domain/keys.js';
+import { parseImageStore } from './images/store/location.js';
+import type { S3Settings } from './images/store/s3.js';
 
 /** Everything the service reads from the environment (decisions §1), with its default. */
 export interface Config {
@@ -13,8 +16,14 @@ export interface Config {
   redisUrl: string | undefined;
   /** REDIS_KEY_PREFIX: prefix of every Redis key, default `art-catalog:` (several deployments, one Redis). */
   redisKeyPrefix: string;
-  /** PUBLIC_BASE_URL: base of links on public pages and feeds, default http://HOST:PORT. */
+  /**
+   * PUBLIC_BASE_URL: base of links on public pages and feeds, default http://HOST:PORT. With PORT=0
+   * the default names the port actually bound: the app sets it when it starts listening (so readers
+   * take it per request, not at start-up).
+   */
   publicBaseUrl: string;
+  /** Whether PUBLIC_BASE_URL was left unset, so the base URL follows the address the server binds. */
+  publicBaseUrlIsDefault: boolean;
   /** LOG_LEVEL: pino level, default info. */
   logLevel: string;
   /** RATE_LIMIT_FREE / _SUBSCRIBER / _PARTNER: requests per window per key, defaults 30, 120, 600. */
@@ -25,7 +34,11 @@ export interface Config {
   pgPoolSize: number;
   /** PG_STATEMENT_TIMEOUT_MS: PostgreSQL statement timeout, default 10000. */
   pgStatementTimeoutMs: number;
-  /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>`; unset, it is open. */
+  /**
+   * METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>`; unset, it is open.
+   * Set but empty (or with spaces, which no Bearer header can carry) is refused at start-up: an
+   * operator who wrote `METRICS_TOKEN=` meant to close /metrics, not to leave it open.
+   */
   metricsToken: string | undefined;
   /** LOG_FORMAT: `json` or `pretty`; unset, pretty when stdout is a terminal and JSON otherwise. */
   logFormat: LogFormat | undefined;
@@ -33,6 +46,8 @@ export interface Config {
   publicRateLimit: number;
   /** PUBLIC_CACHE_MB: memory for built public pages and feeds per process, default 64. */
   publicCacheMb: number;
+  /** ANSWER_CACHE_MB: memory for API answers kept per data version (and their compressed copies) per process, default 32. */
+  answerCacheMb: number;
   /**
    * TRUST_PROXY: which proxies may name the client in `X-Forwarded-For` (and the scheme and host in
    * `X-Forwarded-Proto`/`-Host`), for per-address limits and logs. Default `false`: the client is the
@@ -46,6 +61,38 @@ export interface Config {
    * exits non-zero anyway; default 9000 (decisions §9: stopped within 10 s).
    */
   shutdownTimeoutMs: number;
+  /**
+   * IMAGE_STORE: where image derivatives are kept (decisions §10): `file:PATH` for one machine, default
+   * the folder `images` beside the SQLite file (`file:./data/images` with the default DATABASE_URL, and
+   * with PostgreSQL), or `s3://bucket/prefix` for an S3-compatible bucket that several processes share.
+   */
+  imageStore: string;
+  /**
+   * S3_ENDPOINT (an http/https URL; unset: AWS itself), AWS_REGION (default us-east-1),
+   * AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (both or neither; neither: the SDK's usual sources,
+   * such as an instance role). Only read with an `s3://` IMAGE_STORE.
+   */
+  s3: S3Settings;
+  /**
+   * SEND_TIMEOUT_MS: a connection whose answer makes no progress for this long (its client stopped
+   * reading) is closed, and the memory of the answer released; default 60000, as nginx's send_timeout.
+   */
+  sendTimeoutMs: number;
+  /**
+   * UNSENT_MAX_MB: memory the process may hold for answers their clients have not read yet; past it,
+   * list routes answer 503 with Retry-After until readers catch up or are dropped. Default 64.
+   */
+  unsentMaxMb: number;
+  /** IMAGE_CONCURRENCY: images processed at a time per process, default 2 (0: this process processes none). */
+  imageConcurrency: number;
+  /** IMAGE_MAX_MB: the largest original fetched, default 25. */
+  imageMaxMb: number;
+  /** IMAGE_FETCH_TIMEOUT_S: the whole fetch of an original, redirects included, default 20. */
+  imageFetchTimeoutS: number;
+  /** IMAGE_FETCH_ALLOW_PRIVATE: `true` lets the fetcher reach loopback and private addresses (tests, closed networks only). */
+  imageFetchAllowPrivate: boolean;
+  /** IMAGE_JOB_LEASE_S: how long an image job stays claimed by a process that stopped renewing it (died), default 60. */
+  imageJobLeaseS: number;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -60,7 +107,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/art-catalog.db',
     redisUrl: env.REDIS_URL || undefined,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'art-catalog:',
-    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host}:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl: env.PUBLIC_BASE_URL ? env.PUBLIC_BASE_URL.replace(/\/+$/, '') : defaultBaseUrl(host, port),
+    publicBaseUrlIsDefault: !env.PUBLIC_BASE_URL,
     logLevel: env.LOG_LEVEL || 'info',
     rateLimits: {
       free: integer(env, 'RATE_LIMIT_FREE', 30, 1),
@@ -70,13 +118,55 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60, 1),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1),
     pgStatementTimeoutMs: integer(env, 'PG_STATEMENT_TIMEOUT_MS', 10_000, 1),
-    metricsToken: env.METRICS_TOKEN || undefined,
+    metricsToken: metricsToken(env.METRICS_TOKEN),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const),
     publicRateLimit: integer(env, 'PUBLIC_RATE_LIMIT', 300, 1),
     publicCacheMb: integer(env, 'PUBLIC_CACHE_MB', 64, 1, 65_536),
+    answerCacheMb: integer(env, 'ANSWER_CACHE_MB', 32, 0, 65_536),
     trustProxy: trustProxy(env.TRUST_PROXY),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 9000, 1),
+    sendTimeoutMs: integer(env, 'SEND_TIMEOUT_MS', 60_000, 1),
+    unsentMaxMb: integer(env, 'UNSENT_MAX_MB', 64, 1, 65_536),
+    imageStore: imageStore(env),
+    s3: s3Settings(env),
+    imageConcurrency: integer(env, 'IMAGE_CONCURRENCY', 2, 0, 64),
+    imageMaxMb: integer(env, 'IMAGE_MAX_MB', 25, 1, 1024),
+    imageFetchTimeoutS: integer(env, 'IMAGE_FETCH_TIMEOUT_S', 20, 1, 600),
+    imageFetchAllowPrivate: oneOf(env, 'IMAGE_FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',
+    imageJobLeaseS: integer(env, 'IMAGE_JOB_LEASE_S', 60, 1, 86_400),
   };
+}
+
+/** The default PUBLIC_BASE_URL for a listening address (an IPv6 host in brackets). */
+export const defaultBaseUrl = (host: string, port: number): string => `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+
+function metricsToken(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  // The value is a secret: the message never shows it.
+  if (!/^\S+$/.test(raw)) throw new Error('METRICS_TOKEN is set but empty or contains spaces: set a token (e.g. `openssl rand -hex 32`), or unset it to leave /metrics open');
+  return raw;
+}
+
+function imageStore(env: NodeJS.ProcessEnv): string {
+  if (env.IMAGE_STORE) {
+    parseImageStore(env.IMAGE_STORE);
+    return env.IMAGE_STORE;
+  }
+  const sqlite = /^sqlite:(.+)$/.exec(env.DATABASE_URL || '');
+  return sqlite && sqlite[1] !== ':memory:' ? `file:${dirname(sqlite[1]!)}/images` : 'file:./data/images';
+}
+
+function s3Settings(env: NodeJS.ProcessEnv): S3Settings {
+  const endpoint = env.S3_ENDPOINT || undefined;
+  if (endpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(endpoint)) {
+    throw new Error(`S3_ENDPOINT must be an http or https URL (got "${endpoint}")`);
+  }
+  const accessKeyId = env.AWS_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY || undefined;
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new Error('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together');
+  }
+  return { endpoint, region: env.AWS_REGION || undefined, accessKeyId, secretAccessKey };
 }
 
 function trustProxy(raw: string | undefined): TrustProxy {

@@ -19,7 +19,7 @@ async function gallery() {
   return { ...g, api: client(t, g.key) };
 }
 
-const LIST_FIELDS = ['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url', 'external_id'];
+const LIST_FIELDS = ['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url', 'image', 'external_id'];
 const FULL_FIELDS = [
   ...LIST_FIELDS, 'description', 'external_url', 'source_fingerprint', 'last_synced_at', 'created_at', 'updated_at',
 ];
@@ -245,7 +245,7 @@ describe('GET /v1/artworks (list)', () => {
     expect(r.body.limit).toBe(50);
   });
 
-  test('list elements hold exactly id, title, creation_year, medium, dimensions, price, currency, availability, artist_name, image_url and external_id', async () => {
+  test('list elements hold exactly id, title, creation_year, medium, dimensions, price, currency, availability, artist_name, image_url, image and external_id', async () => {
     const { api } = await gallery();
     const full = {
       title: 'Listed Work', artist_name: 'List Artist', creation_year: 1980, medium: 'Bronze', dimensions: '40 cm',
@@ -261,6 +261,7 @@ describe('GET /v1/artworks (list)', () => {
     expect(item).toEqual({
       id: created.body.id, title: 'Listed Work', creation_year: 1980, medium: 'Bronze', dimensions: '40 cm', price: 300,
       currency: 'USD', availability: 'sold', artist_name: 'List Artist', image_url: 'https://img.example/listed.jpg', external_id: null,
+      image: { status: 'pending', width: null, height: null, src: null, srcset: null, error: null, checked_at: null },
     });
   });
 

@@ -370,6 +370,7 @@ describe('sync status', () => {
       artworks: { last_synced: null, count: 0 },
       artists: { last_synced: null, count: 0 },
       events: { last_synced: null, count: 0 },
+      images: { pending: 0, ready: 0, failed: 0 },
     });
   });
 

@@ -329,6 +329,35 @@ describe('ArtCatalogClient against a real server', () => {
     expect(keys[1]).not.toBe(keys[2]);
   });
 
+  test('keeps answers by URL with their ETag: an unchanged read is a 304 that reuses the body and takes no unit; a write makes it read again', async () => {
+    const g = await tenant(t);
+    const sent: (string | null)[] = [];
+    const fetcher: typeof fetch = async (input, init) => {
+      sent.push(new Headers(init?.headers).get('if-none-match'));
+      return fetch(input, init);
+    };
+    const api = new ArtCatalogClient({ baseUrl, key: g.key, fetch: fetcher, etags: { maxEntries: 2 } });
+    const { id } = await api.postArtwork({ title: 'Kept', artist_name: 'Hilma af Klint', creation_year: 1907 });
+    const first = await api.listArtworks({ limit: 10 });
+    const again = await api.listArtworks({ limit: 10 });
+    expect(again).toEqual(first);
+    expect(api.notModified).toBe(1);
+    expect(sent.at(-1)).toMatch(/^"/);
+    const { rate_limit: before } = await api.me();
+    await api.listArtworks({ limit: 10 });
+    // Nothing counted since: /v1/me itself is still true, and a 304.
+    expect((await api.me()).rate_limit.remaining).toBe(before.remaining);
+    expect(api.notModified).toBe(3);
+    await api.updateArtwork(id, { price: 5 });
+    const changed = await api.listArtworks({ limit: 10 });
+    expect(changed.artworks[0]!.price).toBe(5);
+    expect(api.notModified).toBe(3);
+    // Bounded: two URLs kept, the least recently used goes first.
+    await api.getArtwork(id);
+    await api.syncStatus();
+    expect(api.etags!.size).toBe(2);
+  });
+
   test('a 429 from the server makes the client wait the retry_after it announced, then succeed', async () => {
     const g = await tenant(limited, { tier: 'free' });
     const announced: number[] = [];
@@ -339,8 +368,9 @@ describe('ArtCatalogClient against a real server', () => {
       if (response.status === 429) announced.push(((await response.clone().json()) as { retry_after: number }).retry_after);
       return response;
     };
+    // Without kept answers: a conditional /v1/me that still holds is a 304, which takes no unit.
     const api = new ArtCatalogClient({
-      baseUrl: limitedUrl, key: g.key, fetch: fetcher, onRetry: (e) => retries.push(e),
+      baseUrl: limitedUrl, key: g.key, fetch: fetcher, onRetry: (e) => retries.push(e), etags: false,
       // Waits as told: until the window the server announced has ended.
       sleep: async (ms) => { sleeps.push(ms); await new Promise((resolve) => setTimeout(resolve, ms)); },
     });
@@ -358,7 +388,7 @@ describe('ArtCatalogClient against a real server', () => {
   test('with maxRateLimitWaits 0 a 429 throws ApiClientError carrying retryAfter, without waiting', async () => {
     const g = await tenant(limited, { tier: 'free' });
     const sleeps: number[] = [];
-    const api = new ArtCatalogClient({ baseUrl: limitedUrl, key: g.key, retry: { maxRateLimitWaits: 0 }, sleep: async (ms) => { sleeps.push(ms); } });
+    const api = new ArtCatalogClient({ baseUrl: limitedUrl, key: g.key, etags: false, retry: { maxRateLimitWaits: 0 }, sleep: async (ms) => { sleeps.push(ms); } });
     await api.me();
     await api.me();
     const failure = await api.me().catch((error: unknown) => error);

@@ -18,7 +18,7 @@ async function gallery(name = `Event Gallery ${++galleries}`) {
 /** The UTC calendar date `offset` days from today, YYYY-MM-DD. */
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 
-const LIST_FIELDS = ['id', 'title', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date'];
+const LIST_FIELDS = ['id', 'title', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date', 'image'];
 
 describe('POST /v1/events', () => {
   test('posting a new event answers 201 with id, title, the slug of entity slug and title, and created true', async () => {
@@ -229,7 +229,7 @@ describe('GET /v1/events (list, upcoming and past)', () => {
     expect(r.body.total).toBe(8);
   });
 
-  test('list elements hold exactly id, title, event_type, location_city, location_country, start_date and end_date', async () => {
+  test('list elements hold exactly id, title, event_type, location_city, location_country, start_date, end_date and image', async () => {
     const { api: own } = await gallery();
     const created = await own.post('/v1/events', {
       title: 'Listed Event', event_type: 'talk', description: 'Not listed', location_city: 'Vienna', location_country: 'at',
@@ -242,6 +242,7 @@ describe('GET /v1/events (list, upcoming and past)', () => {
     expect(r.body.events[0]).toEqual({
       id: created.body.id, title: 'Listed Event', event_type: 'talk', location_city: 'Vienna', location_country: 'AT',
       start_date: '2031-03-01', end_date: '2031-03-02',
+      image: { status: 'pending', width: null, height: null, src: null, srcset: null, error: null, checked_at: null },
     });
   });
 });

@@ -19,7 +19,7 @@ export interface TestApp {
 }
 
 /** The real app on a fresh database of its own (SQLite or PostgreSQL, per the run), torn down by `close`. */
-export async function startApp(env: Record<string, string> = {}, database?: string, options: Pick<AppOptions, 'timeouts' | 'logStream'> = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, database?: string, options: Pick<AppOptions, 'timeouts' | 'logStream' | 'imageWorker'> = {}): Promise<TestApp> {
   const fresh = database ? undefined : await freshDatabase();
   // Each app gets its own Redis key space (when the run uses Redis), as it gets its own database.
   const config = loadConfig({
@@ -27,7 +27,11 @@ export async function startApp(env: Record<string, string> = {}, database?: stri
     REDIS_URL: process.env.REDIS_URL ?? '', REDIS_KEY_PREFIX: `test:${randomUUID()}:`, ...env,
   });
   const handle = connect(config.databaseUrl);
-  const app = await buildApp({ config, database: handle, ...(options.logStream ? { logStream: options.logStream } : { logger: false }), ...(options.timeouts ? { timeouts: options.timeouts } : {}) });
+  // The image queue is worked on only by tests that ask for it (test/images.test.ts).
+  const app = await buildApp({
+    config, database: handle, imageWorker: options.imageWorker ?? false,
+    ...(options.logStream ? { logStream: options.logStream } : { logger: false }), ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+  });
   await app.ready();
   return {
     app, handle, config,

@@ -284,6 +284,9 @@ describe('what code generators need', () => {
     expect(Object.keys(post['201'].headers)).toEqual(expect.arrayContaining(['Idempotent-Replayed', 'X-RateLimit-Remaining']));
     expect(post['503'].headers['Retry-After']).toBeDefined();
     expect(doc.paths['/healthz'].get.responses['200'].headers['X-Request-Id']).toBeDefined();
+    expect(Object.keys(list['200'].headers)).toEqual(expect.arrayContaining(['ETag', 'Cache-Control']));
+    expect(Object.keys(list['304'].headers)).toEqual(expect.arrayContaining(['ETag', 'X-RateLimit-Remaining']));
+    expect(post['304']).toBeUndefined();
     for (const { method, path, op } of operations()) {
       for (const [status, response] of Object.entries<any>(op.responses)) {
         expect(response.headers?.['X-Request-Id'], `${method} ${path} ${status}`).toBeDefined();

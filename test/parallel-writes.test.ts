@@ -130,7 +130,8 @@ describe('migration 006 over a catalog written by the previous release', () => {
           await sql`select setval(pg_get_serial_sequence(${table}, 'id'), ${last})`.execute(db);
         }
       }
-      expect(await migrateToLatest(handle)).toEqual(['006_parallel_writes']);
+      // 006 runs first; later migrations (008, …) follow it.
+      expect((await migrateToLatest(handle))[0]).toBe('006_parallel_writes');
     } finally {
       await handle.close();
     }

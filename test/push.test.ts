@@ -1,23 +1,25 @@
 import { execFile } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { progressLine } from '../src/cli/progress.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from './helpers.js';
+import { workbook, zipBomb } from './support/spreadsheets.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'art-catalog');
 
 interface Run { code: number; stdout: string; stderr: string; ms: number }
 
-function push(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function push(args: string[], env: Record<string, string> = {}, timeout = 0): Promise<Run> {
   const started = Date.now();
   return new Promise((resolve) => {
-    execFile(BIN, ['push', ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+    execFile(BIN, ['push', ...args], { env: { ...process.env, ART_CATALOG_CACHE_DIR: join(dir, 'answers'), ...env }, timeout }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - started });
     });
   });
@@ -398,7 +400,30 @@ describe('push refuses at once, in one line, what cannot work', () => {
 
     const json = JSON.parse((await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--dry-run', '--prune', '--json'])).stdout);
     expect(json).toMatchObject({ dry_run: true, created: 1, updated: 1, unchanged: 2, deleted: 0 });
+
     expect((await api.get('/v1/changelog')).body.total).toBe(before);
+  });
+
+  test('a dry run of an unchanged catalog reads the pages it read last time as 304s, which take no unit; after a write it reads them again', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    const file = join(dir, 'dry-again.csv');
+    writeFileSync(file, 'title,artist_name,creation_year,price,description\nAgain One,Dry Painter,2001,100,First\nAgain Two,Dry Painter,2002,200,Second\n');
+    expect((await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key])).code).toBe(0);
+    const ids = (await api.get('/v1/artworks')).body.artworks.map((a: any) => a.id);
+    const dry = () => push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--dry-run']);
+    const remaining = async () => Number((await api.get('/v1/me')).headers['x-ratelimit-remaining']);
+    const first = await dry();
+    expect(first.stdout).toContain('leave unchanged 2');
+    // Each measurement's own /v1/me takes one unit, the key check of push one, the page and the two
+    // records compared (their descriptions are not in the list) one each unless they come as 304s.
+    const start = await remaining();
+    expect((await dry()).stdout).toBe(first.stdout);
+    expect(start - await remaining()).toBe(2);
+    await api.put(`/v1/artworks/${ids[0]}`, { price: 99 });
+    const changed = await remaining();
+    expect((await dry()).stdout).toContain('update 1');
+    expect(changed - await remaining()).toBe(5);
   });
 
   test('--prune on a file with one row fewer deletes exactly that record; more than half is refused without --force', async () => {
@@ -432,6 +457,152 @@ describe('push refuses at once, in one line, what cannot work', () => {
     const forced = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key, '--prune', '--force']);
     expect(forced.stdout).toContain('deleted 3');
     expect((await api.get('/v1/artworks')).body.artworks.map((a: any) => a.title)).toEqual(['Kept A']);
+  });
+});
+
+describe('push reads Excel workbooks and mapped columns, and refuses prices written for people', () => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await startApp({ RATE_LIMIT_SUBSCRIBER: '100000' });
+    base = await listen(t);
+  });
+  afterAll(async () => { await t.close(); });
+
+  test('an .xlsx of typed cells imports like its CSV: numbers as integers, date cells as YYYY-MM-DD, formulas as their result', async () => {
+    const gallery = await tenant(t);
+    const file = join(dir, 'events.xlsx');
+    writeFileSync(file, await workbook({
+      Events: [
+        ['Title', 'Event Type', 'Start Date', 'End Date', 'Location City'],
+        ['Summer Show', 'exhibition', new Date(Date.UTC(2099, 5, 1)), new Date(Date.UTC(2099, 7, 31)), 'Berlin'],
+        ['Artist Talk', 'talk', new Date(Date.UTC(2099, 6, 4)), null, { richText: [{ text: 'Ham' }, { text: 'burg' }] }],
+      ],
+    }, { 3: 'dd.mm.yyyy', 4: 'dd.mm.yyyy' }));
+    const run = await push([file, '--kind', 'events', '--base-url', base, '--key', gallery.key]);
+    expect(run.stdout).toBe('2 rows: created 2, updated 0, unchanged 0, duplicate 0, failed 0\n');
+    const { events } = (await client(t, gallery.key).get('/v1/events')).body;
+    expect(events.map((e: any) => [e.title, e.event_type, e.start_date, e.end_date, e.location_city])).toEqual([
+      ['Summer Show', 'exhibition', '2099-06-01', '2099-08-31', 'Berlin'], ['Artist Talk', 'talk', '2099-07-04', null, 'Hamburg'],
+    ]);
+  });
+
+  test('an .xlsx saved by LibreOffice Calc imports with its date cells as dates and its columns mapped', async () => {
+    const gallery = await tenant(t);
+    const file = join(ROOT, 'test', 'fixtures', 'gallery-events.xlsx');
+    const run = await push([file, '--kind', 'events', '--map', 'Type=event_type,Opens=start_date,Closes=end_date,City=location_city', '--base-url', base, '--key', gallery.key]);
+    expect(run.stdout).toBe('2 rows: created 2, updated 0, unchanged 0, duplicate 0, failed 0\n');
+    const { events } = (await client(t, gallery.key).get('/v1/events')).body;
+    expect(events.map((e: any) => [e.title, e.event_type, e.start_date, e.end_date, e.location_city])).toEqual([
+      ['Nordic Light', 'exhibition', '2099-06-01', '2099-08-31', 'Stockholm'], ['Artist Talk: Mira Lindqvist', 'talk', '2099-06-14', null, 'Stockholm'],
+    ]);
+  });
+
+  test('--sheet picks a sheet by name, --map names the columns a spreadsheet calls otherwise, and a missing sheet names the sheets there are', async () => {
+    const gallery = await tenant(t);
+    const file = join(dir, 'inventory.xlsx');
+    writeFileSync(file, await workbook({
+      Notes: [['nothing to import here']],
+      Inventory: [
+        ['Inventory No.', 'Titel', 'Artist', 'Year', 'Price', 'Notes'],
+        ['INV-7', 'Blue Hour', 'Ana Mendes', 2019, 4500, 'framed'],
+        [8, 'Red Hour', 'Ana Mendes', { formula: '2019+1', result: 2020 }, 5200, ''],
+      ],
+    }));
+    const map = 'Inventory No.=external_id,Titel=title,artist=artist_name,Year=creation_year,Notes=';
+    const run = await push([file, '--kind', 'artworks', '--sheet', 'Inventory', '--map', map, '--base-url', base, '--key', gallery.key]);
+    expect(run.stdout).toBe('2 rows: created 2, updated 0, unchanged 0, duplicate 0, failed 0\n');
+    const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
+    expect(artworks.map((a: any) => [a.external_id, a.title, a.artist_name, a.creation_year, a.price])).toEqual([
+      ['INV-7', 'Blue Hour', 'Ana Mendes', 2019, 4500], ['8', 'Red Hour', 'Ana Mendes', 2020, 5200],
+    ]);
+
+    expectStopped(await push([file, '--kind', 'artworks', '--sheet', 'Stock', '--base-url', base, '--key', gallery.key]),
+      /no sheet named "Stock"; its sheets are "Notes", "Inventory"/);
+    expectStopped(await push([file, '--kind', 'artworks', '--sheet', 'Inventory', '--base-url', base, '--key', gallery.key]),
+      /unknown columns "Inventory No\." \(did you mean "external_id"\?\), "Titel" \(did you mean "title"\?\), "Artist" \(did you mean "artist_name"\?\), "Year" \(did you mean "creation_year"\?\), "Notes"; .*--map/);
+    expectStopped(await push([file, '--kind', 'artworks', '--sheet', 'Inventory', '--map', 'Inventory No.=inventory', '--base-url', base, '--key', gallery.key]),
+      /--map names "inventory", which is not a field of artworks/);
+    expectStopped(await push([file, '--kind', 'artworks', '--sheet', 'Inventory', '--map', 'Stock No=external_id', '--base-url', base, '--key', gallery.key]),
+      /--map names the column "stock no", which the file does not have; its columns are "Inventory No\.", "Titel"/);
+  });
+
+  test('prices with thousands separators or a currency sign are refused with the row, the column and the plain form; the other rows go through', async () => {
+    const gallery = await tenant(t);
+    const file = join(dir, 'prices.csv');
+    writeFileSync(file, ['Title;Price', 'Plain;12500', 'Euro;12.500,00 €', 'Dollar;$12,500', 'Swiss;CHF 12\'500.-', 'Cents;"1.250,50 EUR"', 'Decimal;12.5'].join('\n'));
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key]);
+    expect(run.code).toBe(1);
+    expect(run.stdout.split('\n')).toEqual([
+      '6 rows: created 1, updated 0, unchanged 0, duplicate 0, failed 5',
+      '  line 3: price: "12.500,00 €" in column "Price" is written with a currency sign, thousands separators and decimals; such forms are never guessed: write 12500 and the currency in the currency column',
+      '  line 4: price: "$12,500" in column "Price" is written with a currency sign and thousands separators; such forms are never guessed: write 12500 and the currency in the currency column',
+      '  line 5: price: "CHF 12\'500.-" in column "Price" is written with a currency sign; such forms are never guessed: write 12500 and the currency in the currency column',
+      '  line 6: price: "1.250,50 EUR" in column "Price" is written with a currency sign, thousands separators and decimals; prices are whole numbers, never rounded here: write whole units as digits only (such as 1250) and the currency in the currency column',
+      '  line 7: price: must be integer or null',
+      '',
+    ]);
+    const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
+    expect(artworks.map((a: any) => [a.title, a.price])).toEqual([['Plain', 12500]]);
+  });
+});
+
+describe('push reads only what is bounded', () => {
+  let t: TestApp;
+  let g: Tenant;
+  let base: string;
+  beforeAll(async () => {
+    t = await startApp();
+    g = await tenant(t);
+    base = await listen(t);
+  });
+  afterAll(async () => { await t.close(); });
+
+  // Before, the first read for ever (6 GB after 20 s) and the second hung for ever: a watchdog of 20 s
+  // (the machine is shared; the command itself takes well under a second) tells an answer from a hang.
+  test('a symlink to /dev/zero is refused in one line, not read (exit 2)', async () => {
+    const link = join(dir, 'zero.csv');
+    symlinkSync('/dev/zero', link);
+    const run = await push([link, '--kind', 'artworks', '--base-url', base, '--key', g.key], {}, 20_000);
+    expectStopped(run, /cannot push .*zero\.csv: not a regular file \(a character device\)/);
+  });
+
+  test('a FIFO nobody writes to is refused in one line instead of waiting for a writer (exit 2)', async () => {
+    const fifo = join(dir, 'pipe.csv');
+    execFileSync('mkfifo', [fifo]);
+    const run = await push([fifo, '--kind', 'artworks', '--base-url', base, '--key', g.key], {}, 20_000);
+    expectStopped(run, /cannot push .*pipe\.csv: not a regular file \(a FIFO\)/);
+  });
+
+  test('a directory and a file over the size limit are refused, naming the limit', async () => {
+    expectStopped(await push([dir, '--kind', 'artworks', '--base-url', base, '--key', g.key]), /not a regular file \(a directory\)/);
+    const big = join(dir, 'big.csv');
+    writeFileSync(big, 'title\n');
+    execFileSync('truncate', ['-s', '70M', big]);
+    expectStopped(await push([big, '--kind', 'artworks', '--base-url', base, '--key', g.key]), /the file holds 70 MiB, more than the 64 MiB push reads; split it into several files/);
+  });
+
+  test('a CSV of one 20 MB line is refused as no CSV of one row per line, not held as a header', async () => {
+    const file = join(dir, 'one-line.csv');
+    writeFileSync(file, 'a'.repeat(20_000_000));
+    expectStopped(await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]),
+      /line 1 starts a record of more than 1,048,576 characters: not a CSV file with one row per line/);
+  });
+
+  test.each([
+    ['declares 51 MiB when inflated', () => zipBomb(51 * 1024 * 1024), /its parts declare more than 50 MiB when inflated/],
+    ['inflates a thousand times', () => zipBomb(8 * 1024 * 1024), /the part "xl\/worksheets\/sheet1\.xml" inflates \d+ times/],
+    ['inflates past the size it declares', () => zipBomb(8 * 1024 * 1024, 1000), /the part "xl\/worksheets\/sheet1\.xml" inflates to more than the 1000 bytes it declares/],
+  ])('a zip bomb .xlsx that %s is refused before it is inflated in memory', async (_, bomb, message) => {
+    const file = join(dir, `bomb-${Math.random().toString(36).slice(2)}.xlsx`);
+    writeFileSync(file, bomb());
+    expectStopped(await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]), message);
+  });
+
+  test('an old binary .xls is refused with what to save it as', async () => {
+    const file = join(dir, 'old.xls');
+    writeFileSync(file, Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0, 0]));
+    expectStopped(await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]), /the old Excel format \(\.xls\): save it as \.xlsx/);
   });
 });
 

@@ -62,3 +62,9 @@ test('every curl example of the README API tour works as written', async () => {
   expect(stdout).toContain('"deleted":true');
   expect(stdout).toContain('"results":[{"index":0,"status":201');
 });
+
+test('the README opens with the two commands a newcomer runs, and nothing else', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const first = /```sh\n([\s\S]*?)```/.exec(readme)![1]!;
+  expect(first.trim().split('\n').map((line) => line.split('#')[0]!.trim())).toEqual(['npm ci && npm start', 'npm test']);
+});

@@ -69,11 +69,12 @@ describe.skipIf(DIALECT !== 'sqlite')('the runtime', () => {
     await expect.poll(() => alive(server!), { timeout: 5000 }).toBe(false);
   });
 
-  test('bin/art-catalog serve started directly runs with the memory flags', async () => {
-    const serve = spawnServe({ DATABASE_URL: database.url });
+  test('bin/art-catalog serve started directly runs with the memory flags and two malloc arenas', async () => {
+    const serve = spawnServe({ DATABASE_URL: database.url, MALLOC_ARENA_MAX: '' });
     try {
       await serve.url;
       expect(commandLine(serve.child.pid!)).toEqual(expect.arrayContaining(MEMORY_FLAGS));
+      expect(readFileSync(`/proc/${serve.child.pid!}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
     } finally {
       expect(await serve.stop()).toBe(0);
     }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { setPaused } from '../src/store/entities.js';
 import { client, startApp, tenant, type TestApp } from './helpers.js';
+import { imageProcessed } from './support/images.js';
 
 /** Public pages (decisions §9, §6a): no key, HTML, every user text escaped, calendar links, 404s, headers, ETags. */
 
@@ -127,16 +128,28 @@ describe('GET /profiles/:slug', () => {
     expect(text).toMatch(/67[,.\s\u00a0\u202f]?890/);
   });
 
-  test('every image on the profile page is lazy-loaded', async () => {
+  test('artwork images are our copies in <picture> (AVIF, WebP, JPEG) with width and height; those below the first two load lazily', async () => {
     const g = await gallery();
-    for (const n of [1, 2]) {
-      expect((await g.api.post('/v1/artworks', { title: `Pictured ${n}`, image_url: `https://img.example/${n}.jpg` })).status).toBe(201);
+    for (const n of [1, 2, 3, 4]) {
+      const url = `https://img.example/${g.slug}-${n}.jpg`;
+      expect((await g.api.post('/v1/artworks', { title: `Pictured ${n}`, image_url: url })).status).toBe(201);
+      if (n < 4) await imageProcessed(t.handle.db, url);
     }
     const r = await visit(profileUrl(g.slug));
+    expect(r.body).not.toContain('img.example');
     const imgs = [...r.body.matchAll(/<img\b[^>]*>/gi)].map((m) => m[0]);
-    expect(imgs.length).toBeGreaterThanOrEqual(2);
-    expect(imgs.some((tag) => tag.includes('https://img.example/1.jpg'))).toBe(true);
-    for (const tag of imgs) expect(tag).toMatch(/\bloading="lazy"/);
+    expect(imgs).toHaveLength(3);
+    expect(imgs.map((tag) => /\bloading="lazy"/.test(tag))).toEqual([false, false, true]);
+    for (const tag of imgs) {
+      expect(tag).toMatch(/ src="https:\/\/catalog\.example\/images\/[0-9a-f]{64}-960\.jpg"/);
+      expect(tag).toMatch(/ width="2400" height="1800"/);
+      expect(tag).toMatch(/ sizes="[^"]+"/);
+    }
+    const pictures = [...r.body.matchAll(/<picture>[\s\S]*?<\/picture>/g)].map((m) => m[0]);
+    expect(pictures[0]).toMatch(/<source type="image\/avif" srcset="[^"]*-480\.avif 480w, [^"]*-960\.avif 960w, [^"]*-1600\.avif 1600w"/);
+    expect(pictures[0]).toMatch(/<source type="image\/webp" srcset="[^"]*-480\.webp 480w/);
+    // The fourth is not fetched yet: a placeholder, not the gallery's URL.
+    expect(r.body).toContain('aria-label="Image coming soon"');
   });
 
   test('upcoming and ongoing events are shown as upcoming, past ones under past exhibitions, undated ones in neither', async () => {
@@ -268,9 +281,10 @@ describe('escaping user text', () => {
     const g = await gallery();
     const title = 'Untitled" onmouseover="alert(3)';
     expect((await g.api.post('/v1/artworks', { title, image_url: 'https://img.example/q.jpg' })).status).toBe(201);
+    await imageProcessed(t.handle.db, 'https://img.example/q.jpg');
     const r = await visit(profileUrl(g.slug));
     expect(r.status).toBe(200);
-    expect(r.body).toContain('https://img.example/q.jpg');
+    expect(r.body).toContain('<picture>');
     expect(r.body).not.toContain('" onmouseover="alert(3)');
     const names = attributeNames(r.body);
     expect(names).toContain('alt');
@@ -478,6 +492,7 @@ describe('GET /profiles/:slug/artworks/:id', () => {
       external_url: 'https://werk.example/works/ab',
     });
     expect(posted.status).toBe(201);
+    const hash = await imageProcessed(t.handle.db, 'https://img.example/ab.jpg');
     const profile = await visit(profileUrl(g.slug));
     const link = hrefsWithText(profile.body, 'Abstraktes Bild')[0];
     expect(link).toBe(`${profileUrl(g.slug)}/artworks/${posted.body.id}`);
@@ -487,15 +502,16 @@ describe('GET /profiles/:slug/artworks/:id', () => {
     const text = visibleText(r.body);
     for (const shown of ['Abstraktes Bild', 'Gerhard Richter', '1987', 'Oil on canvas', '200 × 140 cm', 'available', 'Squeegee painting.']) expect(text).toContain(shown);
     expect(text).toMatch(/125[,.\s\u00a0\u202f]?000/);
-    expect(r.body).toContain('src="https://img.example/ab.jpg"');
+    expect(r.body).toContain(`src="https://catalog.example/images/${hash}-960.jpg"`);
+    expect(r.body).not.toContain('img.example');
     expect(anchors(r.body).map((a) => a.href)).toEqual(expect.arrayContaining(['https://werk.example/works/ab', profileUrl(g.slug)]));
 
     expect(canonical(r.body)).toBe(`https://catalog.example${link}`);
-    expect(meta(r.body, 'og:image')).toBe('https://img.example/ab.jpg');
+    expect(meta(r.body, 'og:image')).toBe(`https://catalog.example/images/${hash}-1600.jpg`);
     expect(meta(r.body, 'twitter:card')).toBe('summary_large_image');
     const data = jsonLd(r.body);
     expect(data['@type']).toBe('VisualArtwork');
-    expect(data).toMatchObject({ name: 'Abstraktes Bild', creator: { '@type': 'Person', name: 'Gerhard Richter' }, dateCreated: '1987', artMedium: 'Oil on canvas', image: 'https://img.example/ab.jpg' });
+    expect(data).toMatchObject({ name: 'Abstraktes Bild', creator: { '@type': 'Person', name: 'Gerhard Richter' }, dateCreated: '1987', artMedium: 'Oil on canvas', image: `https://catalog.example/images/${hash}-1600.jpg` });
     expect(data.offers).toMatchObject({ price: 125000, priceCurrency: 'EUR', availability: 'https://schema.org/InStock' });
   });
 
@@ -518,6 +534,7 @@ describe('metadata of the public pages', () => {
     const g = await gallery('Galerie Meta');
     expect((await g.api.put('/v1/profile', { description: 'Painting & sculpture since 1990.', external_url: 'https://meta.example/' })).status).toBe(200);
     expect((await g.api.post('/v1/artworks', { title: 'Pictured', image_url: 'https://img.example/p.jpg' })).status).toBe(201);
+    const hash = await imageProcessed(t.handle.db, 'https://img.example/p.jpg', 1200, 900);
     expect((await g.api.post('/v1/events', { title: 'Big Show', event_type: 'exhibition', start_date: day(10), end_date: day(40) })).status).toBe(201);
     const r = await visit(profileUrl(g.slug));
     expect(decodeEntities(/<title>([^<]*)<\/title>/.exec(r.body)![1]!)).toContain('Galerie Meta');
@@ -526,7 +543,8 @@ describe('metadata of the public pages', () => {
     expect(meta(r.body, 'og:title')).toContain('Galerie Meta');
     expect(meta(r.body, 'og:url')).toBe(canonical(r.body));
     expect(meta(r.body, 'og:type')).toBe('profile');
-    expect(meta(r.body, 'og:image')).toBe('https://img.example/p.jpg');
+    // A 1200 px original: our largest copy is 1200 px.
+    expect(meta(r.body, 'og:image')).toBe(`https://catalog.example/images/${hash}-1200.jpg`);
     expect(meta(r.body, 'twitter:title')).toContain('Galerie Meta');
     const data = jsonLd(r.body);
     expect(data['@context']).toBe('https://schema.org');

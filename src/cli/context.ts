@@ -1,7 +1,10 @@
 import { loadConfig } from '../config.js';
 import { connect, type DatabaseHandle } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { redactKeys } from '../domain/keys.js';
 import { escapeControlCharacters } from '../domain/text.js';
+import type { Db, EntityRow } from '../db/types.js';
+import { findEntity } from '../store/entities.js';
 
 /** An error meant for the operator: printed as one line on stderr, exit status 1 (or the one given). */
 export class CliError extends Error {
@@ -10,8 +13,11 @@ export class CliError extends Error {
   }
 }
 
-/** Stored or received text as the CLI prints it: on one line, control characters escaped. */
-export const printable = escapeControlCharacters;
+/**
+ * Stored or received text as the CLI prints it: on one line, control characters escaped, and no API
+ * key beyond its prefix (an operator pastes a whole key where a prefix or an id belongs).
+ */
+export const printable = (text: string): string => redactKeys(escapeControlCharacters(text));
 
 /** Runs an admin command on the database of DATABASE_URL, migrated first; no server needed. */
 export async function withDatabase<T>(run: (handle: DatabaseHandle) => Promise<T>, { migrate = true } = {}): Promise<T> {
@@ -33,4 +39,11 @@ export function output(json: boolean | undefined, value: unknown, text: () => st
 export function positiveId(raw: string, what = 'ID'): number {
   if (!/^[1-9][0-9]{0,9}$/.test(raw)) throw new CliError(`${what} must be a positive integer (got "${raw}")`);
   return Number(raw);
+}
+
+/** The entity a command names by --entity; a missing one is the operator's one-line error. */
+export async function existingEntity(db: Db, id: number): Promise<EntityRow> {
+  const entity = await findEntity(db, id);
+  if (!entity) throw new CliError(`no entity with id ${id}`);
+  return entity;
 }

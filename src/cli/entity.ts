@@ -3,22 +3,24 @@ import { isCountryCode } from '../schemas/codes.js';
 import { slugify } from '../domain/slug.js';
 import type { EntityRow } from '../db/types.js';
 import { ENTITY_TYPES, type EntityKind } from '../schemas/profile.js';
+import { TIERS, type Tier } from '../domain/keys.js';
 import { createEntity, listEntities, setPaused, updateEntity } from '../store/entities.js';
+import { endSessionsOfEntity } from '../store/users.js';
 import { hasControlCharacters } from '../domain/text.js';
 import { CliError, output, positiveId, printable, withDatabase } from './context.js';
 
 const summary = (e: EntityRow) => ({ id: e.id, type: e.type, name: e.name, slug: e.slug });
 const describe = (e: EntityRow) => ({
-  ...summary(e), location_city: e.location_city, location_country: e.location_country,
+  ...summary(e), location_city: e.location_city, location_country: e.location_country, plan: e.plan,
   paused: e.paused_at !== null, created_at: e.created_at,
 });
 const line = (e: EntityRow) =>
   `${e.id}\t${e.type}\t${e.slug}\t${printable(e.name)}${e.paused_at ? '\t(paused)' : ''}`;
 
-/** Text the operator gives is shown on public pages, feeds and in listings: no control characters. */
+/** Text the operator gives is shown on public pages, feeds and in listings: no control or format characters. */
 function checkText(option: string, text: string | undefined): void {
   if (text !== undefined && hasControlCharacters(text)) {
-    throw new CliError(`${option} must not contain control characters (line breaks, tabs, escapes); got "${printable(text)}"`, 2);
+    throw new CliError(`${option} must not contain control characters (line breaks, tabs, escapes) or invisible format characters (U+200B, U+202E, …); got "${printable(text)}"`, 2);
   }
 }
 
@@ -68,13 +70,16 @@ export function registerEntityCommands(program: Command): void {
     .option('--name <name>', 'display name')
     .option('--city <city>', 'location city ("" clears)')
     .option('--country <cc>', 'ISO 3166-1 alpha-2 country code ("" clears)')
+    .option('--plan <tier>', 'free, subscriber or partner: the highest key tier its console may create')
     .option('--json', 'print one JSON object')
-    .action(async (id: string, opts: { name?: string; city?: string; country?: string; json?: boolean }) => {
+    .action(async (id: string, opts: { name?: string; city?: string; country?: string; plan?: string; json?: boolean }) => {
       checkText('--city', opts.city);
+      if (opts.plan !== undefined && !TIERS.includes(opts.plan as Tier)) throw new CliError(`--plan must be one of ${TIERS.join(', ')} (got "${opts.plan}")`);
       const changes = {
         name: opts.name === undefined ? undefined : checkName(opts.name),
         city: opts.city,
         country: checkCountry(opts.country),
+        plan: opts.plan as Tier | undefined,
       };
       const row = await withDatabase(({ db }) => updateEntity(db, positiveId(id), changes));
       output(opts.json, describe(row), () => `updated ${line(row)}`);
@@ -86,7 +91,12 @@ export function registerEntityCommands(program: Command): void {
       .argument('<id>', 'entity id')
       .option('--json', 'print one JSON object')
       .action(async (id: string, opts: { json?: boolean }) => {
-        const row = await withDatabase(({ db }) => setPaused(db, positiveId(id), paused));
+        const row = await withDatabase(async ({ db }) => {
+          const changed = await setPaused(db, positiveId(id), paused);
+          // Its console users are signed out at once (the guard also refuses a paused entity's sessions).
+          if (paused) await endSessionsOfEntity(db, changed.id);
+          return changed;
+        });
         output(opts.json, describe(row), () => `${paused ? 'paused' : 'resumed'} ${row.type} ${row.id} "${printable(row.name)}"`);
       });
   }

@@ -6,15 +6,22 @@ const EXAMPLES: Record<string, string> = {
   'migrate': 'DATABASE_URL=postgres://art@db/artcatalog art-catalog migrate',
   'entity create': 'art-catalog entity create --type gallery --name "Galerie Nord" --city Berlin --country DE',
   'entity list': 'art-catalog entity list --json',
-  'entity update': 'art-catalog entity update 12 --name "Galerie Nord & Süd" --city Hamburg',
+  'entity update': 'art-catalog entity update 12 --name "Galerie Nord & Süd" --city Hamburg --plan partner',
   'entity pause': 'art-catalog entity pause 12',
   'entity resume': 'art-catalog entity resume 12',
   'key create': 'art-catalog key create --entity 12 --tier free --scopes artworks:read,events:read',
   'key list': 'art-catalog key list --entity 12',
   'key revoke': 'art-catalog key revoke ak_live_3fK9xQ2b',
+  'key roll': 'art-catalog key roll ak_live_3fK9xQ2b --expire-old-in 7d',
+  'user invite': 'art-catalog user invite --entity 12 --email anna@galerie.example --role owner',
+  'user list': 'art-catalog user list --entity 12',
+  'user remove': 'art-catalog user remove anna@galerie.example',
   'demo': 'PORT=3001 art-catalog demo --base-url http://localhost:3001',
   'push': 'ART_CATALOG_URL=https://catalog.example.org ART_CATALOG_KEY=ak_live_… art-catalog push works.csv --kind artworks',
   'backup': 'art-catalog backup /var/backups/art-catalog-$(date +%F).db',
+  'images status': 'art-catalog images status --entity 12',
+  'images retry': 'art-catalog images retry --entity 12 --failed',
+  'images sweep': 'art-catalog images sweep --json',
 };
 
 const pathOf = (command: Command): string =>

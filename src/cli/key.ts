@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
-import { SCOPES, TIERS, TIER_SCOPES, type Scope, type Tier } from '../domain/keys.js';
+import { DEFAULT_ROLL_GRACE, KEY_FORMAT, PREFIX_FORMAT, ROLL_GRACE, SCOPES, TIERS, TIER_SCOPES, keyPrefix, type RollGrace, type Scope, type Tier } from '../domain/keys.js';
 import { toCanonicalTimestamp } from '../schemas/formats.js';
 import type { ApiKeyRow } from '../db/types.js';
-import { findEntity } from '../store/entities.js';
-import { createKey, keyScopes, listKeys, revokeKey } from '../store/keys.js';
-import { CliError, output, positiveId, withDatabase } from './context.js';
+import { createKey, keyScopes, listKeys, revokeKey, rollKey } from '../store/keys.js';
+import { CliError, existingEntity, output, positiveId, withDatabase } from './context.js';
 
 function parseTier(raw: string): Tier {
   if (!TIERS.includes(raw as Tier)) throw new CliError(`--tier must be one of ${TIERS.join(', ')} (got "${raw}")`);
@@ -30,6 +29,17 @@ function parseExpiry(raw: string | undefined): string | null {
   return at;
 }
 
+/**
+ * The prefix named by a prefix or by a whole key: during an incident the operator pastes the key that
+ * leaked, and neither the key nor any message about it may show more than its prefix.
+ */
+function prefixOf(given: string): string {
+  const text = given.trim();
+  if (KEY_FORMAT.test(text)) return keyPrefix(text);
+  if (PREFIX_FORMAT.test(text)) return text;
+  throw new CliError('PREFIX must be a key prefix (ak_live_ and 8 letters or digits) or a whole key');
+}
+
 const describe = (k: ApiKeyRow) => ({
   prefix: k.prefix, tier: k.tier, scopes: keyScopes(k), expires_at: k.expires_at,
   revoked_at: k.revoked_at, created_at: k.created_at, last_used_at: k.last_used_at,
@@ -51,7 +61,7 @@ export function registerKeyCommands(program: Command): void {
       const scopes = parseScopes(opts.scopes, tier);
       const expiresAt = parseExpiry(opts.expiresAt);
       const { key: clear, row } = await withDatabase(async ({ db }) => {
-        if (!(await findEntity(db, entityId))) throw new CliError(`no entity with id ${entityId}`);
+        await existingEntity(db, entityId);
         return createKey(db, { entityId, tier, scopes, expiresAt });
       });
       output(opts.json, { key: clear, prefix: row.prefix, tier, scopes, expires_at: expiresAt },
@@ -65,7 +75,7 @@ export function registerKeyCommands(program: Command): void {
     .action(async (opts: { entity: string; json?: boolean }) => {
       const entityId = positiveId(opts.entity, '--entity');
       const rows = await withDatabase(async ({ db }) => {
-        if (!(await findEntity(db, entityId))) throw new CliError(`no entity with id ${entityId}`);
+        await existingEntity(db, entityId);
         return listKeys(db, entityId);
       });
       output(opts.json, rows.map(describe), () => (rows.length === 0 ? 'no keys' : rows.map((k) =>
@@ -73,12 +83,31 @@ export function registerKeyCommands(program: Command): void {
     });
 
   key.command('revoke')
-    .description('revoke a key by its prefix; it gets 401 from then on')
-    .argument('<prefix>', 'the key prefix, ak_live_ and 8 characters')
+    .description('revoke a key by its prefix (or the whole key); it gets 401 from then on')
+    .argument('<prefix>', 'the key prefix, ak_live_ and 8 characters, or the whole key')
     .option('--json', 'print one JSON object')
-    .action(async (prefix: string, opts: { json?: boolean }) => {
+    .action(async (given: string, opts: { json?: boolean }) => {
+      const prefix = prefixOf(given);
       const revoked = await withDatabase(({ db }) => revokeKey(db, prefix));
       if (!revoked) throw new CliError(`no active key with prefix ${prefix}`);
       output(opts.json, { prefix, revoked: true }, () => `revoked ${prefix}`);
+    });
+
+  key.command('roll')
+    .description('issue a new key with the same entity, tier and scopes; the old one expires after --expire-old-in (shown once)')
+    .argument('<prefix>', 'the prefix of the key to roll (or the whole key)')
+    .option('--expire-old-in <time>', `when the old key stops working: ${Object.keys(ROLL_GRACE).join(', ')}`, DEFAULT_ROLL_GRACE)
+    .option('--json', 'print one JSON object')
+    .action(async (given: string, opts: { expireOldIn: string; json?: boolean }) => {
+      const prefix = prefixOf(given);
+      if (!(opts.expireOldIn in ROLL_GRACE)) throw new CliError(`--expire-old-in must be one of ${Object.keys(ROLL_GRACE).join(', ')} (got "${opts.expireOldIn}")`);
+      const oldExpiresAt = new Date(Date.now() + ROLL_GRACE[opts.expireOldIn as RollGrace]).toISOString();
+      const rolled = await withDatabase(({ db }) => rollKey(db, prefix, oldExpiresAt));
+      if (!rolled) throw new CliError(`no active key with prefix ${prefix}`);
+      const { key: clear, row, old } = rolled;
+      output(opts.json, {
+        key: clear, prefix: row.prefix, tier: row.tier, scopes: keyScopes(row), expires_at: row.expires_at,
+        old: { prefix: old.prefix, expires_at: old.expires_at },
+      }, () => `${clear}\n(new ${row.tier} key ${row.prefix}; ${old.prefix} expires ${old.expires_at}; shown once, store it now)`);
     });
 }

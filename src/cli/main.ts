@@ -5,10 +5,12 @@ import { CliError, output, printable, withDatabase } from './context.js';
 import { registerBackupCommand } from './backup.js';
 import { registerDemoCommand } from './demo.js';
 import { registerEntityCommands } from './entity.js';
+import { registerImageCommands } from './images.js';
 import { addExamples, helpConfiguration } from './help.js';
 import { registerKeyCommands } from './key.js';
 import { registerPushCommand } from './push.js';
 import { registerServeCommand } from './serve.js';
+import { registerUserCommands } from './user.js';
 
 const program = new Command('art-catalog')
   .description('Art Catalog Service: the API server and its admin and sync commands.\nEnvironment: DATABASE_URL (default sqlite:./data/art-catalog.db), see the README for the rest.')
@@ -17,7 +19,8 @@ const program = new Command('art-catalog')
   .configureHelp(helpConfiguration)
   .exitOverride()
   // One line on stderr: commander's "(Did you mean …?)" joins its error instead of a second line.
-  .configureOutput({ outputError: (text, write) => write(text.trim().split('\n').join(' ') + '\n') });
+  // It may echo what was typed (an unknown command or option), so it is printed like any other error.
+  .configureOutput({ outputError: (text, write) => write(printable(text.trim().split('\n').join(' ')) + '\n') });
 
 registerServeCommand(program);
 program.command('migrate')
@@ -29,9 +32,11 @@ program.command('migrate')
   });
 registerEntityCommands(program);
 registerKeyCommands(program);
+registerUserCommands(program);
 registerDemoCommand(program);
 registerPushCommand(program);
 registerBackupCommand(program);
+registerImageCommands(program);
 addExamples(program);
 
 /** The version in package.json (dist/cli/ and src/cli/ both sit two levels below it). */

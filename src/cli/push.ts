@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
+import { AnswerStore } from './answer-store.js';
 import { ApiClientError, ArtCatalogClient, NetworkError, type RetryEvent } from '../client/index.js';
 import type { BatchItemResultType } from '../schemas/batch.js';
 import { BATCH_MAX } from '../schemas/batch.js';
 import { CliError, printable } from './context.js';
-import { ENCODINGS, FileProblem, type Encoding } from './file-text.js';
-import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from './plan.js';
+import { parseColumnMap, type ColumnMap } from '../import/columns.js';
+import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from '../import/plan.js';
+import { PUSH_MAX_BYTES, megabytes } from '../import/limits.js';
+import { FileProblem } from '../import/problem.js';
+import { countsLine, overPruneLimit } from '../import/summary.js';
+import { formatProblem, readRows, rowProblems, type Kind, type RowProblem } from '../import/rows.js';
+import { encodingNamed, ENCODINGS, type Encoding } from '../import/text.js';
 import { progressReporter, type Counts, type Progress } from './progress.js';
-import { checkRow, formatProblem, readRows, type Kind, type RowProblem } from './rows.js';
 
 /**
  * `push FILE --kind artworks|events` (decisions §9). Exit status: 0 when every row went through,
@@ -20,6 +25,10 @@ export interface PushOptions {
   baseUrl: string;
   key: string;
   encoding: Encoding;
+  /** Excel: the sheet to read (default: the first). */
+  sheet?: string | undefined;
+  /** Columns named otherwise than the fields (`--map`). */
+  map?: ColumnMap;
   dryRun: boolean;
   prune: boolean;
   force: boolean;
@@ -46,11 +55,6 @@ export interface Summary extends Counts {
 
 /** A batch body stays well under the server's 1 MiB limit even when rows carry 20,000-character descriptions. */
 const BATCH_BYTES = 900_000;
-
-/** What --encoding accepts, spelled as people spell them. */
-const ENCODING_NAMES: Record<string, Encoding | undefined> = {
-  utf8: 'utf8', latin1: 'latin1', iso88591: 'latin1', windows1252: 'latin1', cp1252: 'latin1',
-};
 
 /** The push stopped as a whole: one line, exit status 2. */
 const stop = (message: string) => new CliError(message, 2);
@@ -133,7 +137,7 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   const baseUrl = checkBaseUrl(options.baseUrl);
   let rows;
   try {
-    rows = await readRows(file, kind, options.encoding);
+    rows = await readRows(file, kind, { encoding: options.encoding, sheet: options.sheet, ...(options.map ? { map: options.map } : {}) });
   } catch (error) {
     if (error instanceof FileProblem || (error as NodeJS.ErrnoException).code !== undefined) throw stop(`cannot push ${file}: ${(error as Error).message}`);
     throw error;
@@ -148,14 +152,16 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   if (missing.length > 0) {
     throw stop(`${baseUrl} refused the request (403 forbidden: the key ${me.key.prefix} lacks the scope ${missing.join(' and ')}; it has ${me.key.scopes.join(', ') || 'none'})`);
   }
-  const client = new ArtCatalogClient({ baseUrl, key: options.key, onRetry: (event) => progress.note(describeRetry(event)) });
+  // The server's pages read last time come back as 304s when nothing changed (decisions §3).
+  const answers = new AnswerStore(baseUrl, options.key);
+  const client = new ArtCatalogClient({ baseUrl, key: options.key, etags: answers.load(), onRetry: (event) => progress.note(describeRetry(event)) });
   const fatal = (error: unknown): never => { throw stop(describeFailure(error, baseUrl)); };
 
   const summary: Summary = { total: rows.length, created: 0, updated: 0, unchanged: 0, duplicate: 0, failed: 0, deleted: 0, failures: [] };
   const candidates: Candidate[] = [];
   const problems = new Map<string, string>();
   for (const row of rows) {
-    const found = checkRow(kind, row.body);
+    const found = rowProblems(kind, row);
     if (found.length > 0) problems.set(row.label, found.join('; '));
     else candidates.push(candidate(kind, row, me.entity.slug));
   }
@@ -179,6 +185,7 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
     } catch (error) {
       fatal(error);
     }
+
     catalog = new Catalog(kind, records, me.entity.slug);
   }
 
@@ -199,9 +206,11 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   if (options.dryRun) {
     summary.dry_run = true;
     summary.plan = await planChanges(client, catalog!, toSend, summary, fail).catch(fatal);
+    if (client.etags) answers.save(client.etags);
     for (const record of deletions) summary.plan.push({ action: 'delete', id: record.id, title: record.title });
     summary.deleted = deletions.length;
   } else {
+    if (catalog && client.etags) answers.save(client.etags);
     const sentIds = await send(client, kind, toSend, summary, fail, progress, deletions.length).catch(fatal);
     if (catalog && options.prune && !summary.prune_skipped) {
       if (summary.failed > 0) {
@@ -219,7 +228,7 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
 }
 
 function checkPruneLimit(deleting: number, total: number, kind: Kind, force: boolean): void {
-  if (deleting > total / 2 && !force) {
+  if (overPruneLimit(deleting, total) && !force) {
     throw stop(`--prune would delete ${deleting} of the ${total} ${kind} on the server, more than half; nothing was written. `
       + 'Check that the file is complete (--dry-run --force lists them), or pass --force');
   }
@@ -289,12 +298,7 @@ async function planChanges(client: ArtCatalogClient, catalog: Catalog, rows: Can
 
 export function formatSummary(s: Summary): string {
   const lines: string[] = [];
-  const counts = s.dry_run
-    ? [`would create ${s.created}`, `update ${s.updated}`, `leave unchanged ${s.unchanged}`]
-    : [`created ${s.created}`, `updated ${s.updated}`, `unchanged ${s.unchanged}`];
-  counts.push(`duplicate ${s.duplicate}`, `failed ${s.failed}`);
-  if (s.deleted > 0 || s.plan?.some((p) => p.action === 'delete')) counts.push(s.dry_run ? `delete ${s.deleted}` : `deleted ${s.deleted}`);
-  lines.push(`${s.dry_run ? 'dry run, nothing written: ' : ''}${s.total} rows: ${counts.join(', ')}`);
+  lines.push(countsLine(s, { dryRun: !!s.dry_run, deletions: !!s.plan?.some((p) => p.action === 'delete') }));
   if (!s.dry_run && s.created + s.updated + s.deleted === 0) lines.push('nothing changed on the server');
   if (s.prune_skipped) lines.push(`not pruned: ${s.prune_skipped}`);
   for (const p of s.plan ?? []) {
@@ -308,20 +312,29 @@ export function formatSummary(s: Summary): string {
 
 export function registerPushCommand(program: Command): void {
   program.command('push')
-    .description('send a CSV or JSON file of artworks or events to the API in batches, with retries')
-    .argument('<file>', 'CSV with a header row of field names (`,` `;` or tab), or a JSON array of objects')
+    .description('send a CSV, JSON or Excel file of artworks or events to the API in batches, with retries')
+    .argument('<file>', `CSV with a header row of field names (\`,\` \`;\` or tab), a JSON array of objects, or an Excel .xlsx workbook; at most ${megabytes(PUSH_MAX_BYTES)}`)
     .requiredOption('--kind <kind>', 'artworks or events')
     .option('--base-url <url>', 'service URL (default: ART_CATALOG_URL)')
     .option('--key <key>', 'API key (default: ART_CATALOG_KEY)')
     .option('--encoding <name>', `the file's encoding: ${ENCODINGS.join(' or ')} (Windows-1252, older spreadsheet exports)`, 'utf8')
+    .option('--sheet <name>', 'Excel: the sheet to read (default: the first)')
+    .option('--map <pairs>', 'columns named otherwise than the fields, e.g. "Inventory No.=external_id,Artist=artist_name"; "Notes=" leaves a column out')
     .option('--dry-run', 'compare the file with the server and print what would change; write nothing')
     .option('--prune', 'delete the records of this kind that the file does not name (at most half of them)')
     .option('--force', 'with --prune: delete even when that is more than half of the records')
     .option('--json', 'print the summary as one JSON object')
-    .action(async (file: string, opts: { kind: string; baseUrl?: string; key?: string; encoding: string; dryRun?: boolean; prune?: boolean; force?: boolean; json?: boolean }) => {
+    .action(async (file: string, opts: { kind: string; baseUrl?: string; key?: string; encoding: string; sheet?: string; map?: string; dryRun?: boolean; prune?: boolean; force?: boolean; json?: boolean }) => {
       if (opts.kind !== 'artworks' && opts.kind !== 'events') throw new CliError(`--kind must be artworks or events (got "${opts.kind}")`);
-      const encoding = ENCODING_NAMES[opts.encoding.toLowerCase().replace(/[-_ ]/g, '')];
+      const encoding = encodingNamed(opts.encoding);
       if (!encoding) throw new CliError(`--encoding must be ${ENCODINGS.join(' or ')} (got "${opts.encoding}")`);
+      let map: ColumnMap | undefined;
+      try {
+        map = opts.map === undefined ? undefined : parseColumnMap(opts.map, opts.kind);
+      } catch (error) {
+        if (error instanceof FileProblem) throw stop(error.message);
+        throw error;
+      }
       const baseUrl = opts.baseUrl ?? process.env.ART_CATALOG_URL;
       const key = opts.key ?? process.env.ART_CATALOG_KEY;
       if (!baseUrl) throw new CliError('no service URL: pass --base-url or set ART_CATALOG_URL');
@@ -329,7 +342,10 @@ export function registerPushCommand(program: Command): void {
       const progress = progressReporter();
       let summary: Summary;
       try {
-        summary = await runPush(file, { kind: opts.kind, baseUrl, key, encoding, dryRun: !!opts.dryRun, prune: !!opts.prune, force: !!opts.force }, progress);
+        summary = await runPush(file, {
+          kind: opts.kind, baseUrl, key, encoding, sheet: opts.sheet, ...(map ? { map } : {}),
+          dryRun: !!opts.dryRun, prune: !!opts.prune, force: !!opts.force,
+        }, progress);
       } finally {
         progress.stop();
       }

@@ -1,7 +1,17 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
+import { CliError } from './context.js';
 
 const listeningText = (address: string) => `Art Catalog Service listening on ${address}`;
+
+/**
+ * A port another process holds (a second `npm start`, most often) said in one line with what to do
+ * about it; any other failure to listen is left as it came.
+ */
+function listenFailure(error: unknown, host: string, port: number): unknown {
+  if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') return error;
+  return new CliError(`port ${port} on ${host} is already in use (another art-catalog serve?); stop that process, or choose another port: PORT=${port + 1} npm start`);
+}
 
 /** `serve`: the app plus the process concerns — listening, signals, graceful close. */
 export function registerServeCommand(program: Command): void {
@@ -39,7 +49,11 @@ export function registerServeCommand(program: Command): void {
       // handler yet would kill the process without a graceful close.
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
-      const address = await app.listen({ port: config.port, host: config.host, listenTextResolver: listeningText });
+      const address = await app.listen({ port: config.port, host: config.host, listenTextResolver: listeningText })
+        .catch(async (error: unknown) => {
+          await app.close();
+          throw listenFailure(error, config.host, config.port);
+        });
       // Fastify logged that line at info. The operator, and whoever waits for the URL (PORT=0), needs
       // it at any LOG_LEVEL, so above info it is written by a child logger of its own level.
       if (!logsAt(app.log, 'info')) app.log.child({}, { level: 'info' }).info(listeningText(address));

@@ -10,11 +10,18 @@ import type { Event, EventList, EventPostBody, EventPostResult, EventPutBody } f
 import type { Me } from '../schemas/me.js';
 import type { Profile, ProfilePutBody, ProfileUpdated } from '../schemas/profile.js';
 import type { SyncStatus } from '../schemas/sync.js';
+import type { Image } from '../schemas/images.js';
 import { ApiClientError, NetworkError } from './errors.js';
+import { EtagCache, type EtagCacheOptions } from './etag-cache.js';
 import { DEFAULT_RETRY, shouldRetry, type Decision, type Outcome, type RetryPolicy } from './retry.js';
 
 export { ApiClientError, NetworkError } from './errors.js';
 export { shouldRetry, DEFAULT_RETRY, type RetryPolicy } from './retry.js';
+export { EtagCache, type EtagCacheOptions, type KeptAnswer } from './etag-cache.js';
+
+/** An image's state (decisions §10): every record with an image_url has one; `failed` carries its error line. */
+export type ImageStatusFilter = Static<typeof Image>['status'];
+export type { ImageType as Image } from '../schemas/images.js';
 
 export interface RetryEvent {
   method: string;
@@ -33,6 +40,12 @@ export interface ClientOptions {
   retry?: Partial<RetryPolicy>;
   /** Told before each wait, e.g. to show "rate limited: waiting 2 s". */
   onRetry?: (event: RetryEvent) => void;
+  /**
+   * GET answers kept by URL with their ETag and asked again with If-None-Match: a 304 reuses the
+   * body (no body sent, no rate-limit unit taken). An EtagCache to share or persist, its bounds, or
+   * `false` for none. Default: 1,000 URLs, 16 MB.
+   */
+  etags?: EtagCache | EtagCacheOptions | false;
   /** Replaceable for tests. */
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -51,8 +64,13 @@ export class ArtCatalogClient {
   private readonly policy: RetryPolicy;
   private readonly fetchImpl: typeof fetch;
   private readonly sleep: (ms: number) => Promise<void>;
+  /** The kept GET answers (undefined when the client keeps none). */
+  readonly etags: EtagCache | undefined;
+  /** Answers reused on a 304 since the client was made. */
+  notModified = 0;
 
   constructor(private readonly options: ClientOptions) {
+    this.etags = options.etags === false ? undefined : options.etags instanceof EtagCache ? options.etags : new EtagCache(options.etags);
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.policy = { ...DEFAULT_RETRY, ...options.retry };
     this.fetchImpl = options.fetch ?? fetch;
@@ -63,14 +81,15 @@ export class ArtCatalogClient {
 
   postArtwork = (body: ArtworkPostBody, o?: WriteOptions) => this.request<Static<typeof ArtworkPostResult>>('POST', '/v1/artworks', { body, ...o });
   postArtworks = (items: unknown[], o?: WriteOptions) => this.request<Static<typeof BatchResponse>>('POST', '/v1/artworks/batch', { body: { items }, ...o });
-  listArtworks = (query: { page?: number; after?: number; limit?: number; availability?: string } = {}) => this.request<Static<typeof ArtworkList>>('GET', '/v1/artworks', { query });
+  /** `image_status`: only artworks whose image (the platform's copy of image_url) is pending, ready or failed. */
+  listArtworks = (query: { page?: number; after?: number; limit?: number; availability?: string; image_status?: ImageStatusFilter } = {}) => this.request<Static<typeof ArtworkList>>('GET', '/v1/artworks', { query });
   getArtwork = (id: number) => this.request<Static<typeof Artwork>>('GET', `/v1/artworks/${id}`);
   updateArtwork = (id: number, body: ArtworkPutBody, o?: WriteOptions) => this.request<Static<typeof Artwork>>('PUT', `/v1/artworks/${id}`, { body, ...o });
   deleteArtwork = (id: number, o?: WriteOptions) => this.request<Static<typeof Deleted>>('DELETE', `/v1/artworks/${id}`, o);
 
   postEvent = (body: EventPostBody, o?: WriteOptions) => this.request<Static<typeof EventPostResult>>('POST', '/v1/events', { body, ...o });
   postEvents = (items: unknown[], o?: WriteOptions) => this.request<Static<typeof BatchResponse>>('POST', '/v1/events/batch', { body: { items }, ...o });
-  listEvents = (query: { page?: number; after?: number; limit?: number; upcoming?: boolean; past?: boolean } = {}) => this.request<Static<typeof EventList>>('GET', '/v1/events', { query });
+  listEvents = (query: { page?: number; after?: number; limit?: number; upcoming?: boolean; past?: boolean; image_status?: ImageStatusFilter } = {}) => this.request<Static<typeof EventList>>('GET', '/v1/events', { query });
   getEvent = (id: number) => this.request<Static<typeof Event>>('GET', `/v1/events/${id}`);
   updateEvent = (id: number, body: EventPutBody, o?: WriteOptions) => this.request<Static<typeof Event>>('PUT', `/v1/events/${id}`, { body, ...o });
   deleteEvent = (id: number, o?: WriteOptions) => this.request<Static<typeof Deleted>>('DELETE', `/v1/events/${id}`, o);
@@ -86,7 +105,7 @@ export class ArtCatalogClient {
    * cursor: a page costs the same at any depth, and no record that exists throughout is skipped or
    * repeated. `after` starts past a known id; `limit` is the page size (default 100, the maximum).
    */
-  iterateArtworks = (query: { after?: number; limit?: number; availability?: string } = {}) =>
+  iterateArtworks = (query: { after?: number; limit?: number; availability?: string; image_status?: ImageStatusFilter } = {}) =>
     this.walk((after) => this.listArtworks({ limit: 100, ...query, after }), (page) => page.artworks, query.after);
 
   /** Every event, in id order, by cursor (`upcoming`/`past` cannot be combined with a cursor). */
@@ -119,15 +138,25 @@ export class ArtCatalogClient {
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (method !== 'GET') headers['idempotency-key'] = idempotencyKey ?? randomUUID();
     const payload = body === undefined ? undefined : JSON.stringify(body);
+    const kept = method === 'GET' ? this.etags?.get(url) : undefined;
+    if (kept) headers['if-none-match'] = kept.etag;
     const attempts = { failures: 0, rateLimitWaits: 0 };
     for (;;) {
       let outcome: Outcome;
       let failure: Error;
       try {
         const response = await this.fetchImpl(url, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+        if (response.status === 304 && kept) {
+          this.notModified++;
+          return JSON.parse(kept.body) as T;
+        }
         const text = await response.text();
         const parsed = parseJson(text);
-        if (response.ok) return parsed as T;
+        if (response.ok) {
+          const etag = response.headers.get('etag');
+          if (method === 'GET' && etag && this.etags) this.etags.set(url, { etag, body: text });
+          return parsed as T;
+        }
         const errorBody = parsed as Partial<ErrorBodyType> | undefined;
         failure = new ApiClientError(response.status, errorBody);
         outcome = { kind: 'status', status: response.status, error: errorBody?.error, retryAfterS: errorBody?.retry_after ?? headerSeconds(response.headers.get('retry-after')) };

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -47,6 +47,20 @@ export function dialectOf(url: string): Dialect {
   throw new Error(`DATABASE_URL must start with sqlite: or postgres:// (got "${url.split(':')[0]}:")`);
 }
 
+/**
+ * A new database file is created readable by its owner only (0600, in a folder made 0700): it holds
+ * key hashes and console sessions. SQLite gives its -wal and -shm files the database file's mode.
+ * An existing file keeps the mode the operator gave it.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 /** Opens the database named by a DATABASE_URL (`sqlite:PATH`, `sqlite::memory:` or `postgres://…`). */
 export function connect(url: string, options: ConnectOptions = {}): DatabaseHandle {
   const dialect = dialectOf(url);
@@ -54,7 +68,7 @@ export function connect(url: string, options: ConnectOptions = {}): DatabaseHand
 }
 
 function connectSqlite(path: string, { busyTimeoutMs = 0 }: ConnectOptions): DatabaseHandle {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') createPrivately(path);
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');
   // NORMAL keeps every committed transaction across a process crash; only an OS crash may lose the last ones.

@@ -7,6 +7,8 @@ import { entityStats } from './migrations/003_entity_stats.js';
 import { artworkPositions } from './migrations/004_artwork_positions.js';
 import { externalIdSlugV2 } from './migrations/005_external_id_slug_v2.js';
 import { parallelWrites } from './migrations/006_parallel_writes.js';
+import { images } from './migrations/007_images.js';
+import { consoleUsers } from './migrations/008_console_users.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -20,6 +22,8 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '004_artwork_positions': artworkPositions,
         '005_external_id_slug_v2': externalIdSlugV2(dialect),
         '006_parallel_writes': parallelWrites(dialect),
+        '007_images': images(dialect),
+        '008_console_users': consoleUsers(dialect),
       }),
     },
   });

@@ -17,6 +17,8 @@ export interface EntitiesTable {
   location_city: string | null;
   location_country: string | null;
   paused_at: string | null;
+  /** The highest key tier the entity's console may create (decisions §11); the operator sets it. */
+  plan: Generated<'free' | 'subscriber' | 'partner'>;
   created_at: string;
   updated_at: string;
 }
@@ -132,6 +134,68 @@ export interface EntityStatsTable {
   version: number;
 }
 
+export type Role = 'owner' | 'editor' | 'viewer';
+
+/** A console user (decisions §11); email lower-case and unique platform-wide. */
+export interface UsersTable {
+  id: Generated<number>;
+  entity_id: number;
+  email: string;
+  role: Role;
+  /** Null until the invite is accepted. */
+  password_hash: string | null;
+  /** SHA-256 of the open invite's token; null once used. */
+  invite_hash: string | null;
+  invite_expires_at: string | null;
+  created_at: string;
+}
+
+export interface SessionsTable {
+  /** SHA-256 of the session id; the id itself lives only in the browser's cookie. */
+  id_hash: string;
+  user_id: number;
+  created_at: string;
+  last_seen_at: string;
+}
+
+/** Sign-in failures of one email (known or not), keyed by the SHA-256 of the lower-cased address. */
+export interface LoginFailuresTable {
+  email_hash: string;
+  failures: number;
+  window_start: string;
+  locked_until: string | null;
+}
+
+export type ImageStatus = 'pending' | 'ready' | 'failed';
+
+/** An image URL in use and its job (migration 007). */
+export interface ImagesTable {
+  url: string;
+  status: ImageStatus;
+  /** One line (decisions §10) when failed. */
+  error: string | null;
+  checked_at: string | null;
+  /** SHA-256 of the original's bytes once it was processed (image_originals). */
+  hash: string | null;
+  /** Failures since the last success, the URL's first use or `images retry`. */
+  attempts: number;
+  /** When the job may run next; null: nothing to do. */
+  due_at: string | null;
+  /** The claim of the process working on it, and until when that claim holds. */
+  claim: string | null;
+  locked_until: string | null;
+  created_at: string;
+}
+
+export interface ImageOriginalsTable {
+  hash: string;
+  width: number;
+  height: number;
+  /** JSON array of { name, width, height, format }. */
+  derivatives: string;
+  created_at: string;
+}
+
 export interface Database {
   entities: EntitiesTable;
   api_keys: ApiKeysTable;
@@ -141,6 +205,11 @@ export interface Database {
   changelog: ChangelogTable;
   idempotency_keys: IdempotencyKeysTable;
   entity_stats: EntityStatsTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  login_failures: LoginFailuresTable;
+  images: ImagesTable;
+  image_originals: ImageOriginalsTable;
 }
 
 export type Db = Kysely<Database>;
@@ -150,3 +219,5 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ArtworkRow = Selectable<ArtworksTable>;
 export type EventRow = Selectable<EventsTable>;
 export type ChangelogRow = Selectable<ChangelogTable>;
+export type UserRow = Selectable<UsersTable>;
+export type SessionRow = Selectable<SessionsTable>;

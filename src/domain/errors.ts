@@ -21,7 +21,7 @@ interface CatalogEntry {
 export const ERROR_CATALOG = {
   bad_request: {
     status: 400, message: 'The request is invalid.',
-    description: 'Invalid JSON, a missing, unknown or invalid field, or an invalid query parameter; `details` names each field.',
+    description: 'Invalid JSON, a missing, unknown or invalid field, an invalid query parameter, or a header that may be sent once (`Authorization`, `Idempotency-Key`) sent several times; `details` names each field.',
   },
   unauthorized: {
     status: 401, message: 'A valid API key is required.',
@@ -85,7 +85,7 @@ export const ERROR_CATALOG = {
   },
   service_unavailable: {
     status: 503, message: 'The service is not available right now.',
-    description: 'A dependency (database, Redis) is briefly unavailable, or the server is shutting down: retry after `retry_after` seconds (also in `Retry-After`).',
+    description: 'A dependency (database, Redis) is briefly unavailable, the server is shutting down, or (on list routes) answers not yet read by their clients hold more memory than the server allows: retry after `retry_after` seconds (also in `Retry-After`).',
     headers: ['Retry-After'],
   },
 } as const satisfies Record<string, CatalogEntry>;

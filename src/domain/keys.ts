@@ -13,6 +13,15 @@ export const TIER_SCOPES: Record<Tier, readonly Scope[]> = {
   partner: SCOPES,
 };
 
+/** Tiers from least to most: an entity's plan is the highest tier its console may create (decisions §11). */
+export const tierWithin = (tier: Tier, plan: Tier): boolean => TIER_ORDER.indexOf(tier) <= TIER_ORDER.indexOf(plan);
+const TIER_ORDER: readonly Tier[] = ['free', 'subscriber', 'partner'];
+
+/** How long the old key of a roll keeps working (decisions §2): `key roll --expire-old-in`, the console's choice. */
+export const ROLL_GRACE = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, now: 0 } as const;
+export type RollGrace = keyof typeof ROLL_GRACE;
+export const DEFAULT_ROLL_GRACE: RollGrace = '24h';
+
 /** The pseudo-scope of endpoints open to any read scope (changelog, sync status). */
 export const ANY_READ = 'any read scope';
 export type RequiredScope = Scope | typeof ANY_READ;
@@ -33,6 +42,13 @@ export const hashKey = (key: string): string => createHash('sha256').update(key)
 
 /** The public handle of a key: `ak_live_` plus its next 8 characters. */
 export const keyPrefix = (key: string): string => key.slice(0, KEY_PREFIX.length + 8);
+export const PREFIX_FORMAT = /^ak_live_[A-Za-z0-9]{8}$/;
+
+// A key, whole or cut short, anywhere in a text: its prefix is public, the rest is the secret.
+const KEY_IN_TEXT = /ak_live_([A-Za-z0-9]{8})[A-Za-z0-9]+/g;
+
+/** `text` with every key in it shortened to its prefix and "…", for messages that echo what was typed. */
+export const redactKeys = (text: string): string => text.replace(KEY_IN_TEXT, `${KEY_PREFIX}$1…`);
 
 export function hasScope(granted: readonly string[], required: RequiredScope): boolean {
   if (required === ANY_READ) return granted.some((s) => READ_SCOPES.includes(s as Scope));

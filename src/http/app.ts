@@ -1,11 +1,13 @@
 import { sql } from 'kysely';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from '../config.js';
+import { defaultBaseUrl, type Config } from '../config.js';
 import { connect, type DatabaseHandle } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import type { Db } from '../db/types.js';
 import authPlugin from './plugins/auth.js';
+import compressionPlugin from './plugins/compression.js';
+import conditionalPlugin from './plugins/conditional.js';
 import errorsPlugin from './plugins/errors.js';
 import { OneLinePerRequest, loggerOptions } from './logging.js';
 import idempotencyPlugin, { LEASE_MS, bodyTextHash } from './plugins/idempotency.js';
@@ -14,6 +16,7 @@ import openapiPlugin, { registerOpenapiRoutes } from './plugins/openapi.js';
 import requestIdPlugin, { requestId } from './plugins/request-id.js';
 import securityHeaders from './plugins/security-headers.js';
 import shutdownPlugin from './plugins/shutdown.js';
+import slowReadersPlugin from './plugins/slow-readers.js';
 import unreadBodyPlugin from './plugins/unread-body.js';
 import { DatabaseIdempotencyGuard, RedisIdempotencyGuard, type IdempotencyGuard } from '../coordination/idempotency.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../coordination/rate-limiter.js';
@@ -24,10 +27,17 @@ import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
+import { imageRoutes } from './routes/images.js';
+import { openImageStore, type ImageStore } from '../images/store/index.js';
 import { validatorCompiler } from './validation.js';
 import { clientErrorHandler } from './client-errors.js';
+import { bodyWhereNoneIsTaken, otherMediaType, takesBody } from './no-body.js';
+import { requireSingleHeader } from './single-header.js';
 import { ApiError } from '../domain/errors.js';
 import { webRoutes } from '../web/routes.js';
+import { consolePlugin } from '../console/plugin.js';
+import { ImageWorker, type ImageWorkerOptions } from '../images/worker.js';
+import { publicAddress } from '../images/fetch.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,6 +49,9 @@ declare module 'fastify' {
     config: Config;
     rateLimiter: RateLimiter;
     idempotency: IdempotencyGuard;
+    imageStore: ImageStore;
+    /** This process's share of the image queue; absent with IMAGE_CONCURRENCY=0 (or when a test leaves it out). */
+    imageWorker: ImageWorker | undefined;
   }
 }
 
@@ -49,8 +62,12 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Where the standard logger writes (default stdout); tests capture it to check what is logged. */
   logStream?: NodeJS.WritableStream;
+  /** The image store to use (and leave open on close); by default one is opened from `config.imageStore`. */
+  imageStore?: ImageStore;
   /** Limits on slow clients; the defaults suit production, tests shorten them. */
   timeouts?: Partial<Timeouts>;
+  /** Whether this process works on the image queue (default true); tests may also set the worker's timing. */
+  imageWorker?: boolean | Pick<ImageWorkerOptions, 'pollMs' | 'now' | 'leaseMs'>;
 }
 
 export interface Timeouts {
@@ -70,7 +87,7 @@ export const BODY_LIMIT = 1024 * 1024;
 
 
 /** A ready application: migrated database, every route, no listening socket (`serve` adds that). */
-export async function buildApp({ config, database, logger, logStream, timeouts: custom }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, imageStore, logger, logStream, timeouts: custom, imageWorker = true }: AppOptions): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...custom };
   const handle = database ?? connect(config.databaseUrl, { poolSize: config.pgPoolSize, statementTimeoutMs: config.pgStatementTimeoutMs });
   try {
@@ -120,12 +137,16 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
   app.removeContentTypeParser('application/json');
   app.decorateRequest('bodyHash', null);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // A route that takes no body (DELETE) reads none, whatever Content-Type the client always sends.
+    if (!takesBody(request)) return done(bodyWhereNoneIsTaken(request, body as string), undefined);
     // Only an idempotent request compares bodies; the others skip hashing theirs.
     if (request.headers['idempotency-key'] !== undefined) request.bodyHash = bodyTextHash(body as string);
     void parseJson(request, body as string, done);
   });
+  app.addContentTypeParser('*', (request, _payload, done) => done(otherMediaType(request), undefined));
   app.decorate('db', handle.db);
   app.decorate('config', config);
+  app.decorate('imageStore', imageStore ?? openImageStore(config));
   // With REDIS_URL, counters and in-flight locks are shared by every process; otherwise they are local.
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
   if (redis) {
@@ -139,27 +160,65 @@ export async function buildApp({ config, database, logger, logStream, timeouts: 
   const dependencies: Dependency[] = [{ name: 'database', check: () => sql`select 1`.execute(handle.db) }];
   if (redis) dependencies.push({ name: 'redis', check: () => redis.ping() });
   app.decorate('dependencies', dependencies);
+  // PORT=0: the default base URL of links names the port the system gave. This hook runs as the
+  // socket starts listening, before a request can arrive; readers take the base URL per request.
+  app.addHook('onListen', (done) => {
+    const bound = app.server.address();
+    if (config.publicBaseUrlIsDefault && bound !== null && typeof bound === 'object') config.publicBaseUrl = defaultBaseUrl(config.host, bound.port);
+    done();
+  });
+  const worker = imageWorker && config.imageConcurrency > 0 ? new ImageWorker({
+    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log,
+    leaseMs: config.imageJobLeaseS * 1000,
+    fetch: {
+      maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
+      allowAddress: config.imageFetchAllowPrivate ? () => true : publicAddress,
+    },
+    ...(typeof imageWorker === 'object' ? imageWorker : {}),
+  }) : undefined;
+  app.decorate('imageWorker', worker);
+  app.addHook('onReady', async () => {
+    worker?.start();
+  });
   app.addHook('onClose', async () => {
+    await worker?.close();
     await app.rateLimiter.close();
     // QUIT needs a live connection; a Redis that is down is simply let go.
     await redis?.quit().catch(() => redis.disconnect());
     if (!database) await handle.close();
+    if (!imageStore) await app.imageStore.close();
   });
 
+  // Headers no request may repeat, whatever its route (the keyed ones check Authorization and
+  // Idempotency-Key themselves): a proxy reading the last would disagree with Node, which reads the first.
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      requireSingleHeader(request, 'Host', 'Content-Type');
+    } catch (error) {
+      return done(error as Error);
+    }
+    done();
+  });
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(shutdownPlugin);
   await app.register(unreadBodyPlugin);
+  await app.register(slowReadersPlugin, { sendTimeoutMs: config.sendTimeoutMs, unsentMaxBytes: config.unsentMaxMb * 1024 * 1024 });
   await app.register(securityHeaders);
+  await app.register(compressionPlugin);
   await app.register(openapiPlugin);
   await app.register(healthRoutes);
   await app.register(metricsPlugin);
   await app.register(async (api) => {
     await api.register(authPlugin);
     await api.register(idempotencyPlugin);
+    await api.register(conditionalPlugin);
     for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);
+  await app.register(imageRoutes);
+  // The gallery console (src/console): its own cookies, forms, CSRF and error pages, encapsulated.
+  await app.register(consolePlugin, { prefix: '/console' });
   await registerOpenapiRoutes(app);
   return app;
 }

@@ -1,6 +1,7 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
 import type { AuthContext } from './plugins/auth.js';
+import { clientAddress } from './client-address.js';
 
 /** What the server logs of a request (`duration_ms`, `entity_id` when a key authenticated it). */
 const REQUEST_FIELDS = ['method', 'url', 'status', 'duration_ms', 'entity_id', 'client'];
@@ -77,7 +78,7 @@ export class OneLinePerRequest extends LogController {
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 10) / 10,
       // The client's address: the peer, or the one a trusted proxy forwarded (TRUST_PROXY).
-      client: request.ip,
+      client: clientAddress(request),
       ...(entityId === undefined ? {} : { entity_id: entityId }),
       ...(error ? { err: error } : {}),
     }, 'request completed');

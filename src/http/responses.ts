@@ -22,6 +22,11 @@ export const HEADERS = {
     description: '`<…>; rel="next"`: the next page (the same request with `after` set to `next_after`, or with the next `page`), present when `has_more` is true.',
   },
   Allow: { type: 'string', description: 'The methods the path has, e.g. `GET, HEAD, POST`.' },
+  ETag: {
+    type: 'string',
+    description: 'A strong tag of this answer: send it back as If-None-Match to get 304 (no body, no rate-limit unit) while the entity\'s data is unchanged.',
+  },
+  'Cache-Control': { type: 'string', enum: ['private, no-cache'], description: 'Keep the answer, but revalidate it (If-None-Match) before reusing it.' },
   'WWW-Authenticate': {
     type: 'string',
     description: 'The RFC 6750 challenge: on a 401 `Bearer realm="art-catalog"`, with `error="invalid_token"` when a key was sent but is not valid; on a 403 for a missing scope `error="insufficient_scope"` and `scope="…"`.',
@@ -53,8 +58,8 @@ export function errors(...codes: ErrorCode[]): Record<number, TUnsafe<ErrorBodyT
   }));
 }
 
-/** Every route behind a key can answer these. */
-export const AUTHED: ErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited', 'internal_error', 'service_unavailable'];
+/** Every route behind a key can answer these (400: the Authorization header sent more than once). */
+export const AUTHED: ErrorCode[] = ['bad_request', 'unauthorized', 'forbidden', 'rate_limited', 'internal_error', 'service_unavailable'];
 /** Routes that read a JSON body can also answer these. */
 export const WITH_BODY: ErrorCode[] = ['bad_request', 'payload_too_large', 'unsupported_media_type'];
 /** Writes can answer these about their Idempotency-Key (an invalid one is a 400). */

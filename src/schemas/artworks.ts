@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { RecordImage, imageStatusQuery } from './images.js';
 import {
   CurrencyCode, HttpUrl, Id, LongText, Nullable, Page, ReadOnlyEcho, Ref, StringEnum, Text, Timestamp, cursorQuery, pageQuery,
 } from './common.js';
@@ -34,6 +35,8 @@ const optionalFields = {
 
 const readOnlyFields = {
   id: ReadOnlyEcho(),
+  // The platform's copy of the image (decisions §10): GET returns it, a client may send it back.
+  image: ReadOnlyEcho(),
   source_fingerprint: ReadOnlyEcho(),
   last_synced_at: ReadOnlyEcho(),
   created_at: ReadOnlyEcho(),
@@ -70,8 +73,10 @@ const listedFields = {
   currency: Nullable(Type.String()),
   availability: Nullable(Availability),
   artist_name: Nullable(Type.String()),
-  image_url: Nullable(Type.String()),
+  image_url: Nullable(Type.String({ description: 'Exactly as sent; pages and clients use `image`, the platform\'s copy.' })),
   external_id: Nullable(Type.String()),
+  // Last: the list's JSON comes from the database and gets `image` added after its columns.
+  image: RecordImage,
 };
 
 export const ArtworkListItem = Type.Object(listedFields, { $id: 'ArtworkListItem', description: 'An artwork as a list shows it.' });
@@ -90,7 +95,7 @@ export const Artwork = Type.Object(
   { $id: 'Artwork', description: 'An artwork of the key\'s entity, with every field.' },
 );
 export type ArtworkType = Static<typeof Artwork>;
-export type ArtworkFields = Omit<ArtworkType, 'id' | 'source_fingerprint' | 'last_synced_at' | 'created_at' | 'updated_at'>;
+export type ArtworkFields = Omit<ArtworkType, 'id' | 'image' | 'source_fingerprint' | 'last_synced_at' | 'created_at' | 'updated_at'>;
 
 export const ArtworkPostResult = Type.Object({
   id: Id,
@@ -103,7 +108,7 @@ export const ArtworkPostResult = Type.Object({
 /** The largest `limit` of an artwork list. */
 export const ARTWORK_PAGE_MAX = 100;
 
-export const ArtworkListQuery = Type.Object({ ...pageQuery(50, ARTWORK_PAGE_MAX), ...cursorQuery, availability: Type.Optional(Availability) });
+export const ArtworkListQuery = Type.Object({ ...pageQuery(50, ARTWORK_PAGE_MAX), ...cursorQuery, availability: Type.Optional(Availability), ...imageStatusQuery });
 
 export const ArtworkList = Type.Object(
   { artworks: Type.Array(Ref(ArtworkListItem)), ...Page },

@@ -3,6 +3,11 @@ import { Id, Page, Ref, StringEnum, Timestamp, cursorQuery, pageQuery } from './
 
 /** The largest `limit` of a changelog page. */
 export const CHANGELOG_PAGE_MAX = 1000;
+/**
+ * A changelog page read by cursor ends before this many bytes of entries (after at least one entry):
+ * `limit` is a maximum, and `has_more`/`next_after` say exactly where the next page starts.
+ */
+export const CHANGELOG_PAGE_BYTES = 1024 * 1024;
 
 export const CHANGE_ENTITY_TYPES = ['artwork', 'artist', 'event', 'profile'] as const;
 export const CHANGE_ACTIONS = ['create', 'update', 'delete'] as const;
@@ -26,8 +31,14 @@ export const ChangelogEntry = Type.Object({
 }, { $id: 'ChangelogEntry', description: 'One record changed by one API write.' });
 export type ChangelogEntryType = Static<typeof ChangelogEntry>;
 
+const paging = pageQuery(100, CHANGELOG_PAGE_MAX);
+
 export const ChangelogQuery = Type.Object({
-  ...pageQuery(100, CHANGELOG_PAGE_MAX),
+  ...paging,
+  limit: Type.Integer({
+    minimum: 1, maximum: CHANGELOG_PAGE_MAX, default: 100,
+    description: `Results per page at most, 1 to ${CHANGELOG_PAGE_MAX} (default 100): a page read by cursor (without \`page\`) also ends before about 1 MiB of entries, with \`has_more\` and \`next_after\` exact.`,
+  }),
   ...cursorQuery,
   since: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601; only later changes (exclusive).' })),
 });

@@ -5,6 +5,7 @@ import { ChangelogEntry, ChangelogPage } from './changelog.js';
 import { ErrorBody } from './common.js';
 import { Event, EventList, EventListItem, EventPostResult } from './events.js';
 import { Health, HealthUnavailable, MetricsText } from './operations.js';
+import { Image, ImageBytes } from './images.js';
 import { Me } from './me.js';
 import { Profile, ProfileUpdated } from './profile.js';
 import { SyncStatus } from './sync.js';
@@ -14,10 +15,10 @@ import { SyncStatus } from './sync.js';
  * serializers resolve `Ref`s to them) and emitted as `components.schemas` of the OpenAPI document.
  */
 export const COMPONENTS: readonly TSchema[] = [
-  Artwork, ArtworkListItem, ArtworkList, ArtworkPostResult, Deleted,
+  Image, Artwork, ArtworkListItem, ArtworkList, ArtworkPostResult, Deleted,
   Event, EventListItem, EventList, EventPostResult,
   Profile, ProfileUpdated,
   ChangelogEntry, ChangelogPage, SyncStatus,
   BatchItemResult, BatchResponse,
-  Me, Health, HealthUnavailable, MetricsText, ErrorBody,
+  Me, Health, HealthUnavailable, MetricsText, ImageBytes, ErrorBody,
 ];

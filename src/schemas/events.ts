@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { RecordImage, imageStatusQuery } from './images.js';
 import {
   CountryCode, HttpUrl, Id, IsoDate, LongText, Nullable, Page, QueryBoolean, ReadOnlyEcho, Ref, StringEnum, Text,
   Timestamp, cursorQuery, pageQuery,
@@ -27,6 +28,8 @@ export const EVENT_EXAMPLE = {
 const EventTitle = Type.String({ minLength: 1, description: '1 to 500 characters after trimming; stored trimmed.' });
 const readOnlyFields = {
   id: ReadOnlyEcho(),
+  // The platform's copy of the image (decisions §10): GET returns it, a client may send it back.
+  image: ReadOnlyEcho(),
   slug: ReadOnlyEcho(),
   last_synced_at: ReadOnlyEcho(),
   created_at: ReadOnlyEcho(),
@@ -55,6 +58,7 @@ const listedFields = {
   location_country: Nullable(Type.String()),
   start_date: Nullable(Type.String()),
   end_date: Nullable(Type.String()),
+  image: RecordImage,
 };
 export const EventListItem = Type.Object(listedFields, { $id: 'EventListItem', description: 'An event as a list shows it.' });
 export type EventListItemType = Static<typeof EventListItem>;
@@ -65,7 +69,7 @@ export const Event = Type.Object(
     slug: Type.String(),
     description: Nullable(Type.String()),
     external_url: Nullable(Type.String()),
-    image_url: Nullable(Type.String()),
+    image_url: Nullable(Type.String({ description: 'Exactly as sent; pages and clients use `image`, the platform\'s copy.' })),
     ical_url: Nullable(Type.String()),
     last_synced_at: Timestamp,
     created_at: Timestamp,
@@ -74,7 +78,7 @@ export const Event = Type.Object(
   { $id: 'Event', description: 'An event of the key\'s entity, with every field.' },
 );
 export type EventType = Static<typeof Event>;
-export type EventFields = Omit<EventType, 'id' | 'slug' | 'last_synced_at' | 'created_at' | 'updated_at'>;
+export type EventFields = Omit<EventType, 'id' | 'slug' | 'image' | 'last_synced_at' | 'created_at' | 'updated_at'>;
 
 export const EventPostResult = Type.Object({
   id: Id,
@@ -89,6 +93,7 @@ export const EventListQuery = Type.Object({
   ...cursorQuery,
   upcoming: Type.Optional(QueryBoolean),
   past: Type.Optional(QueryBoolean),
+  ...imageStatusQuery,
 });
 
 export const EventList = Type.Object(

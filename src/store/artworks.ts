@@ -11,9 +11,10 @@ import { columns } from '../db/columns.js';
 import { read, single, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
 import { all, first, type Work } from '../db/work.js';
-import type { ArtworkRow, Database, Db } from '../db/types.js';
+import type { ArtworkRow, Database, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { recordWrite, type Actor, type Change } from './changelog.js';
+import { enqueueClause, imageStatusIs } from './images.js';
 import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
@@ -69,7 +70,7 @@ const insertUnlessMatched = statement(insertNewArtwork);
 interface RecordedCreate extends StatsUpdate { source: string; fieldChanges: string }
 
 /**
- * PostgreSQL: a new artwork with its changelog entry and counts, in one statement, which is a
+ * PostgreSQL: a new artwork with its changelog entry, counts and image job, in one statement, which is a
  * transaction of its own (no BEGIN or COMMIT round trips). When it inserts nothing (a match exists),
  * it has written nothing, and the POST runs the general way.
  */
@@ -78,6 +79,7 @@ const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & Recorde
   entries as (
     insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
     select ${p.entityId}, 'artwork', id, 'create', ${p.source}, ${p.fieldChanges}, ${p.created_at} from inserted),
+  queued as (${enqueueClause(p.image_url, p.created_at, sql`exists (select 1 from inserted)`)}),
   counted as (${upsertStatsSlot(p, sql`exists (select 1 from inserted)`)})
   select id from inserted`));
 
@@ -311,7 +313,7 @@ export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
   });
 }
 
-export async function getArtwork(db: Db, entityId: number, id: number): Promise<ArtworkType> {
+export async function getArtwork(db: Db, entityId: number, id: number): Promise<Omit<ArtworkType, 'image'>> {
   const row = await read(db, () => first(artworkById, { entityId, id }));
   if (!row) throw notFound('Artwork');
   return toArtwork(row);
@@ -319,19 +321,23 @@ export async function getArtwork(db: Db, entityId: number, id: number): Promise<
 
 export interface ArtworkListQuery extends PageRequest {
   availability?: Availability | undefined;
+  imageStatus?: ImageStatus | undefined;
 }
 
 const LISTED = [
   'id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url', 'external_id',
 ] as const;
 
-interface ListParams { entityId: number; availability: Availability | null; offset: number; after: number }
+interface ListParams { entityId: number; availability: Availability | null; imageStatus: ImageStatus | null; offset: number; after: number }
 interface PageRow { json: string; count: number; last_id: number | null; more: number | boolean }
 
-/** The catalog, or one availability of it, in id order. */
-const listedIds = (db: Db, p: Params<ListParams>) => db.selectFrom('artworks').select('id')
-  .where('entity_id', '=', p.entityId)
-  .where((eb) => eb.or([eb(sql`cast(${p.availability} as text)`, 'is', null), eb('availability', '=', p.availability)]));
+/** The catalog, or one availability of it, or the works whose image is in one state, in id order. */
+const listedIds = (db: Db, p: Params<ListParams>, byImage: boolean) => {
+  const ids = db.selectFrom('artworks').select('id')
+    .where('entity_id', '=', p.entityId)
+    .where((eb) => eb.or([eb(sql`cast(${p.availability} as text)`, 'is', null), eb('availability', '=', p.availability)]));
+  return byImage ? ids.where((eb) => imageStatusIs(db, eb, 'artworks', p.imageStatus)) : ids;
+};
 
 /**
  * One statement answers a page: the database renders its items as JSON text (one string instead of
@@ -342,11 +348,11 @@ const listedIds = (db: Db, p: Params<ListParams>) => db.selectFrom('artworks').s
  * depth; `page` skips `offset` ids inside a subquery over that index (only ids are walked, not rows),
  * which grows with the depth. Page sizes are written into the SQL: SQLite re-plans `LIMIT ?` every run.
  */
-function pageStatement(shape: 'after' | 'page') {
+function pageStatement(shape: 'after' | 'page', byImage = false) {
   return statementPerPageSize<ListParams, PageRow, Cost>(ARTWORK_PAGE_MAX, (db, p, limit) => {
     const ids = shape === 'after'
-      ? listedIds(db, p).where('id', '>', p.after).orderBy('id').limit(sql.lit(limit))
-      : listedIds(db, p).orderBy('id').limit(sql.lit(limit)).offset(p.offset);
+      ? listedIds(db, p, byImage).where('id', '>', p.after).orderBy('id').limit(sql.lit(limit))
+      : listedIds(db, p, byImage).orderBy('id').limit(sql.lit(limit)).offset(p.offset);
     const rows = db.selectFrom('artworks').select(LISTED).where('id', 'in', ids).orderBy('id');
     const items = isPostgres(db)
       ? sql<string>`coalesce(json_agg(page order by page.id), '[]')::text`
@@ -356,32 +362,40 @@ function pageStatement(shape: 'after' | 'page') {
     ]);
     return db.selectFrom(page.as('p')).select((eb) => [
       'p.json', 'p.count', 'p.last_id',
-      eb.exists(listedIds(db, p).where('id', '>', eb.ref('p.last_id'))).as('more'),
+      eb.exists(listedIds(db, p, byImage).where('id', '>', eb.ref('p.last_id'))).as('more'),
     ]);
-  }, shape === 'after' ? { cost: 'point' } : { cost: 'scan', inlineWhen: (p) => p.offset <= INLINE_OFFSET_MAX });
+    // Filtered by image state, a page may walk past any number of works: a scan.
+  }, byImage ? { cost: 'scan' } : shape === 'after' ? { cost: 'point' } : { cost: 'scan', inlineWhen: (p) => p.offset <= INLINE_OFFSET_MAX });
 }
 const artworksAfter = pageStatement('after');
 const artworksByPage = pageStatement('page');
+const artworksByImageAfter = pageStatement('after', true);
+const artworksByImagePage = pageStatement('page', true);
+const countByImage = statement((db, p: Params<ListParams>) => listedIds(db, p, true).clearSelect()
+  .select((eb) => eb.fn.countAll<number>().as('n')), { cost: 'scan' });
 
 /** A page of the catalog in id order as a JSON array of list items (ArtworkListItem). */
 export function listArtworks(db: Db, entityId: number, query: ArtworkListQuery): Promise<ListedPage & { json: string }> {
   return read(db, function* () {
-    const { limit, availability = null } = query;
-    const params = { entityId, availability, offset: 0, after: 0 };
+    const { limit, availability = null, imageStatus = null } = query;
+    const params = { entityId, availability, imageStatus, offset: 0, after: 0 };
+    const [after, byPage] = imageStatus ? [artworksByImageAfter, artworksByImagePage] : [artworksAfter, artworksByPage];
     const [row] = query.after !== undefined
-      ? yield* all(artworksAfter(limit), { ...params, after: query.after })
-      : yield* all(artworksByPage(limit), { ...params, offset: pageOffset(query.page ?? 1, limit) });
-    const stats = yield* statsOf(entityId);
+      ? yield* all(after(limit), { ...params, after: query.after })
+      : yield* all(byPage(limit), { ...params, offset: pageOffset(query.page ?? 1, limit) });
+    const total = imageStatus
+      ? Number((yield* first(countByImage, params))?.n ?? 0)
+      : (yield* statsOf(entityId))[availability ?? 'artworks'];
     return {
       json: row?.json ?? '[]',
-      total: stats[availability ?? 'artworks'],
+      total,
       hasMore: Boolean(row?.more),
       nextAfter: row?.last_id ?? null,
     };
   });
 }
 
-export function toArtwork(row: ArtworkRow): ArtworkType {
+export function toArtwork(row: ArtworkRow): Omit<ArtworkType, 'image'> {
   const { entity_id, artist_id, artist_linked_at, fingerprint_version, ...artwork } = row;
   return artwork;
 }

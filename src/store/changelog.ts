@@ -1,4 +1,4 @@
-import { CHANGELOG_PAGE_MAX, type ChangeAction, type ChangeEntityType, type ChangelogEntryType } from '../schemas/changelog.js';
+import { CHANGELOG_PAGE_MAX, type ChangeAction, type ChangeEntityType } from '../schemas/changelog.js';
 import type { FieldChanges } from '../domain/diff.js';
 import { sql, type Insertable, type SelectQueryBuilder } from 'kysely';
 import { columns } from '../db/columns.js';
@@ -9,6 +9,7 @@ import { all, first, type Work } from '../db/work.js';
 import { applyStats, statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import type { ListedPage, PageRequest } from './pages.js';
 import { INLINE_OFFSET_MAX, isPostgres, pageOffset, rawQuery } from './sql.js';
+import { imagesWritten } from './images.js';
 
 /** Who writes: the entity the key is bound to and the changelog `source` of the key. */
 export interface Actor {
@@ -50,10 +51,12 @@ const recordChanges = statement((db, p: Params<RecordedWrite>) => rawQuery(db, s
   ${upsertStatsSlot(p)}`));
 
 /**
- * Records writes: their changelog entries and the entity's counts, in the writes' own transaction, so
- * both commit or roll back with the writes themselves. A batch records all its items at once.
+ * Records writes: their changelog entries, the entity's counts and their image jobs, in the writes'
+ * own transaction, so all commit or roll back with the writes themselves. A batch records all its items at once.
  */
 export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], delta: StatsDelta | readonly StatsDelta[], at: string): Work<void> {
+  // An image_url set, changed or let go queues or releases its image job in this same transaction.
+  yield* imagesWritten(db, changes, at);
   const update = statsUpdate(actor.entityId, Array.isArray(delta) ? delta : [delta as StatsDelta], at);
   update.changelog = changes.length;
   if (isPostgres(db)) {
@@ -83,7 +86,18 @@ export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], d
 export interface ChangelogQuery extends PageRequest {
   /** Exclusive lower bound, canonical ISO string. */
   since?: string | undefined;
+  /**
+   * A page read by cursor (no `page`) ends before this many bytes of entries, after at least one, with
+   * `has_more` and `next_after` exact; a numbered page cannot be cut (its successor is an offset).
+   */
+  maxBytes?: number | undefined;
 }
+
+/**
+ * Entries are read and written this many at a time: ~100 KB of typical large entries, ~2 MB at the very
+ * most (two 20,000-character texts each). 16 made the worst turn ~45 ms with 20 cursor readers, 8 ~35.
+ */
+const CHANGES_CHUNK = 8;
 
 interface ChangesParams { ownerId: number; since: string; after: number; offset: number }
 
@@ -94,34 +108,50 @@ interface ChangesParams { ownerId: number; since: string; after: number; offset:
  * `after` ranges over the (owner_id, id) index: the same cost at any depth, `since` a filter on the
  * entries read. `page` skips ids (never whole entries); with `since` it ranges over (owner_id,
  * created_at) and sorts the window's ids, so its cost is the window's, like the count of its total.
- * On SQLite a unary `+` takes a column out of the planner's index choice, which has no statistics.
  */
 function pageIds(db: Db, p: Params<ChangesParams>, shape: 'after' | 'page', since: boolean, limit: number) {
-  const hint = (column: 'id' | 'created_at') => (isPostgres(db) ? sql.ref(column) : sql`+${sql.ref(column)}`);
   let ids = final(db, db.selectFrom('changelog').select('id').where('owner_id', '=', p.ownerId));
   if (shape === 'after') {
-    if (since) ids = ids.where(hint('created_at'), '>', p.since);
+    if (since) ids = ids.where(unindexed(db, 'created_at'), '>', p.since);
     return ids.where('id', '>', p.after).orderBy('id').limit(sql.lit(limit));
   }
   if (!since) return ids.orderBy('id').limit(sql.lit(limit)).offset(p.offset);
-  return ids.where('created_at', '>', p.since).orderBy(hint('id')).limit(sql.lit(limit)).offset(p.offset);
+  return ids.where('created_at', '>', p.since).orderBy(unindexed(db, 'id')).limit(sql.lit(limit)).offset(p.offset);
 }
 
+/** On SQLite a unary `+` takes a column out of the planner's index choice, which has no statistics. */
+const unindexed = (db: Db, column: 'id' | 'created_at') => (isPostgres(db) ? sql.ref(column) : sql`+${sql.ref(column)}`);
+
 /**
- * Which pages cost what: `after` alone ranges over the (owner_id, id) index (a point statement);
- * with `since` it filters the entries it walks, and `page` skips or sorts a window — scans, which run
- * on SQLite's reader thread unless the skip is shallow.
+ * A cursor page's ids and the bytes of their entries' stored text (`octet_length` reads the column's
+ * header, not its text, on both dialects): the page is cut from these before any entry is read.
+ * `after` alone ranges over the (owner_id, id) index (a point statement); with `since` it filters the
+ * entries it walks, a scan, which runs on SQLite's reader thread.
  */
-const changesStatement = (shape: 'after' | 'page', since: boolean) =>
-  statementPerPageSize<ChangesParams, ChangelogRow, Cost>(CHANGELOG_PAGE_MAX + 1, (db, p, limit) =>
-    db.selectFrom('changelog').selectAll().where('id', 'in', pageIds(db, p, shape, since, limit)).orderBy('id'),
-  shape === 'after' && !since ? { cost: 'point' }
-    : shape === 'page' && !since ? { cost: 'scan', inlineWhen: (p) => p.offset <= INLINE_OFFSET_MAX }
-      : { cost: 'scan' });
-const changesAfter = changesStatement('after', false);
-const changesAfterSince = changesStatement('after', true);
-const changesByPage = changesStatement('page', false);
-const changesByPageSince = changesStatement('page', true);
+const sizesAfter = (since: boolean) => statementPerPageSize<ChangesParams, { id: number; bytes: number }, Cost>(CHANGELOG_PAGE_MAX + 1,
+  (db, p, limit) => pageIds(db, p, 'after', since, limit)
+    .select(sql<number>`octet_length(field_changes) + octet_length(source)`.as('bytes')),
+  since ? { cost: 'scan' } : { cost: 'point' });
+const sizesAfterAlone = sizesAfter(false);
+const sizesAfterSince = sizesAfter(true);
+
+/**
+ * A numbered page's ids: `page` skips or sorts a window, a scan (on SQLite's reader thread unless the
+ * skip is shallow). Its entries are then read a chunk at a time between its first and last id.
+ */
+const idsByPage = (since: boolean) => statementPerPageSize<ChangesParams, { id: number }, Cost>(CHANGELOG_PAGE_MAX + 1,
+  (db, p, limit) => pageIds(db, p, 'page', since, limit),
+  since ? { cost: 'scan' } : { cost: 'scan', inlineWhen: (p) => p.offset <= INLINE_OFFSET_MAX });
+const idsByPageAlone = idsByPage(false);
+const idsByPageSince = idsByPage(true);
+
+/** Entries up to a page's last id (all final: the page's ids were): a range of the (owner_id, id) index. */
+const changesThrough = (since: boolean) => statement((db, p: Params<{ ownerId: number; after: number; through: number; since: string }>) => {
+  const range = db.selectFrom('changelog').selectAll().where('owner_id', '=', p.ownerId).where('id', '>', p.after).where('id', '<=', p.through);
+  return (since ? range.where(unindexed(db, 'created_at'), '>', p.since) : range).orderBy('id').limit(sql.lit(CHANGES_CHUNK));
+});
+const changesThroughAlone = changesThrough(false);
+const changesThroughSince = changesThrough(true);
 
 /**
  * Only a `since` window is counted (the whole changelog's size is kept in entity_stats). A poller's
@@ -168,37 +198,77 @@ const pendingAfter = statement((db, p: Params<{ ownerId: number; after: number }
 const PENDING_WAIT_MS = 250;
 const PENDING_POLL_MS = 2;
 
-export async function listChanges(db: Db, ownerId: number, query: ChangelogQuery): Promise<ListedPage & { changes: ChangelogEntryType[] }> {
+/** A page of the changelog: what the answer says of it, and its entries, a chunk at a time. */
+export interface ChangesPage extends ListedPage {
+  /** The entries as stored (`field_changes` is the JSON text the API sends), in id order. */
+  chunks: () => AsyncGenerator<ChangelogRow[]>;
+}
+
+/** `final` is false when entries not final yet may still join the page (PostgreSQL) without a new data version. */
+export async function listChanges(db: Db, ownerId: number, query: ChangelogQuery): Promise<ChangesPage & { final: boolean }> {
   for (const started = Date.now(); ;) {
-    const { pending, ...page } = await read(db, () => changesPage(db, ownerId, query));
-    if (!pending || Date.now() - started >= PENDING_WAIT_MS) return page;
+    const { pending, ...page } = await read(db, () => (query.page === undefined ? cursorPage(db, ownerId, query) : numberedPage(db, ownerId, query)));
+    if (!pending || Date.now() - started >= PENDING_WAIT_MS) return { ...page, final: !pending };
     await new Promise((resolve) => setTimeout(resolve, PENDING_POLL_MS));
   }
 }
 
-function* changesPage(db: Db, ownerId: number, { page, after, limit, since }: ChangelogQuery): Work<ListedPage & { changes: ChangelogEntryType[]; pending: boolean }, Cost> {
-  const params = { ownerId, since: since ?? '', after: after ?? 0, offset: pageOffset(page ?? 1, limit) };
-  const statement = after !== undefined
-    ? (since === undefined ? changesAfter : changesAfterSince)
-    : (since === undefined ? changesByPage : changesByPageSince);
-  const rows = yield* all(statement(limit + 1), params);
-  const hasMore = rows.length > limit;
-  const changes = rows.slice(0, limit).map(toChangelogEntry);
-  const last = changes.at(-1)?.id ?? null;
-  // A full page is followed by another poll anyway; only the tail waits for entries to become final.
-  const pending = isPostgres(db) && !hasMore && Boolean((yield* first(pendingAfter, { ownerId, after: last ?? params.after }))?.pending);
-  const total = since === undefined ? (yield* statsOf(ownerId)).changelog : yield* sinceTotal(ownerId, since);
-  return { changes, total, hasMore, nextAfter: last, pending };
+type PageWork = Work<ChangesPage & { pending: boolean }, Cost>;
+
+/**
+ * A page by cursor (`after`, or from the start): up to `limit` entries, and fewer when the next would
+ * take the page past `maxBytes` — decided from the entries' sizes alone, so `has_more` and `next_after`
+ * are exact before a byte is sent, and `next_after` continues right after the last entry kept. The
+ * entries themselves are then read a chunk at a time as the answer is written.
+ */
+function* cursorPage(db: Db, ownerId: number, { after = 0, limit, since, maxBytes = Infinity }: ChangelogQuery): PageWork {
+  const sizes = yield* all((since === undefined ? sizesAfterAlone : sizesAfterSince)(limit + 1), { ownerId, since: since ?? '', after, offset: 0 });
+  let kept = 0;
+  for (let bytes = 0; kept < Math.min(limit, sizes.length); kept += 1) {
+    bytes += Number(sizes[kept]!.bytes) + ENTRY_OVERHEAD_BYTES;
+    if (kept > 0 && bytes > maxBytes) break;
+  }
+  const lastId = kept === 0 ? undefined : sizes[kept - 1]!.id;
+  return yield* finish(db, ownerId, since, lastId, sizes.length > kept, after, entriesThrough(db, ownerId, since, after, lastId));
 }
 
-function toChangelogEntry(row: ChangelogRow): ChangelogEntryType {
-  return {
-    id: Number(row.id),
-    entity_type: row.entity_type,
-    entity_id: row.record_id,
-    action: row.action,
-    source: row.source,
-    field_changes: JSON.parse(row.field_changes) as FieldChanges,
-    created_at: row.created_at,
+/** A numbered page: its ids first (at most `limit` + 1 integers), never cut by bytes (its successor is an offset). */
+function* numberedPage(db: Db, ownerId: number, { page = 1, limit, since }: ChangelogQuery): PageWork {
+  const ids = yield* all((since === undefined ? idsByPageAlone : idsByPageSince)(limit + 1),
+    { ownerId, since: since ?? '', after: 0, offset: pageOffset(page, limit) });
+  const hasMore = ids.length > limit;
+  const lastId = ids.at(Math.min(limit, ids.length) - 1)?.id;
+  const before = ids.length === 0 ? 0 : Number(ids[0]!.id) - 1;
+  return yield* finish(db, ownerId, since, lastId, hasMore, 0, entriesThrough(db, ownerId, since, before, lastId));
+}
+
+/**
+ * The entries after id `after` up to `through`, read a chunk at a time as they are asked for, so a
+ * page is never held whole. Entries are never changed once final (the page's ids were), so the chunks
+ * are the page its ids named.
+ */
+function entriesThrough(db: Db, ownerId: number, since: string | undefined, after: number, through: number | undefined) {
+  return async function* (): AsyncGenerator<ChangelogRow[]> {
+    if (through === undefined) return;
+    const range = { ownerId, after, through: Number(through), since: since ?? '' };
+    for (;;) {
+      const chunk = await read(db, () => all(since === undefined ? changesThroughAlone : changesThroughSince, range));
+      if (chunk.length > 0) yield chunk;
+      if (chunk.length < CHANGES_CHUNK) return;
+      range.after = Number(chunk.at(-1)!.id);
+    }
   };
 }
+
+/** What every page adds: its total, and whether entries it could see are still becoming final. */
+function* finish(db: Db, ownerId: number, since: string | undefined, last: number | undefined, hasMore: boolean, after: number,
+  chunks: () => AsyncGenerator<ChangelogRow[]>): PageWork {
+  const nextAfter = last === undefined ? null : Number(last);
+  // A full page is followed by another poll anyway; only the tail waits for entries to become final.
+  const pending = isPostgres(db) && !hasMore && Boolean((yield* first(pendingAfter, { ownerId, after: nextAfter ?? after }))?.pending);
+  const total = since === undefined ? (yield* statsOf(ownerId)).changelog : yield* sinceTotal(ownerId, since);
+  return { total, hasMore, nextAfter, pending, chunks };
+}
+
+/** About the bytes an entry takes in an answer besides its stored `field_changes` and `source`. */
+const ENTRY_OVERHEAD_BYTES = 160;

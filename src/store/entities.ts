@@ -3,6 +3,7 @@ import { fieldChanges } from '../domain/diff.js';
 import { notFound } from '../domain/errors.js';
 import { PROFILE_WRITABLE_FIELDS, type ProfilePatch } from '../domain/profile.js';
 import { slugify } from '../domain/slug.js';
+import type { Tier } from '../domain/keys.js';
 import type { EntityKind, ProfileType } from '../schemas/profile.js';
 import { columns } from '../db/columns.js';
 import { read, transaction } from '../db/run.js';
@@ -63,12 +64,14 @@ export const findEntity = (db: Db, id: number): Promise<EntityRow | undefined> =
 
 export interface EntityChanges {
   name?: string | undefined;
+  /** The highest key tier the entity's console may create (decisions §11). */
+  plan?: Tier | undefined;
   city?: string | undefined;
   country?: string | undefined;
 }
 
 const saveEntity = statement((db, p: Params<EntityRow>) => db.updateTable('entities')
-  .set(columns(p, ['name', 'location_city', 'location_country', 'paused_at', 'updated_at'])).where('id', '=', p.id).returningAll());
+  .set(columns(p, ['name', 'location_city', 'location_country', 'plan', 'paused_at', 'updated_at'])).where('id', '=', p.id).returningAll());
 
 /** Changes an entity's row as `change` says, or 404. */
 function changeEntity(db: Db, id: number, change: (row: EntityRow, at: string) => EntityRow): Promise<EntityRow> {
@@ -90,6 +93,7 @@ export const updateEntity = (db: Db, id: number, changes: EntityChanges): Promis
   ...(changes.name !== undefined ? { name: changes.name } : {}),
   ...(changes.city !== undefined ? { location_city: changes.city || null } : {}),
   ...(changes.country !== undefined ? { location_country: changes.country || null } : {}),
+  ...(changes.plan !== undefined ? { plan: changes.plan } : {}),
   updated_at: at,
 }));
 

@@ -10,7 +10,8 @@ import { columns } from '../db/columns.js';
 import { read, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Params } from '../db/statement.js';
 import { all, first, type Work } from '../db/work.js';
-import type { Db, EventRow } from '../db/types.js';
+import type { Db, EventRow, ImageStatus } from '../db/types.js';
+import { imageStatusIs } from './images.js';
 import { recordWrite, type Actor } from './changelog.js';
 import type { ListedPage, PageRequest } from './pages.js';
 import { statsOf } from './stats.js';
@@ -116,7 +117,7 @@ export async function updateEvent(db: Db, actor: Actor, id: number, patch: Event
   }
 }
 
-export async function getEvent(db: Db, entityId: number, id: number): Promise<EventType> {
+export async function getEvent(db: Db, entityId: number, id: number): Promise<Omit<EventType, 'image'>> {
   const row = await read(db, () => first(eventById, { entityId, id }));
   if (!row) throw notFound('Event');
   return toEvent(row);
@@ -126,23 +127,31 @@ export interface EventListQuery extends PageRequest {
   /** upcoming: ends today (UTC) or later; past: ended before today. Undated events are in neither. */
   when?: 'upcoming' | 'past' | undefined;
   today: string;
+  imageStatus?: ImageStatus | undefined;
 }
 
-const LISTED = ['id', 'title', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date'] as const;
+export type EventListRow = Omit<EventListItemType, 'image'> & { image_url: string | null };
+
+const LISTED = ['id', 'title', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date', 'image_url'] as const;
 const EVENT_PAGE_MAX = 100;
 
-const eventsAfter = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: Params<{ entityId: number; after: number }>, limit) =>
-  db.selectFrom('events').select(LISTED).where('entity_id', '=', p.entityId).where('id', '>', p.after).orderBy('id').limit(sql.lit(limit)));
+type ByImage = { imageStatus: ImageStatus | null };
+const entityEvents = (db: Db, p: Params<{ entityId: number } & ByImage>) => db.selectFrom('events')
+  .where('entity_id', '=', p.entityId).where((eb) => imageStatusIs(db, eb, 'events', p.imageStatus));
 
-const eventsByPage = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: Params<{ entityId: number; offset: number }>, limit) =>
-  db.selectFrom('events').select(LISTED).where('entity_id', '=', p.entityId).orderBy('id').limit(sql.lit(limit)).offset(p.offset),
+const eventsAfter = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: Params<{ entityId: number; after: number } & ByImage>, limit) =>
+  entityEvents(db, p).select(LISTED).where('id', '>', p.after).orderBy('id').limit(sql.lit(limit)));
+
+const eventsByPage = statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: Params<{ entityId: number; offset: number } & ByImage>, limit) =>
+  entityEvents(db, p).select(LISTED).orderBy('id').limit(sql.lit(limit)).offset(p.offset),
 { cost: 'scan', inlineWhen: (p) => p.offset <= INLINE_OFFSET_MAX });
 
-const dated = (db: Db, p: Params<{ entityId: number; today: string }>, when: 'upcoming' | 'past') => db.selectFrom('events')
-  .where('entity_id', '=', p.entityId)
+const dated = (db: Db, p: Params<{ entityId: number; today: string } & ByImage>, when: 'upcoming' | 'past') => entityEvents(db, p)
   .where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), when === 'upcoming' ? '>=' : '<', p.today));
+const imageCount = statement((db, p: Params<{ entityId: number } & ByImage>) =>
+  entityEvents(db, p).select((eb) => eb.fn.countAll<number>().as('n')), { cost: 'scan' });
 
-const datedPage = (when: 'upcoming' | 'past') => statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: Params<{ entityId: number; today: string; offset: number }>, limit) => {
+const datedPage = (when: 'upcoming' | 'past') => statementPerPageSize(EVENT_PAGE_MAX + 1, (db, p: Params<{ entityId: number; today: string; offset: number } & ByImage>, limit) => {
   const query = dated(db, p, when).select(LISTED);
   const ordered = when === 'upcoming' ? query.orderBy('start_date', 'asc').orderBy('id') : query.orderBy('start_date', 'desc').orderBy('id', 'desc');
   return ordered.limit(sql.lit(limit)).offset(p.offset);
@@ -150,7 +159,7 @@ const datedPage = (when: 'upcoming' | 'past') => statementPerPageSize(EVENT_PAGE
 const upcomingPage = datedPage('upcoming');
 const pastPage = datedPage('past');
 // An entity's dated events are counted (they are few next to artworks); all events are a kept count.
-const datedCount = (when: 'upcoming' | 'past') => statement((db, p: Params<{ entityId: number; today: string }>) =>
+const datedCount = (when: 'upcoming' | 'past') => statement((db, p: Params<{ entityId: number; today: string } & ByImage>) =>
   dated(db, p, when).select((eb) => eb.fn.countAll<number>().as('n')), { cost: 'scan' });
 const upcomingCount = datedCount('upcoming');
 const pastCount = datedCount('past');
@@ -159,21 +168,22 @@ const pastCount = datedCount('past');
  * A page of events: by id (`page` or `after`), or upcoming (by start date) or past (by start date
  * descending) by `page`. One row more than the page tells whether another follows.
  */
-export function listEvents(db: Db, entityId: number, { page, after, limit, when, today }: EventListQuery): Promise<ListedPage & { events: EventListItemType[] }> {
+export function listEvents(db: Db, entityId: number, { page, after, limit, when, today, imageStatus: status }: EventListQuery): Promise<ListedPage & { events: EventListRow[] }> {
+  const imageStatus = status ?? null;
   return read(db, function* () {
     const offset = pageOffset(page ?? 1, limit);
-    const rows = when ? yield* all((when === 'upcoming' ? upcomingPage : pastPage)(limit + 1), { entityId, today, offset })
-      : after !== undefined ? yield* all(eventsAfter(limit + 1), { entityId, after })
-        : yield* all(eventsByPage(limit + 1), { entityId, offset });
+    const rows = when ? yield* all((when === 'upcoming' ? upcomingPage : pastPage)(limit + 1), { entityId, today, offset, imageStatus })
+      : after !== undefined ? yield* all(eventsAfter(limit + 1), { entityId, after, imageStatus })
+        : yield* all(eventsByPage(limit + 1), { entityId, offset, imageStatus });
     const total = when
-      ? Number((yield* first(when === 'upcoming' ? upcomingCount : pastCount, { entityId, today }))?.n ?? 0)
-      : (yield* statsOf(entityId)).events;
+      ? Number((yield* first(when === 'upcoming' ? upcomingCount : pastCount, { entityId, today, imageStatus }))?.n ?? 0)
+      : imageStatus ? Number((yield* first(imageCount, { entityId, imageStatus }))?.n ?? 0) : (yield* statsOf(entityId)).events;
     const events = rows.slice(0, limit);
     return { events, total, hasMore: rows.length > limit, nextAfter: events.at(-1)?.id ?? null };
   });
 }
 
-export function toEvent(row: EventRow): EventType {
+export function toEvent(row: EventRow): Omit<EventType, 'image'> {
   const { entity_id, ...event } = row;
   return event;
 }

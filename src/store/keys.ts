@@ -75,3 +75,40 @@ export function touchKey(db: Db, id: number, at: string): Promise<void> {
 }
 
 export const keyScopes = (row: ApiKeyRow): Scope[] => (row.scopes === '' ? [] : (row.scopes.split(' ') as Scope[]));
+
+const liveKeyByPrefix = statement((db, p: Params<{ prefix: string }>) => db.selectFrom('api_keys').selectAll().where('prefix', '=', p.prefix));
+const expireKey = statement((db, p: Params<{ id: number; at: string }>) => db.updateTable('api_keys').set({ expires_at: p.at }).where('id', '=', p.id));
+
+/** A key that still works: not revoked and not expired. */
+export const isLive = (row: ApiKeyRow, now = Date.now()): boolean => !row.revoked_at && !(row.expires_at && Date.parse(row.expires_at) <= now);
+
+/**
+ * Rolls a key (decisions §2): a new key with the same entity, tier and scopes, while the old one
+ * expires at `oldExpiresAt` (or earlier, if it was to expire sooner). Undefined when no live key has
+ * the prefix, or when `entityId` is given and the key is another entity's.
+ */
+export async function rollKey(db: Db, prefix: string, oldExpiresAt: string, entityId?: number): Promise<{ key: string; row: ApiKeyRow; old: ApiKeyRow } | undefined> {
+  const rolled = await transaction(db, function* () {
+    const old = yield* first(liveKeyByPrefix, { prefix });
+    if (!old || !isLive(old) || (entityId !== undefined && old.entity_id !== entityId)) return undefined;
+    for (;;) {
+      const key = generateKey();
+      const row = yield* first(insertKey, {
+        entity_id: old.entity_id, prefix: keyPrefix(key), key_hash: hashKey(key), tier: old.tier, scopes: old.scopes,
+        expires_at: null, revoked_at: null, created_at: nowIso(), last_used_at: null,
+      });
+      if (!row) continue;
+      const expiresAt = old.expires_at && old.expires_at < oldExpiresAt ? old.expires_at : oldExpiresAt;
+      yield* first(expireKey, { id: old.id, at: expiresAt });
+      return { key, row, old: { ...old, expires_at: expiresAt } };
+    }
+  });
+  if (rolled) invalidations.emit('key-changed', prefix);
+  return rolled;
+}
+
+/** The key with this prefix among an entity's keys (any state). */
+export async function findEntityKey(db: Db, entityId: number, prefix: string): Promise<ApiKeyRow | undefined> {
+  const row = await read(db, () => first(liveKeyByPrefix, { prefix }));
+  return row?.entity_id === entityId ? row : undefined;
+}

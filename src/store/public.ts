@@ -14,7 +14,8 @@ export interface PublicEntity {
   entity: EntityRow;
   /**
    * Changes with every committed write of the entity in any process: the changelog count (every API
-   * write adds entries and bumps it in its transaction) and the row's `updated_at` (operator edits).
+   * write adds entries and bumps it in its transaction), the stats' versions (which an image's state
+   * change also bumps, store/images.ts) and the row's `updated_at` (operator edits).
    */
   version: string;
   /** How many artworks the entity shows (its pages and sitemap parts past the end do not exist). */
@@ -27,6 +28,8 @@ const entityWithChanges = statement((db, p: Params<{ slug: string }>) => db.sele
     eb.selectFrom('entity_stats').whereRef('entity_stats.entity_id', '=', 'entities.id')
       .select((s) => s.fn.sum<number | string>('changelog').as('changes')).as('changes'),
     eb.selectFrom('entity_stats').whereRef('entity_stats.entity_id', '=', 'entities.id')
+      .select((s) => s.fn.sum<number | string>('version').as('versions')).as('versions'),
+    eb.selectFrom('entity_stats').whereRef('entity_stats.entity_id', '=', 'entities.id')
       .select((s) => s.fn.sum<number | string>('artworks').as('artworks')).as('artwork_count'),
   ])
   .where('slug', '=', p.slug));
@@ -36,8 +39,8 @@ export function publicEntity(db: Db, slug: string): Promise<PublicEntity | undef
   return read(db, function* () {
     const row = yield* first(entityWithChanges, { slug });
     if (!row || row.paused_at) return undefined;
-    const { changes, artwork_count, ...entity } = row;
-    return { entity, version: `${Number(changes ?? 0)}.${Date.parse(entity.updated_at)}`, artworks: Number(artwork_count ?? 0) };
+    const { changes, versions, artwork_count, ...entity } = row;
+    return { entity, version: `${Number(changes ?? 0)}.${Number(versions ?? 0)}.${Date.parse(entity.updated_at)}`, artworks: Number(artwork_count ?? 0) };
   });
 }
 

@@ -4,6 +4,7 @@ import { statement, type Params } from '../db/statement.js';
 import type { Db } from '../db/types.js';
 import { first } from '../db/work.js';
 import { statsOf } from './stats.js';
+import { imageCountsWork } from './images.js';
 
 // Distinct artists walk the entity's (entity_id, artist_id) index entries: a scan, off the event loop.
 const distinctArtists = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('artworks')
@@ -18,6 +19,7 @@ export function syncStatus(db: Db, entityId: number): Promise<SyncStatusType> {
       artworks: { last_synced: stats.artworks_synced_at, count: stats.artworks },
       artists: { last_synced: stats.artists_synced_at, count: Number(artists?.n ?? 0) },
       events: { last_synced: stats.events_synced_at, count: stats.events },
+      images: yield* imageCountsWork(entityId),
     };
   });
 }

@@ -30,6 +30,7 @@ h3 { font-size: var(--step-0); line-height: 1.3; }
 /* Every picture is cropped to one shape, so grids line up whatever the originals are. */
 .image, .artwork-image, .hero { aspect-ratio: 4 / 3; background: var(--well); display: flex; align-items: center; justify-content: center; color: var(--muted); font-size: var(--step--1); overflow: hidden; }
 .image img, .artwork-image img, .hero img { width: 100%; height: 100%; object-fit: cover; display: block; }
+.image picture, .artwork-image picture, .hero picture { display: contents; }
 .hero { max-width: 48rem; border-radius: 8px; margin: 1rem 0; }
 .artwork-image { border-radius: 8px; }
 .card .body { padding: 0.8rem 1rem 1rem; }

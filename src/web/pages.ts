@@ -6,6 +6,10 @@ import {
 } from './format.js';
 import { guessLanguage } from './language.js';
 import { artworkData, eventData, eventNode, profileData } from './structured-data.js';
+import type { ImageView } from '../images/present.js';
+
+/** A record as its page shows it: with the platform's copy of its image (never the gallery's URL). */
+export type Shown<T> = T & { image: ImageView | null };
 
 export interface ProfileView {
   entity: EntityRow;
@@ -13,7 +17,7 @@ export interface ProfileView {
   total: number;
   page: number;
   pageSize: number;
-  upcoming: EventRow[];
+  upcoming: Array<Shown<EventRow>>;
   past: EventRow[];
   /** PUBLIC_BASE_URL: canonical links and structured data are absolute. */
   baseUrl: string;
@@ -40,19 +44,47 @@ const byArtist = (a: { title: string; artist_name: string | null }) => `${a.titl
 const shownPrice = (a: Pick<ArtworkListItemType, 'availability' | 'price' | 'currency'>) =>
   (a.availability === 'sold' ? null : formatPrice(a.price, a.currency));
 
-/** An image cropped to the grid's shape, or a placeholder of the same shape. */
-function picture(url: string | null, alt: string, className: string, lazy = true): Html {
-  const src = safeHref(url);
-  return src
-    ? html`<div class="${className}"><img src="${src}" alt="${alt}"${lazy ? html` loading="lazy"` : ''} decoding="async"></div>`
-    : html`<div class="${className} placeholder" role="img" aria-label="No image">No image</div>`;
+/** What a layout's image slot is wide, for the browser to choose a copy from the srcsets. */
+const SIZES = {
+  image: '(min-width: 60rem) 18rem, (min-width: 32rem) 45vw, 100vw',
+  'artwork-image': '(min-width: 60rem) 36rem, 100vw',
+  hero: '(min-width: 52rem) 48rem, 100vw',
+} as const;
+
+const PLACEHOLDER = { pending: 'Image coming soon', failed: 'Image unavailable' } as const;
+
+/**
+ * Our copies of an image, cropped to the layout's shape: AVIF, then WebP, then JPEG, each at every
+ * width we keep, with the original's width and height (no layout shift). A pending or failed image,
+ * or none, is a placeholder of the same shape: the gallery's own URL is never on a page.
+ */
+function picture(image: ImageView | null, alt: string, className: keyof typeof SIZES, lazy = true): Html {
+  if (image?.status !== 'ready' || !image.srcset || !image.src) {
+    const text = image ? PLACEHOLDER[image.status === 'ready' ? 'pending' : image.status] : 'No image';
+    return html`<div class="${className} placeholder" role="img" aria-label="${text}">${text}</div>`;
+  }
+  const sizes = SIZES[className];
+  return html`<div class="${className}"><picture>
+  <source type="image/avif" srcset="${image.srcset.avif}" sizes="${sizes}">
+  <source type="image/webp" srcset="${image.srcset.webp}" sizes="${sizes}">
+  <img src="${image.src}" srcset="${image.srcset.jpeg}" sizes="${sizes}" width="${String(image.width)}" height="${String(image.height)}" alt="${alt}"${lazy ? html` loading="lazy"` : ''} decoding="async">
+</picture></div>`;
 }
 
-function artworkCard(profileSlug: string, a: ArtworkListItemType): Html {
+/** The copy Open Graph and JSON-LD name: our largest JPEG (1600 px, or the original's width below that). */
+export function shareImage(image: ImageView | null): string | undefined {
+  if (image?.status !== 'ready' || !image.srcset) return undefined;
+  return image.srcset.jpeg.split(', ').at(-1)?.split(' ')[0];
+}
+
+/** Cards a phone shows before scrolling load at once; the rest only when scrolled near (loading="lazy"). */
+const EAGER_CARDS = 2;
+
+function artworkCard(profileSlug: string, a: ArtworkListItemType, position: number): Html {
   const price = shownPrice(a);
   return html`<li class="card">
   <a class="card-link" href="${artworkPath(profileSlug, a.id)}">
-  ${picture(a.image_url, byArtist(a), 'image')}
+  ${picture(a.image, byArtist(a), 'image', position >= EAGER_CARDS)}
   <div class="body">
     <h3>${a.title}</h3>
     ${a.artist_name ? html`<p>${a.artist_name}${a.creation_year !== null ? html`, ${a.creation_year}` : ''}</p>` : a.creation_year !== null ? html`<p>${a.creation_year}</p>` : ''}
@@ -104,7 +136,7 @@ export function profilePage({ entity, artworks, total, page: current, pageSize, 
 
   <section aria-labelledby="artworks-heading">
     <h2 id="artworks-heading">Artworks <span class="count">(${total})</span></h2>
-    ${artworks.length ? html`<ul class="grid">${artworks.map((a) => artworkCard(entity.slug, a))}</ul>` : html`<p class="meta">No artworks yet.</p>`}
+    ${artworks.length ? html`<ul class="grid">${artworks.map((a, i) => artworkCard(entity.slug, a, i))}</ul>` : html`<p class="meta">No artworks yet.</p>`}
     ${pages > 1 ? html`<nav class="pager" aria-label="Pages">
       ${current > 1 ? html`<a href="${base}?page=${current - 1}" rel="prev">Previous</a>` : ''}
       <span>Page ${current} of ${pages}</span>
@@ -118,18 +150,18 @@ export function profilePage({ entity, artworks, total, page: current, pageSize, 
   </section>` : ''}
 </article>`;
   const canonical = current > 1 ? `${url}?page=${current}` : url;
-  const events = upcoming.map((e) => eventNode(entity, url, e, `${baseUrl}${eventPath(entity.slug, e.slug)}`));
+  const events = upcoming.map((e) => eventNode(entity, url, e, `${baseUrl}${eventPath(entity.slug, e.slug)}`, shareImage(e.image)));
   return page({
     title: `${entity.name}${current > 1 ? ` · page ${current}` : ''} · Art Catalog`,
     description: entity.description ?? `${entity.type === 'gallery' ? 'Gallery' : 'Artist'}${place ? ` in ${place}` : ''}: artworks and events.`,
-    canonical, type: 'profile', image: artworks.find((a) => safeHref(a.image_url))?.image_url ?? undefined,
+    canonical, type: 'profile', image: artworks.map((a) => shareImage(a.image)).find(Boolean),
     jsonLd: profileData(entity, url, events), body,
   });
 }
 
 export interface ArtworkView {
   entity: EntityRow;
-  artwork: ArtworkRow;
+  artwork: Shown<ArtworkRow>;
   baseUrl: string;
 }
 
@@ -144,7 +176,7 @@ export function artworkPage({ entity, artwork: a, baseUrl }: ArtworkView): strin
   const body = html`<article class="artwork">
   <p class="kind"><a href="${profilePath(entity.slug)}">${entity.name}</a></p>
   <div class="artwork-layout">
-    ${picture(a.image_url, byArtist(a), 'artwork-image', false)}
+    ${picture(a.image, byArtist(a), 'artwork-image', false)}
     <div class="artwork-text">
       <h1>${a.title}</h1>
       <dl class="facts">${facts.filter(([, v]) => v !== null && v !== '').map(([k, v]) => html`<dt>${k}</dt><dd>${k === 'Availability' ? html`<span class="badge ${String(v)}">${v}</span>` : v}</dd>`)}</dl>
@@ -159,12 +191,12 @@ export function artworkPage({ entity, artwork: a, baseUrl }: ArtworkView): strin
   return page({
     title: `${byArtist(a)} · ${entity.name}`,
     description: a.description ?? [byArtist(a), a.creation_year, a.medium].filter((v) => v !== null).join(', '),
-    canonical: url, type: 'article', image: a.image_url ?? undefined,
-    jsonLd: artworkData(entity, entityUrl, a, url, price !== null), body,
+    canonical: url, type: 'article', image: shareImage(a.image),
+    jsonLd: artworkData(entity, entityUrl, a, url, price !== null, shareImage(a.image)), body,
   });
 }
 
-export function eventPage(entity: EntityRow, e: EventRow, baseUrl: string): string {
+export function eventPage(entity: EntityRow, e: Shown<EventRow>, baseUrl: string): string {
   const place = formatPlace(e.location_city, e.location_country);
   const entityUrl = `${baseUrl}${profilePath(entity.slug)}`;
   const url = `${baseUrl}${eventPath(entity.slug, e.slug)}`;
@@ -172,7 +204,7 @@ export function eventPage(entity: EntityRow, e: EventRow, baseUrl: string): stri
   <p class="kind">${e.event_type ?? 'event'} · <a href="${profilePath(entity.slug)}">${entity.name}</a></p>
   <h1>${e.title}</h1>
   <p class="meta">${formatDates(e.start_date, e.end_date)}${place ? html` · ${place}` : ''}</p>
-  ${safeHref(e.image_url) ? picture(e.image_url, e.title, 'hero', false) : ''}
+  ${e.image ? picture(e.image, e.title, 'hero', false) : ''}
   ${e.description ? html`<p class="description"${langAttr(e.description)}>${e.description}</p>` : ''}
   <ul class="links">
     ${e.start_date ? html`<li><a href="${eventPath(entity.slug, e.slug)}/event.ics" download>Download .ics</a></li>` : ''}
@@ -183,8 +215,8 @@ export function eventPage(entity: EntityRow, e: EventRow, baseUrl: string): stri
   return page({
     title: `${e.title} · ${entity.name}`,
     description: e.description ?? `${formatDates(e.start_date, e.end_date)}${place ? `, ${place}` : ''} · ${entity.name}`,
-    canonical: url, type: 'article', image: e.image_url ?? undefined,
-    jsonLd: eventData(entity, entityUrl, e, url), body,
+    canonical: url, type: 'article', image: shareImage(e.image),
+    jsonLd: eventData(entity, entityUrl, e, url, shareImage(e.image)), body,
   });
 }
 

@@ -9,6 +9,8 @@ import {
   type PublicEntity,
 } from '../store/public.js';
 import { todayUtc } from '../clock.js';
+import { presentImage } from '../images/present.js';
+import { imageState, imageStates } from '../store/images.js';
 import { FAVICON_SVG, SITE_CSS } from './assets.js';
 import { PageCache, type Built } from './cache.js';
 import { calendarFeed, cutDescription } from './ical.js';
@@ -56,11 +58,21 @@ function wholeNumber(raw: string | undefined, max: number, fallback?: number): n
  * unknown profiles, and records or pages that do not exist, are a friendly 404, never cached.
  */
 async function routes(app: FastifyInstance): Promise<void> {
-  const { publicBaseUrl: baseUrl, publicRateLimit, rateLimitWindowS } = app.config;
+  const { publicRateLimit, rateLimitWindowS } = app.config;
   const cache = app.publicCache;
-  const render = renderVersion(baseUrl);
+  // Read per request: with PORT=0 the default base URL is known only once the server listens.
+  let site = { baseUrl: '', render: '' };
+  const current = () => {
+    if (site.baseUrl !== app.config.publicBaseUrl) site = { baseUrl: app.config.publicBaseUrl, render: renderVersion(app.config.publicBaseUrl) };
+    return site;
+  };
+  const baseUrl = () => current().baseUrl;
+  current(); // the code is hashed at start-up, not on the first visit
   // Inside this plugin only: the API's keyed routes have their own limits.
   addressRateLimit(app, publicRateLimit, rateLimitWindowS * 1000);
+
+  const withImage = async <T extends { image_url: string | null }>(record: T) =>
+    ({ ...record, image: presentImage(await imageState(app.db, record.image_url), baseUrl()) });
 
   const notFound = (reply: FastifyReply) => reply.code(404).type(HTML.type).send(notFoundPage());
 
@@ -71,7 +83,7 @@ async function routes(app: FastifyInstance): Promise<void> {
    */
   async function answer(request: FastifyRequest, reply: FastifyReply, name: string, kind: Kind,
     build: () => Promise<Buffer | string | undefined>, exists?: () => Promise<boolean>) {
-    const key = `${name}|${render}`;
+    const key = `${name}|${current().render}`;
     const etag = `"${createHash('sha256').update(key).digest('base64url').slice(0, 22)}"`;
     // Only an answer of this name carries its ETag: never a 404 or an error on the way.
     const named = () => {
@@ -79,7 +91,10 @@ async function routes(app: FastifyInstance): Promise<void> {
       for (const [header, value] of Object.entries(kind.headers ?? {})) reply.header(header, value);
       return reply;
     };
-    if (matches(request.headers['if-none-match'], etag)) return named().code(304).send();
+    // `*` matches any current representation (RFC 9110 §13.1.2): only one that exists.
+    const match = matchIfNoneMatch(request.headers['if-none-match'], etag);
+    if (match === 'any' && exists && !(await exists())) return notFound(reply);
+    if (match) return named().code(304).send();
     const cached = cache.peek(key);
     if (cached) return named().send(cached.body);
     // A HEAD needs the headers only: an empty stream leaves Content-Length unset instead of 0.
@@ -113,24 +128,24 @@ async function routes(app: FastifyInstance): Promise<void> {
       return record === undefined ? undefined : render(found, record);
     }, { exists: async (found) => (await find(found)) !== undefined });
 
-  const staticRoute = (path: string, kind: Kind, body: string) =>
-    app.get(path, { schema: hide }, async (request, reply) => answer(request, reply, `static|${path}`, kind, async () => body));
-  staticRoute('/assets/site.css', STATIC('text/css; charset=utf-8'), SITE_CSS);
-  staticRoute('/favicon.svg', STATIC('image/svg+xml'), FAVICON_SVG);
-  staticRoute('/favicon.ico', STATIC('image/svg+xml'), FAVICON_SVG);
-  staticRoute('/robots.txt', STATIC('text/plain; charset=utf-8'), robotsTxt(baseUrl));
+  const staticRoute = (path: string, kind: Kind, body: () => string) =>
+    app.get(path, { schema: hide }, async (request, reply) => answer(request, reply, `static|${path}`, kind, async () => body()));
+  staticRoute('/assets/site.css', STATIC('text/css; charset=utf-8'), () => SITE_CSS);
+  staticRoute('/favicon.svg', STATIC('image/svg+xml'), () => FAVICON_SVG);
+  staticRoute('/favicon.ico', STATIC('image/svg+xml'), () => FAVICON_SVG);
+  staticRoute('/robots.txt', STATIC('text/plain; charset=utf-8'), () => robotsTxt(baseUrl()));
 
   app.get('/', { schema: hide }, async (request, reply) =>
-    answer(request, reply, `home|${await platformVersion(app.db)}`, HTML, async () => homePage(await activeEntities(app.db), baseUrl)));
+    answer(request, reply, `home|${await platformVersion(app.db)}`, HTML, async () => homePage(await activeEntities(app.db), baseUrl())));
 
   app.get('/sitemap.xml', { schema: hide }, async (request, reply) =>
-    answer(request, reply, `sitemap|${await platformVersion(app.db)}`, XML, async () => sitemapIndex(await activeEntities(app.db), baseUrl)));
+    answer(request, reply, `sitemap|${await platformVersion(app.db)}`, XML, async () => sitemapIndex(await activeEntities(app.db), baseUrl())));
 
   app.get<{ Params: SlugParams; Querystring: { part?: string } }>('/profiles/:slug/sitemap.xml', { schema: hide }, async (request, reply) => {
     const part = wholeNumber(request.query.part, PAGE_MAX, 1);
     if (part === undefined) return notFound(reply);
     return forEntity(request, reply, `sitemap|${part}`, XML,
-      async ({ entity }) => sitemapPart(entity, await sitemapRecords(app.db, entity.id, part), part, baseUrl, PAGE_SIZE),
+      async ({ entity }) => sitemapPart(entity, await sitemapRecords(app.db, entity.id, part), part, baseUrl(), PAGE_SIZE),
       { within: ({ artworks }) => part <= sitemapParts(artworks) });
   });
 
@@ -143,8 +158,11 @@ async function routes(app: FastifyInstance): Promise<void> {
         listArtworks(app.db, entity.id, { page, limit: PAGE_SIZE }),
         profileEvents(app.db, entity.id, today),
       ]);
-      const artworks = JSON.parse(json) as ArtworkListItemType[];
-      return profilePage({ entity, artworks, total, page, pageSize: PAGE_SIZE, upcoming, past, baseUrl });
+      const listed = JSON.parse(json) as Array<Omit<ArtworkListItemType, 'image'>>;
+      const states = await imageStates(app.db, [...listed.map((a) => a.image_url), ...upcoming.map((e) => e.image_url)]);
+      const shown = <T extends { image_url: string | null }>(record: T) =>
+        ({ ...record, image: presentImage(record.image_url === null ? null : states.get(record.image_url)!, baseUrl()) });
+      return profilePage({ entity, artworks: listed.map(shown), total, page, pageSize: PAGE_SIZE, upcoming: upcoming.map(shown), past, baseUrl: baseUrl() });
     // A page past the end does not exist (page 1 always does, empty or not).
     }, { within: ({ artworks }) => page === 1 || (page - 1) * PAGE_SIZE < artworks });
   });
@@ -153,26 +171,26 @@ async function routes(app: FastifyInstance): Promise<void> {
     const id = wholeNumber(request.params.id, ID_MAX);
     if (id === undefined) return notFound(reply);
     return forRecord(request, reply, `artwork|${id}`, HTML, ({ entity }) => publicArtwork(app.db, entity.id, id),
-      ({ entity }, artwork) => artworkPage({ entity, artwork, baseUrl }));
+      async ({ entity }, artwork) => artworkPage({ entity, artwork: await withImage(artwork), baseUrl: baseUrl() }));
   });
 
   app.get<{ Params: SlugParams }>('/profiles/:slug/events.ics', { schema: hide }, async (request, reply) => {
     const today = todayUtc();
     return forEntity(request, reply, `feed|${today}`, ics('events.ics'), async ({ entity }) => {
       const events = (await feedEvents(app.db, entity.id, today)).map((e) => ({ ...e, description: cutDescription(e.description) }));
-      return calendarFeed({ entity, baseUrl }, events);
+      return calendarFeed({ entity, baseUrl: baseUrl() }, events);
     });
   });
 
   app.get<{ Params: EventParams }>('/profiles/:slug/events/:event_slug', { schema: hide }, async (request, reply) =>
     forRecord(request, reply, `event|${request.params.event_slug}`, HTML, ({ entity }) => publicEvent(app.db, entity.id, request.params.event_slug),
-      ({ entity }, event) => eventPage(entity, event, baseUrl)));
+      async ({ entity }, event) => eventPage(entity, await withImage(event), baseUrl())));
 
   app.get<{ Params: EventParams }>('/profiles/:slug/events/:event_slug/event.ics', { schema: hide }, async (request, reply) =>
     forRecord(request, reply, `event.ics|${request.params.event_slug}`, ics('event.ics'),
       // Only a dated event has a calendar entry.
       async ({ entity }) => { const event = await publicEvent(app.db, entity.id, request.params.event_slug); return event?.start_date ? event : undefined; },
-      ({ entity }, event) => calendarFeed({ entity, baseUrl }, [event])));
+      ({ entity }, event) => calendarFeed({ entity, baseUrl: baseUrl() }, [event])));
 }
 
 /** The public routes, and their cache on the app (one per process, PUBLIC_CACHE_MB). */
@@ -181,13 +199,19 @@ export const webRoutes = fp(async (app: FastifyInstance) => {
   await app.register(routes);
 }, { name: 'web-routes' });
 
-/** Whether an If-None-Match header names this ETag (weak or strong form, or `*`). */
-function matches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((tag) => {
+/**
+ * What an If-None-Match header matches: this ETag (weak or strong form), `any` for `*` (which names
+ * whatever representation exists), or nothing.
+ */
+export function matchIfNoneMatch(header: string | undefined, etag: string): 'etag' | 'any' | undefined {
+  if (!header) return undefined;
+  let any = false;
+  for (const tag of header.split(',')) {
     const t = tag.trim();
-    return t === '*' || t === etag || t === `W/${etag}`;
-  });
+    if (t === etag || t === `W/${etag}`) return 'etag';
+    if (t === '*') any = true;
+  }
+  return any ? 'any' : undefined;
 }
 
 declare module 'fastify' {

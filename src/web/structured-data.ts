@@ -38,7 +38,8 @@ export function profileData(entity: EntityRow, url: string, events: Json[]): Jso
 
 const SCHEMA_AVAILABILITY = { available: 'https://schema.org/InStock', reserved: 'https://schema.org/LimitedAvailability', sold: 'https://schema.org/SoldOut' } as const;
 
-export function artworkData(entity: EntityRow, entityUrl: string, artwork: ArtworkRow, url: string, priceShown: boolean): Json {
+/** `image`: our copy (the 1600 px JPEG), never the gallery's URL. */
+export function artworkData(entity: EntityRow, entityUrl: string, artwork: ArtworkRow, url: string, priceShown: boolean, image: string | undefined): Json {
   const offers = artwork.availability || (priceShown && artwork.price !== null) ? compact({
     '@type': 'Offer',
     price: priceShown ? artwork.price : undefined,
@@ -52,7 +53,7 @@ export function artworkData(entity: EntityRow, entityUrl: string, artwork: Artwo
     '@type': 'VisualArtwork',
     name: artwork.title,
     url,
-    image: safeHref(artwork.image_url),
+    image,
     description: artwork.description,
     creator: artwork.artist_name ? { '@type': 'Person', name: artwork.artist_name } : undefined,
     dateCreated: artwork.creation_year !== null ? String(artwork.creation_year) : undefined,
@@ -64,7 +65,7 @@ export function artworkData(entity: EntityRow, entityUrl: string, artwork: Artwo
 }
 
 /** An event node: ExhibitionEvent for exhibitions, Event otherwise; the place defaults to the entity's. */
-export function eventNode(entity: EntityRow, entityUrl: string, event: EventRow, url: string): Json {
+export function eventNode(entity: EntityRow, entityUrl: string, event: EventRow, url: string, image: string | undefined): Json {
   const city = event.location_city ?? (event.location_country ? null : entity.location_city);
   const country = event.location_country ?? (event.location_city ? null : entity.location_country);
   const place = address(city, country);
@@ -75,7 +76,7 @@ export function eventNode(entity: EntityRow, entityUrl: string, event: EventRow,
     startDate: event.start_date,
     endDate: event.end_date ?? event.start_date,
     description: event.description,
-    image: safeHref(event.image_url),
+    image,
     sameAs: safeHref(event.external_url),
     eventAttendanceMode: 'https://schema.org/OfflineEventAttendanceMode',
     location: place && compact({ '@type': 'Place', name: [city, countryName(country)].filter(Boolean).join(', ') || entity.name, address: place }),
@@ -83,5 +84,5 @@ export function eventNode(entity: EntityRow, entityUrl: string, event: EventRow,
   });
 }
 
-export const eventData = (entity: EntityRow, entityUrl: string, event: EventRow, url: string): Json =>
-  ({ '@context': CONTEXT, ...eventNode(entity, entityUrl, event, url) });
+export const eventData = (entity: EntityRow, entityUrl: string, event: EventRow, url: string, image: string | undefined): Json =>
+  ({ '@context': CONTEXT, ...eventNode(entity, entityUrl, event, url, image) });

@@ -8,6 +8,8 @@ import { createKey } from '../../src/store/keys.js';
 import { freshDatabase, type FreshDatabase } from './database.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'art-catalog');
+/** The JavaScript the launcher BIN (a shell script) runs, for starting it on a Node.js of a test's choice. */
+export const BIN_ENTRY = `${BIN}.js`;
 
 /**
  * The URL in the server's "listening on URL" log line, whether that line is JSON (stdout piped, the
@@ -26,7 +28,7 @@ export interface ServeProcess {
 }
 
 export interface SpawnOptions {
-  /** Node.js options for the server process (it then runs as `node OPTIONS bin/art-catalog serve`). */
+  /** Node.js options for the server process (it then runs as `node OPTIONS bin/art-catalog.js serve`). */
   nodeArgs?: string[];
 }
 
@@ -34,7 +36,7 @@ export interface SpawnOptions {
 export function spawnServe(env: NodeJS.ProcessEnv, { nodeArgs }: SpawnOptions = {}): ServeProcess {
   const serveEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'silent', ...env };
   const child = nodeArgs
-    ? spawn(process.execPath, [...nodeArgs, BIN, 'serve'], { env: serveEnv })
+    ? spawn(process.execPath, [...nodeArgs, BIN_ENTRY, 'serve'], { env: serveEnv })
     : spawn(BIN, ['serve'], { env: serveEnv });
   if (process.env.DEBUG_SERVE) child.stdout.pipe(process.stderr);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

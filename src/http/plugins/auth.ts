@@ -7,6 +7,7 @@ import type { Actor } from '../../store/changelog.js';
 import { findKeyByHash, touchKey } from '../../store/keys.js';
 import { KeyCache, type AuthenticatedKey } from '../key-cache.js';
 import { appendRouteHook } from '../route-hooks.js';
+import { requireSingleHeader } from '../single-header.js';
 import type { RateLimitState } from '../../coordination/rate-limiter.js';
 
 export interface AuthContext {
@@ -24,6 +25,12 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     auth: AuthContext;
+    /**
+     * A conditional GET (If-None-Match) whose rate-limit unit is not taken yet: a 304 takes none
+     * (decisions §3), any other answer takes it once the tag is known (plugins/conditional.ts) or in
+     * the error handler (`chargeDeferredUnit`).
+     */
+    uncounted: boolean;
   }
 }
 
@@ -51,6 +58,7 @@ export const KEY_CACHE_TTL_MS = 5_000;
  */
 async function authPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('auth', null as unknown as AuthContext);
+  app.decorateRequest('uncounted', false);
   const cache = new KeyCache(KEY_CACHE_TTL_MS);
   app.addHook('onClose', async () => cache.close());
 
@@ -72,6 +80,7 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
 }
 
 function authorize(app: FastifyInstance, cache: KeyCache, request: FastifyRequest, reply: FastifyReply, scope: RequiredScope | null): Promise<void> | void {
+  requireSingleHeader(request, 'Authorization');
   const match = /^Bearer +(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   const key = match?.[1];
   if (!key || !KEY_FORMAT.test(key)) throw unauthorized(reply, key !== undefined);
@@ -107,24 +116,55 @@ function admit(
     throw unauthorized(reply, true);
   }
   if (found.entity.paused_at) throw new ApiError('forbidden', 'The account is paused.');
-  const counted = app.rateLimiter.hit(found.key.prefix, app.config.rateLimits[found.key.tier], app.config.rateLimitWindowS * 1000);
-  if (counted instanceof Promise) return counted.then((rateLimit) => enter(app, request, reply, found, rateLimit, scope));
-  enter(app, request, reply, found, counted, scope);
+  // A conditional read of a key that may read it waits with its unit until the tag is known: a 304
+  // takes none. Every other request is counted here, before the scope check (decisions §2's order).
+  const deferred = (request.method === 'GET' || request.method === 'HEAD') && request.headers['if-none-match'] !== undefined
+    && (scope === null || hasScope(found.scopes, scope));
+  const limits = app.rateLimiter;
+  const args = [found.key.prefix, app.config.rateLimits[found.key.tier], app.config.rateLimitWindowS * 1000] as const;
+  const counted = deferred ? limits.peek(...args) : limits.hit(...args);
+  if (counted instanceof Promise) return counted.then((rateLimit) => enter(app, request, reply, found, rateLimit, scope, deferred));
+  enter(app, request, reply, found, counted, scope, deferred);
 }
 
-function enter(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, found: AuthenticatedKey, rateLimit: RateLimitState, scope: RequiredScope | null): void {
+function rateLimitHeaders(app: FastifyInstance, reply: FastifyReply, rateLimit: RateLimitState, counted: boolean): void {
   reply.header('x-ratelimit-limit', rateLimit.limit);
   reply.header('x-ratelimit-remaining', rateLimit.remaining);
   reply.header('x-ratelimit-reset', rateLimit.reset);
-  if (!rateLimit.allowed) {
+  if (counted && !rateLimit.allowed) {
     reply.header('retry-after', rateLimit.retryAfter);
     throw new ApiError('rate_limited', `Rate limit of ${rateLimit.limit} requests per ${app.config.rateLimitWindowS} s exceeded; retry in ${rateLimit.retryAfter} s.`, { retry_after: rateLimit.retryAfter });
   }
+}
+
+/**
+ * Takes the unit a conditional GET deferred (its answer is not a 304): sets the headers from the
+ * counted state and throws 429 when it is over the limit. Nothing to do for other requests.
+ */
+export function chargeDeferredUnit(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> | void {
+  if (!request.uncounted) return;
+  request.uncounted = false;
+  const { key } = request.auth;
+  const counted = app.rateLimiter.hit(key.prefix, app.config.rateLimits[key.tier], app.config.rateLimitWindowS * 1000);
+  const settle = (rateLimit: RateLimitState) => {
+    request.auth.rateLimit = rateLimit;
+    rateLimitHeaders(app, reply, rateLimit, true);
+  };
+  if (counted instanceof Promise) return counted.then(settle);
+  settle(counted);
+}
+
+function enter(
+  app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, found: AuthenticatedKey, rateLimit: RateLimitState,
+  scope: RequiredScope | null, deferred: boolean,
+): void {
+  rateLimitHeaders(app, reply, rateLimit, !deferred);
   if (scope !== null && !hasScope(found.scopes, scope)) {
     reply.header('www-authenticate', `${REALM}, error="insufficient_scope", scope="${scope}"`);
     throw new ApiError('forbidden', `This key lacks the scope ${scope}.`);
   }
   request.auth = { key: found.key, entity: found.entity, scopes: found.scopes, actor: found.actor, rateLimit };
+  request.uncounted = deferred;
 }
 
 export default fp(authPlugin, { name: 'auth' });

@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { chargeDeferredUnit } from './auth.js';
 import fp from 'fastify-plugin';
 import { ApiError, codeForStatus, invalidFields, type ErrorCode } from '../../domain/errors.js';
 import { toFieldProblems } from '../../schemas/validator.js';
@@ -50,22 +51,35 @@ function noRoute(app: FastifyInstance, request: FastifyRequest): { error: ApiErr
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    // An unknown route is a 404 (or 405) whatever its body: the body is parsed before the 404 handler runs.
-    const unrouted = request.is404 ? noRoute(app, request) : undefined;
-    if (unrouted?.allow) reply.header('allow', unrouted.allow);
-    const apiError = unrouted?.error ?? toApiError(error);
-    // A 503 is an outage of a dependency, logged where it is noticed; only a 500 is a defect here.
-    if (apiError.status === 503) request.log.warn({ code: apiError.code, reason: apiError.message }, 'request answered 503');
-    else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-    // 503 (and 429) tell the client when to come back, in the header as in the body.
-    if (apiError.extras.retry_after !== undefined) reply.header('retry-after', apiError.extras.retry_after);
-    return reply.code(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
+    // A conditional GET that fails (400, 404, 503, …) takes the unit it deferred; over the limit, the
+    // 429 comes first, as decisions §2 orders the checks.
+    let charged: Promise<void> | void;
+    try {
+      charged = chargeDeferredUnit(app, request, reply);
+    } catch (limited) {
+      return render(app, request, reply, limited as FastifyError);
+    }
+    if (charged) return charged.then(() => render(app, request, reply, error), (limited: FastifyError) => render(app, request, reply, limited));
+    return render(app, request, reply, error);
   });
   app.setNotFoundHandler((request, reply) => {
     const { error, allow } = noRoute(app, request);
     if (allow) reply.header('allow', allow);
     reply.code(error.status).send(error.toBody());
   });
+}
+
+function render(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, error: FastifyError): FastifyReply {
+  // An unknown route is a 404 (or 405) whatever its body: the body is parsed before the 404 handler runs.
+  const unrouted = request.is404 ? noRoute(app, request) : undefined;
+  if (unrouted?.allow) reply.header('allow', unrouted.allow);
+  const apiError = unrouted?.error ?? toApiError(error);
+  // A 503 is an outage of a dependency, logged where it is noticed; only a 500 is a defect here.
+  if (apiError.status === 503) request.log.warn({ code: apiError.code, reason: apiError.message }, 'request answered 503');
+  else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+  // 503 (and 429) tell the client when to come back, in the header as in the body.
+  if (apiError.extras.retry_after !== undefined) reply.header('retry-after', apiError.extras.retry_after);
+  return reply.code(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
 }
 
 export default fp(errorsPlugin, { name: 'errors' });

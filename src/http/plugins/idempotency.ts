@@ -4,7 +4,8 @@ import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
 import type { IdempotencyRequest } from '../../coordination/idempotency.js';
 import { deleteExpiredIdempotencyKeys, type Claim } from '../../store/idempotency.js';
-import { appendRouteHook } from '../route-hooks.js';
+import { appendRouteHook, prependRouteHook } from '../route-hooks.js';
+import { requireSingleHeader } from '../single-header.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,6 +39,7 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
   const claimKey = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers[HEADER];
     if (header === undefined || !request.auth) return;
+    requireSingleHeader(request, 'Idempotency-Key');
     if (typeof header !== 'string' || !VALID_KEY.test(header)) {
       throw new ApiError('bad_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', {
         details: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
@@ -74,7 +76,8 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (route.config?.scope === undefined || !methods.some((method) => WRITE_METHODS.has(method))) return;
     appendRouteHook(route, 'preValidation', claimKey);
-    appendRouteHook(route, 'onSend', settleKey);
+    // Before the compressor's onSend: the answer is stored as the JSON it is, and replayed in any coding.
+    prependRouteHook(route, 'onSend', settleKey);
   });
 
   const sweep = setInterval(() => {

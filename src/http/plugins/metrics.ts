@@ -1,11 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../../domain/errors.js';
 import { MetricsText } from '../../schemas/operations.js';
 import { answer, errors } from '../responses.js';
 import { registerEventLoopMetrics } from '../event-loop.js';
+import { requireSingleHeader } from '../single-header.js';
 
 /**
  * Prometheus metrics at GET /metrics: process metrics and one histogram of request durations by
@@ -23,6 +24,25 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     labelNames: ['method', 'route', 'status_code'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [register],
+  });
+  const { unsent } = app;
+  new Gauge({
+    name: 'art_catalog_http_unsent_bytes',
+    help: 'Bytes of answers written but not yet read by their clients, held in this process (UNSENT_MAX_MB is the ceiling).',
+    registers: [register],
+    collect() { this.set(unsent.bytes()); },
+  });
+  new Counter({
+    name: 'art_catalog_http_unsent_shed_total',
+    help: 'List requests answered 503 because unread answers held more than UNSENT_MAX_MB.',
+    registers: [register],
+    collect() { this.reset(); this.inc(unsent.shed); },
+  });
+  new Counter({
+    name: 'art_catalog_http_send_timeouts_total',
+    help: 'Connections closed because their client read nothing of the answer for SEND_TIMEOUT_MS.',
+    registers: [register],
+    collect() { this.reset(); this.inc(unsent.dropped); },
   });
   const replays = new Counter({
     name: 'art_catalog_idempotent_replays_total',
@@ -53,7 +73,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
       summary: 'Prometheus metrics (text exposition format)',
       description: 'Process metrics and request durations by route pattern, for a Prometheus scraper. Open unless the operator sets METRICS_TOKEN; then it needs `Authorization: Bearer <METRICS_TOKEN>`.',
       produces: ['text/plain'],
-      response: { 200: answer(MetricsText, 'The metrics of this process.'), ...(token ? errors('unauthorized') : {}) },
+      response: { 200: answer(MetricsText, 'The metrics of this process.'), ...(token ? errors('bad_request', 'unauthorized') : {}) },
     },
     ...(token ? { onRequest: bearerGuard(token) } : {}),
   }, async (_request, reply) => reply.type(register.contentType).send(await register.metrics()));
@@ -66,6 +86,11 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
 function bearerGuard(token: string) {
   const expected = sha256(token);
   return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    try {
+      requireSingleHeader(request, 'Authorization');
+    } catch (error) {
+      return done(error as Error);
+    }
     const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
     if (match?.[1] && timingSafeEqual(sha256(match[1]), expected)) return done();
     reply.header('www-authenticate', 'Bearer realm="metrics"');

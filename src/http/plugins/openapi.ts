@@ -26,6 +26,30 @@ const IDEMPOTENCY_HEADER = {
 
 const RATE_LIMIT: HeaderName[] = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 
+const IF_NONE_MATCH_HEADER = {
+  type: 'object',
+  properties: {
+    'if-none-match': {
+      type: 'string',
+      description: 'The ETag of an earlier answer (or a list of tags, or `*`): 304 without a body when the answer is unchanged; a 304 takes no rate-limit unit.',
+    },
+  },
+};
+
+/** Keyed GETs (decisions §3): the 200 carries ETag and Cache-Control; a matching If-None-Match gets 304. */
+function conditional(response: Record<string, Response>): Record<string, Response> {
+  const ok = response['200'];
+  if (!ok) return response;
+  return {
+    ...response,
+    200: { ...ok, headers: { ...ok.headers, ...headerSchemas(['ETag', 'Cache-Control']) } },
+    304: {
+      description: 'Not modified: the If-None-Match tag is the current one. No body; no rate-limit unit was taken (the X-RateLimit headers show the state).',
+      headers: headerSchemas(['ETag', 'Cache-Control']),
+    },
+  };
+}
+
 type Response = { description?: string; headers?: Record<string, unknown> };
 
 /**
@@ -79,16 +103,21 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
         { name: 'changelog', description: 'Every API write, to poll; the sync status.' },
         { name: 'keys', description: 'The calling key.' },
         { name: 'operations', description: 'Health of the service (no key).' },
+        { name: 'images', description: 'The platform\'s copies of artwork and event images (no key).' },
       ],
     },
     // Components are named by their $id (the default names them def-0, def-1, …).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform: ({ schema, url, route }) => {
+      // A route declared without any schema (none of the API's) is listed as it is.
+      if (!schema) return { schema, url };
       const scope = route.config?.scope;
       const keyed = scope !== undefined;
       const methods = ([] as string[]).concat(route.method);
       const writes = keyed && methods.some((m) => m === 'POST' || m === 'PUT' || m === 'DELETE');
-      const response = schema.response ? withHookHeaders(schema.response as Record<string, Response>, keyed, writes) : undefined;
+      const reads = keyed && methods.includes('GET');
+      const declared = schema.response as Record<string, Response> | undefined;
+      const response = declared ? withHookHeaders(reads ? conditional(declared) : declared, keyed, writes) : undefined;
       const transformed: FastifySchema = {
         ...schema,
         ...(response ? { response } : {}),
@@ -100,6 +129,7 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
         schema: {
           ...transformed,
           ...(writes ? { headers: IDEMPOTENCY_HEADER } : {}),
+          ...(reads ? { headers: IF_NONE_MATCH_HEADER } : {}),
           security: [{ bearerAuth: [] }],
           description: `${schema.description ?? ''}${schema.description ? '\n\n' : ''}Scope: ${scope === null ? 'any valid key' : scope}.`,
         },
@@ -113,7 +143,8 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
 export async function registerOpenapiRoutes(app: FastifyInstance): Promise<void> {
   // Public and keyless, so API tools on other origins may load it (CORS *).
   app.get('/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('access-control-allow-origin', '*').send(app.swagger()));
+    // The base URL as of now: with PORT=0 it names the port bound after the document was set up.
+    reply.header('access-control-allow-origin', '*').send({ ...app.swagger(), servers: [{ url: app.config.publicBaseUrl }] }));
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,

@@ -23,9 +23,14 @@ const CSP_DIRECTIVES = {
  * of them on every API answer costs throughput for nothing.
  */
 async function securityHeaders(app: FastifyInstance): Promise<void> {
-  const apply = helmet({ contentSecurityPolicy: { directives: CSP_DIRECTIVES } });
+  const apply = helmet({
+    contentSecurityPolicy: { directives: CSP_DIRECTIVES },
+    // HSTS only where the public address is https: RFC 6797 §7.2 forbids it over plain http.
+    strictTransportSecurity: app.config.publicBaseUrl.startsWith('https:') ? {} : false,
+  });
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.url.startsWith('/v1/') && !request.url.startsWith('/v1/openapi.json')) {
+    // Images are not documents either.
+    if ((request.url.startsWith('/v1/') && !request.url.startsWith('/v1/openapi.json')) || request.url.startsWith('/images/')) {
       reply.header('x-content-type-options', 'nosniff');
       return done();
     }

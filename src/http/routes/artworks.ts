@@ -10,8 +10,10 @@ import {
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
 import { pageMembers, pageRequest } from '../pagination.js';
+import { recordExists } from '../conditional-routes.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, sendJsonText } from '../responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
+import { withImage, withImages } from '../images.js';
 
 const tags = ['artworks'];
 
@@ -61,7 +63,7 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }));
 
   app.get('/artworks', {
-    config: { scope: 'artworks:read' },
+    config: { scope: 'artworks:read', largeAnswer: true },
     schema: {
       operationId: 'listArtworks', tags, summary: 'List the artworks of the key\'s entity, by id (`page` or `after`)',
       description: 'In id order. To read a whole catalog, start with `after=0` and pass each answer\'s `next_after` as `after` until `has_more` is false: a cursor page costs the same at any depth and never skips or repeats a record.',
@@ -70,20 +72,23 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const paging = pageRequest(request.query);
-    const { json, ...listed } = await listArtworks(app.db, request.auth.entity.id, { ...paging, availability: request.query.availability });
+    const { json, ...listed } = await listArtworks(app.db, request.auth.entity.id, {
+      ...paging, availability: request.query.availability, imageStatus: request.query.image_status,
+    });
     // The page's JSON comes from the database (store/artworks.ts); test/list-json.test.ts holds it to the schema.
+    const artworks = JSON.stringify(await withImages(app, JSON.parse(json) as Array<{ image_url: string | null }>));
     const members = JSON.stringify(pageMembers(request, reply, paging, listed));
-    return sendJsonText(reply, `{"artworks":${json},${members.slice(1)}`);
+    return sendJsonText(reply, `{"artworks":${artworks},${members.slice(1)}`);
   });
 
   app.get('/artworks/:id', {
-    config: { scope: 'artworks:read' },
+    config: { scope: 'artworks:read', exists: (request) => recordExists(() => getArtwork(app.db, request.auth.entity.id, recordId(request.params as { id: string }))) },
     schema: {
       operationId: 'getArtwork', tags, summary: 'Get one artwork',
       description: 'An artwork of another entity is not found (404), as one that does not exist.',
       params: IdParams, response: { 200: answer(Artwork, 'The artwork.'), ...errors('not_found', ...AUTHED) },
     },
-  }, async (request) => getArtwork(app.db, request.auth.entity.id, recordId(request.params)));
+  }, async (request) => withImage(app, await getArtwork(app.db, request.auth.entity.id, recordId(request.params))));
 
   app.put('/artworks/:id', {
     config: { scope: 'artworks:write' },
@@ -95,7 +100,7 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const artwork = await updateArtwork(app.db, request.auth.actor, recordId(request.params), artworkFromPut(request.body));
-    return toArtwork(artwork);
+    return withImage(app, toArtwork(artwork));
   });
 
   app.delete('/artworks/:id', {

@@ -1,29 +1,33 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ANY_READ } from '../../domain/keys.js';
-import { ChangelogPage, ChangelogQuery } from '../../schemas/changelog.js';
+import { CHANGELOG_PAGE_BYTES, ChangelogPage, ChangelogQuery } from '../../schemas/changelog.js';
 import { SyncStatus } from '../../schemas/sync.js';
 import { listChanges } from '../../store/changelog.js';
 import { syncStatus } from '../../store/sync.js';
 import { pageMembers, pageRequest } from '../pagination.js';
 import { AUTHED, answer, errors } from '../responses.js';
+import { changelogPageJson } from '../changelog-json.js';
+import { sendJsonSlices } from '../streaming.js';
 import { toCanonicalTimestamp } from '../../schemas/formats.js';
 
 const tags = ['changelog'];
 
 export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/changelog', {
-    config: { scope: ANY_READ },
+    config: { scope: ANY_READ, largeAnswer: true },
     schema: {
       operationId: 'changelog', tags, summary: 'Every API write of the key\'s entity, oldest first; poll it with `after`',
-      description: 'One entry per record a write changed, in id order. To poll: start once (optionally with `since`), then always pass the last answer\'s `next_after` as `after`; never advance `since` to the last timestamp seen (entries of one millisecond share it).',
+      description: 'One entry per record a write changed, in id order. To poll: start once (optionally with `since`), then always pass the last answer\'s `next_after` as `after`; never advance `since` to the last timestamp seen (entries of one millisecond share it). `limit` is a maximum: a page read by cursor (without `page`) also ends before about 1 MiB of entries (at least one), with `has_more` and `next_after` exact, so following `next_after` still reads every entry exactly once. A numbered page is never cut.',
       querystring: ChangelogQuery,
       response: { 200: answer(ChangelogPage, 'A page of changes.', 'Link'), ...errors('bad_request', ...AUTHED) },
     },
   }, async (request, reply) => {
     const paging = pageRequest(request.query);
     const since = request.query.since === undefined ? undefined : toCanonicalTimestamp(request.query.since);
-    const { changes, ...listed } = await listChanges(app.db, request.auth.entity.id, { ...paging, since });
-    return { changes, ...pageMembers(request, reply, paging, listed) };
+    const listed = await listChanges(app.db, request.auth.entity.id, { ...paging, since, maxBytes: CHANGELOG_PAGE_BYTES });
+    // Entries still becoming final (PostgreSQL) may join this page without a new data version.
+    reply.provisional = !listed.final;
+    return sendJsonSlices(reply, changelogPageJson(listed.chunks(), pageMembers(request, reply, paging, listed)));
   });
 
   app.get('/sync/status', {

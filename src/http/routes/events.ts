@@ -9,8 +9,10 @@ import { pageMembers, pageRequest } from '../pagination.js';
 import { todayUtc } from '../../clock.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
 import { runBatch } from '../batch.js';
+import { recordExists } from '../conditional-routes.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
+import { withImage, withImages } from '../images.js';
 
 const tags = ['events'];
 
@@ -54,7 +56,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }));
 
   app.get('/events', {
-    config: { scope: 'events:read' },
+    // Upcoming and past move at midnight (UTC) without a write: the day is part of their tag.
+    config: { scope: 'events:read', largeAnswer: true, tagParts: (request) => (/[?&](upcoming|past)=/.test(request.url) ? todayUtc() : '') },
     schema: {
       operationId: 'listEvents', tags, summary: 'List events: all by id (`page` or `after`), upcoming by start date, or past by start date descending',
       description: '`upcoming=true`: events whose end date (else start date) is today (UTC) or later, by start date. `past=true`: the others with a date, by start date descending. Without them, every event in id order, with the `after` cursor as for artworks.',
@@ -72,18 +75,18 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (when && paging.after !== undefined) {
       throw invalidFields([{ field: 'after', message: `cannot be combined with ${when}: date-ordered lists count pages` }]);
     }
-    const { events, ...listed } = await listEvents(app.db, request.auth.entity.id, { ...paging, when, today: todayUtc() });
-    return { events, ...pageMembers(request, reply, paging, listed, when === undefined) };
+    const { events, ...listed } = await listEvents(app.db, request.auth.entity.id, { ...paging, when, today: todayUtc(), imageStatus: request.query.image_status });
+    return { events: await withImages(app, events), ...pageMembers(request, reply, paging, listed, when === undefined) };
   });
 
   app.get('/events/:id', {
-    config: { scope: 'events:read' },
+    config: { scope: 'events:read', exists: (request) => recordExists(() => getEvent(app.db, request.auth.entity.id, recordId(request.params as { id: string }))) },
     schema: {
       operationId: 'getEvent', tags, summary: 'Get one event',
       description: 'An event of another entity is not found (404), as one that does not exist.',
       params: IdParams, response: { 200: answer(Event, 'The event.'), ...errors('not_found', ...AUTHED) },
     },
-  }, async (request) => getEvent(app.db, request.auth.entity.id, recordId(request.params)));
+  }, async (request) => withImage(app, await getEvent(app.db, request.auth.entity.id, recordId(request.params))));
 
   app.put('/events/:id', {
     config: { scope: 'events:write' },
@@ -93,7 +96,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: IdParams, body: EventPut,
       response: { 200: answer(Event, 'The whole event after the change.'), ...errors(...WITH_BODY, 'not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
     },
-  }, async (request) => toEvent(await updateEvent(app.db, request.auth.actor, recordId(request.params), eventFromPut(request.body))));
+  }, async (request) => withImage(app, toEvent(await updateEvent(app.db, request.auth.actor, recordId(request.params), eventFromPut(request.body)))));
 
   app.delete('/events/:id', {
     config: { scope: 'events:write' },

@@ -1,24 +1,27 @@
 import { isUtf8 } from 'node:buffer';
+import { NotUtf8 } from './problem.js';
 
 /**
- * A push file's bytes as text (decisions §9): UTF-8 unless the operator says otherwise, and invalid
- * UTF-8 refused with its line — decoding it leniently is how "K�the Kollwitz" became an artist.
+ * A file's bytes as text (decisions §9): UTF-8 unless the person says otherwise, and invalid UTF-8
+ * refused with its line — decoding it leniently is how "K�the Kollwitz" became an artist.
  */
 
-/** The encodings `push --encoding` accepts; `latin1` is read as Windows-1252, what spreadsheets export. */
+/** The encodings `push --encoding` and the console accept; `latin1` is read as Windows-1252, what spreadsheets export. */
 export const ENCODINGS = ['utf8', 'latin1'] as const;
 export type Encoding = (typeof ENCODINGS)[number];
 
-/** A problem with the file as a whole: nothing is sent. */
-export class FileProblem extends Error {}
+/** What an encoding may be called, spelled as people spell them. */
+const ENCODING_NAMES: Record<string, Encoding | undefined> = {
+  utf8: 'utf8', latin1: 'latin1', iso88591: 'latin1', windows1252: 'latin1', cp1252: 'latin1',
+};
+
+export const encodingNamed = (name: string): Encoding | undefined => ENCODING_NAMES[name.toLowerCase().replace(/[-_ ]/g, '')];
 
 export function decodeFile(bytes: Uint8Array, encoding: Encoding): string {
   if (encoding === 'latin1') return new TextDecoder('windows-1252').decode(bytes);
   if (!isUtf8(bytes)) {
     const offset = firstInvalidUtf8(bytes);
-    const line = countNewlines(bytes, offset) + 1;
-    throw new FileProblem(`line ${line} is not valid UTF-8 (byte 0x${bytes[offset]!.toString(16).toUpperCase().padStart(2, '0')}); `
-      + 'if the file was saved as Latin-1 or Windows-1252 (older spreadsheet exports), pass --encoding latin1');
+    throw new NotUtf8(countNewlines(bytes, offset) + 1, bytes[offset]!);
   }
   // TextDecoder drops a leading byte-order mark.
   return new TextDecoder('utf-8').decode(bytes);
@@ -57,6 +60,9 @@ function countNewlines(bytes: Uint8Array, end: number): number {
 
 const DELIMITERS = [',', ';', '\t'] as const;
 
+/** The header row is looked for in this many characters: a longer one is no header. */
+const HEADER_SCAN_CHARS = 64 * 1024;
+
 /**
  * The delimiter of a CSV: whichever of `,` `;` and tab occurs most often in the header row outside
  * quotes (header cells are field names, so they rarely hold another delimiter). Comma on a tie.
@@ -64,7 +70,7 @@ const DELIMITERS = [',', ';', '\t'] as const;
 export function detectDelimiter(text: string): string {
   const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
   let quoted = false;
-  for (const ch of text) {
+  for (const ch of text.slice(0, HEADER_SCAN_CHARS)) {
     if (ch === '"') quoted = !quoted;
     else if (!quoted && (ch === '\n' || ch === '\r')) break;
     else if (!quoted && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1);

@@ -5,10 +5,11 @@ import { artworkFingerprint } from '../domain/fingerprint.js';
 import { eventSlug } from '../domain/slug.js';
 import { ArtworkListItem } from '../schemas/artworks.js';
 import { EventListItem } from '../schemas/events.js';
-import { WRITABLE, type Kind, type Row } from './rows.js';
+import { WRITABLE, type Kind } from './columns.js';
+import type { Row } from './rows.js';
 
 /**
- * Which record each row of a push file denotes, by the server's own matching rules (decisions §5, §6),
+ * Which record each row of an import file denotes, by the server's own matching rules (decisions §5, §6),
  * computed on the client: to report rows of one file that would overwrite each other, and — for
  * `--dry-run` and `--prune` — to compare the file with the records the server lists.
  */

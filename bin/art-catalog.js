@@ -1,0 +1,10 @@
+// The CLI's entry, started by bin/art-catalog on whichever Node.js it found. better-sqlite3 13 crashes
+// Node 20 (a segmentation fault, no message), so the version is checked before anything is loaded.
+// Kept to syntax every Node.js parses, so an old one gets this line rather than a syntax error.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 22) {
+  const root = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
+  process.stderr.write(`art-catalog: Node.js ${process.versions.node} is too old (22, 24 or 26 needed); run npm ci in ${root} to bring Node 24, or install Node.js 24\n`);
+  process.exit(1);
+}
+await import('../dist/cli/main.js');

@@ -1,0 +1,77 @@
+import type { Command } from 'commander';
+import type { Role, UserRow } from '../db/types.js';
+import { newSecret, sha256 } from '../domain/passwords.js';
+import { isEmailAddress } from '../domain/text.js';
+import { EmailTaken, INVITE_TTL_MS, inviteUser, listUsers, removeUser } from '../store/users.js';
+import { loadConfig } from '../config.js';
+import { CliError, existingEntity, output, positiveId, printable, withDatabase } from './context.js';
+
+const ROLES: readonly Role[] = ['owner', 'editor', 'viewer'];
+
+function parseRole(raw: string | undefined): Role | undefined {
+  if (raw !== undefined && !ROLES.includes(raw as Role)) throw new CliError(`--role must be one of ${ROLES.join(', ')} (got "${raw}")`);
+  return raw as Role | undefined;
+}
+
+function parseEmail(raw: string): string {
+  const email = raw.trim();
+  if (!isEmailAddress(email)) throw new CliError(`not an email address: "${printable(raw)}"`);
+  return email;
+}
+
+const describe = (u: UserRow) => ({
+  email: u.email, role: u.role, active: u.password_hash !== null,
+  invite_expires_at: u.invite_expires_at, created_at: u.created_at,
+});
+
+export function registerUserCommands(program: Command): void {
+  const user = program.command('user').description('invite, list and remove the people who use the gallery console');
+
+  user.command('invite')
+    .description('invite a person to an entity\'s console (again: a password reset); prints a one-time link valid 72 h')
+    .requiredOption('--entity <id>', 'entity id')
+    .requiredOption('--email <address>', 'the person\'s email (one email belongs to one entity)')
+    .option('--role <role>', 'owner, editor or viewer (default editor; an existing user keeps theirs)')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { entity: string; email: string; role?: string; json?: boolean }) => {
+      const entityId = positiveId(opts.entity, '--entity');
+      const email = parseEmail(opts.email);
+      const role = parseRole(opts.role);
+      const token = newSecret();
+      const expiresAt = new Date(Date.now() + INVITE_TTL_MS).toISOString();
+      const row = await withDatabase(async ({ db }) => {
+        await existingEntity(db, entityId);
+        return inviteUser(db, { entityId, email, role, inviteHash: sha256(token), expiresAt }).catch((error: unknown) => {
+          if (error instanceof EmailTaken) throw new CliError(`${email} already belongs to entity ${error.entityId}; one email belongs to one entity`);
+          throw error;
+        });
+      });
+      const link = `${loadConfig().publicBaseUrl}/console/invite/${token}`;
+      output(opts.json, { email: row.email, role: row.role, link, expires_at: expiresAt },
+        () => `${link}\n(${row.role} invite for ${row.email}, valid until ${expiresAt}; it works once)`);
+    });
+
+  user.command('list')
+    .description('list the console users of an entity')
+    .requiredOption('--entity <id>', 'entity id')
+    .option('--json', 'print a JSON array')
+    .action(async (opts: { entity: string; json?: boolean }) => {
+      const entityId = positiveId(opts.entity, '--entity');
+      const rows = await withDatabase(async ({ db }) => {
+        await existingEntity(db, entityId);
+        return listUsers(db, entityId);
+      });
+      output(opts.json, rows.map(describe), () => (rows.length === 0 ? 'no users' : rows.map((u) =>
+        `${u.email}\t${u.role}\t${u.password_hash ? 'active' : `invited until ${u.invite_expires_at ?? '-'}`}`).join('\n')));
+    });
+
+  user.command('remove')
+    .description('remove a user; their sessions end at once')
+    .argument('<email>', 'the user\'s email')
+    .option('--json', 'print one JSON object')
+    .action(async (email: string, opts: { json?: boolean }) => {
+      const removed = await withDatabase(({ db }) => removeUser(db, email));
+      if (!removed) throw new CliError(`no user with email ${printable(email)}`);
+      output(opts.json, { email: email.trim().toLowerCase(), removed: true }, () => `removed ${email.trim().toLowerCase()}`);
+    });
+}

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import type { Kind } from '../import/columns.js';
+import type { Table } from '../import/table.js';
+import type { Encoding } from '../import/text.js';
+import type { ApplyJob, MirrorChoice, Preview } from './importer.js';
+
+/**
+ * Uploads the Import page holds between its steps (decisions §11: nothing is written before Apply).
+ * Held in this process's memory, bounded: one per user (a new upload replaces the last), at most
+ * MAX_HELD in all (the oldest that is not being applied makes room), each for HOLD_MS after its last
+ * use. Each is tied to the user and the session that uploaded it; another user's or session's id
+ * answers 404.
+ */
+
+const MAX_HELD = 16;
+const HOLD_MS = 30 * 60_000;
+
+export interface HeldImport {
+  id: string;
+  userId: number;
+  session: string;
+  name: string;
+  kind: Kind;
+  /** The uploaded bytes, until they are read as a table. */
+  bytes: Buffer | null;
+  /** Chosen on the page, or UTF-8 until the bytes prove otherwise. */
+  encoding: Encoding;
+  /** The line and byte that are not UTF-8, while no encoding has been chosen. */
+  notUtf8?: { line: number; byte: number };
+  table?: Table;
+  /** The person's column choices: column name (lower-case) → field, or null to leave it out. */
+  map: Map<string, string | null>;
+  mirror: MirrorChoice;
+  preview?: Preview;
+  job?: ApplyJob;
+  touched: number;
+}
+
+export class HeldImports {
+  private readonly held = new Map<string, HeldImport>();
+
+  /** Holds a new upload for `userId`'s session, replacing that user's earlier one; undefined when every slot is being applied. */
+  hold(upload: Omit<HeldImport, 'id' | 'touched'>): HeldImport | undefined {
+    this.expire();
+    for (const [id, other] of this.held) if (other.userId === upload.userId && !running(other)) this.held.delete(id);
+    if (this.held.size >= MAX_HELD) {
+      const oldest = [...this.held.values()].filter((h) => !running(h)).sort((a, b) => a.touched - b.touched)[0];
+      if (!oldest) return undefined;
+      this.held.delete(oldest.id);
+    }
+    const held: HeldImport = { ...upload, id: randomBytes(12).toString('base64url'), touched: Date.now() };
+    this.held.set(held.id, held);
+    return held;
+  }
+
+  /** The upload `id` if it belongs to this user and session, kept for another HOLD_MS. */
+  get(id: string, userId: number, session: string): HeldImport | undefined {
+    this.expire();
+    const held = this.held.get(id);
+    if (!held || held.userId !== userId || held.session !== session) return undefined;
+    held.touched = Date.now();
+    return held;
+  }
+
+  private expire(): void {
+    const now = Date.now();
+    for (const [id, held] of this.held) if (now - held.touched > HOLD_MS && !running(held)) this.held.delete(id);
+  }
+}
+
+const running = (held: HeldImport): boolean => held.job !== undefined && !held.job.finished;

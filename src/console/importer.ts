@@ -1,0 +1,213 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { ArtworkInput } from '../domain/artwork.js';
+import { ApiError } from '../domain/errors.js';
+import type { Db } from '../db/types.js';
+import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from '../import/plan.js';
+import { formatProblem, rowProblems, type Kind, type Row, type RowProblem } from '../import/rows.js';
+import { overPruneLimit, type ImportCounts } from '../import/summary.js';
+import { deleteArtwork, getArtwork, listArtworks, postArtworksWork, postArtworkWork } from '../store/artworks.js';
+import { writeEach } from '../store/batch.js';
+import type { Actor } from '../store/changelog.js';
+import { isPostgres } from '../store/sql.js';
+import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/events.js';
+
+/**
+ * What the Import page does with rows read by `push`'s reader (decisions §11): a preview like
+ * `push --dry-run`, from the entity's records as the store lists them, and Apply, which writes the rows
+ * through the same store functions as the API's batch routes — a few rows per transaction, yielding the
+ * event loop between them, so that a 10,000-row import never holds other requests up.
+ */
+
+/**
+ * Rows per slice of work between two yields of the event loop, and per transaction of Apply. On SQLite a
+ * transaction runs on the event loop: 100 rows held it for about 80 ms on the shared bench machine, 20
+ * keep a slice within the 50 ms budget. PostgreSQL's statements do not run on the event loop, and a
+ * transaction costs round trips: the API's batch size (docs/performance.md, bench/console-import.mjs).
+ */
+const BATCH = 20;
+const writeBatchSize = (db: Db): number => (isPostgres(db) ? 100 : BATCH);
+
+export interface PlannedRow {
+  label: string;
+  title: string;
+  id?: number;
+  fields?: string[];
+}
+
+export interface Preview {
+  kind: Kind;
+  total: number;
+  creates: PlannedRow[];
+  updates: PlannedRow[];
+  unchanged: number;
+  refused: RowProblem[];
+  duplicates: RowProblem[];
+  /** With mirror: the records the file does not name. */
+  deletions: { id: number; title: string }[];
+  /** With mirror: why nothing will be deleted, when so. */
+  pruneBlocked?: string;
+  /** The rows Apply writes, in file order. */
+  send: Candidate[];
+}
+
+export interface MirrorChoice {
+  prune: boolean;
+  /** Delete even more than half of the records (the console's `--force`). */
+  force: boolean;
+}
+
+/** Every record of one kind, as the list shows it, page by page (a cursor page costs the same at any depth). */
+async function listAll(db: Db, entityId: number, kind: Kind): Promise<Listed[]> {
+  const records: Listed[] = [];
+  let after = 0;
+  for (;;) {
+    const page = kind === 'artworks'
+      ? await listArtworks(db, entityId, { after, limit: 100 }).then((p) => ({ ...p, items: JSON.parse(p.json) as Listed[] }))
+      : await listEvents(db, entityId, { after, limit: 100, today: '' }).then((p) => ({ ...p, items: p.events as unknown as Listed[] }));
+    records.push(...page.items);
+    if (!page.hasMore || page.nextAfter === null) return records;
+    after = page.nextAfter;
+  }
+}
+
+const getRecord = (db: Db, kind: Kind, entityId: number, id: number): Promise<Record<string, unknown>> =>
+  (kind === 'artworks' ? getArtwork(db, entityId, id) : getEvent(db, entityId, id));
+
+/** What Apply would do, computed from the store's records: nothing is written. */
+export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[], mirror: MirrorChoice): Promise<Preview> {
+  const refused: RowProblem[] = [];
+  const candidates: Candidate[] = [];
+  for (const [i, row] of rows.entries()) {
+    if (i % BATCH === 0) await yieldToEventLoop();
+    const problems = rowProblems(kind, row);
+    if (problems.length > 0) refused.push({ label: row.label, message: problems.join('; ') });
+    else candidates.push(candidate(kind, row, actor.entitySlug));
+  }
+  const duplicateOf = findDuplicates(kind, candidates);
+  const duplicates = [...duplicateOf].map(([c, message]) => ({ label: c.row.label, message }));
+  const send = candidates.filter((c) => !duplicateOf.has(c));
+
+  const catalog = new Catalog(kind, await listAll(db, actor.entityId, kind), actor.entitySlug);
+  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send };
+  const named = new Set<number>();
+  for (const [i, c] of send.entries()) {
+    if (i % BATCH === 0) await yieldToEventLoop();
+    const match = catalog.match(c.identity);
+    if (match.action === 'create') {
+      preview.creates.push({ label: c.row.label, title: c.input.title });
+    } else if (match.action === 'ambiguous') {
+      match.candidates.forEach((id) => named.add(id));
+      refused.push({ label: c.row.label, message: `matches several ${kind} (#${match.candidates.join(', #')}) by artist, title and year; give the row an external_id` });
+    } else {
+      named.add(match.record.id);
+      // The list shows most fields; a row that sets one it does not show is compared with the whole record.
+      const record = listShows(kind, c.input) ? match.record : await getRecord(db, kind, actor.entityId, match.record.id);
+      const fields = changedFields(kind, record, c.input);
+      if (fields.length > 0) preview.updates.push({ label: c.row.label, id: match.record.id, title: c.input.title, fields });
+      else preview.unchanged++;
+    }
+  }
+  const refusedLabels = new Set(refused.map((r) => r.label));
+  preview.send = send.filter((c) => !refusedLabels.has(c.row.label));
+  if (mirror.prune) {
+    preview.deletions = catalog.records.filter((r) => !named.has(r.id)).map(({ id, title }) => ({ id, title }));
+    if (refused.length > 0) {
+      preview.pruneBlocked = `${refused.length} row${refused.length === 1 ? ' is' : 's are'} refused: a record they name would be deleted`;
+    } else if (overPruneLimit(preview.deletions.length, catalog.records.length) && !mirror.force) {
+      preview.pruneBlocked = `mirroring would delete ${preview.deletions.length} of the ${catalog.records.length} ${kind}, more than half; check that the file is complete, or confirm the deletions`;
+    }
+  }
+  return preview;
+}
+
+/** A running or finished Apply, as its progress page shows it. */
+export interface ApplyJob {
+  done: number;
+  steps: number;
+  counts: ImportCounts;
+  failures: RowProblem[];
+  finished: boolean;
+  /** Why the mirror deleted nothing, when so. */
+  pruneSkipped?: string;
+  /** The job stopped on an error that was not a row's (a database failure). */
+  error?: string;
+}
+
+type Written = { id: number; created: boolean; changed: boolean };
+
+function writeBatch(db: Db, actor: Actor, kind: Kind, batch: Candidate[]) {
+  if (kind === 'artworks') {
+    return writeEach<Candidate, Written>(db, batch,
+      function* (c) { const p = yield* postArtworkWork(db, actor, c.input); return { id: p.artwork.id, created: p.created, changed: p.changed }; },
+      function* (items) {
+        return (yield* postArtworksWork(db, actor, items.map((c) => c.input as ArtworkInput))).map((p) => ({ id: p.artwork.id, created: p.created, changed: p.changed }));
+      });
+  }
+  return writeEach<Candidate, Written>(db, batch,
+    function* (c) { const p = yield* postEventWork(db, actor, c.input); return { id: p.event.id, created: p.created, changed: p.changed }; });
+}
+
+const refusalText = (error: ApiError): string => {
+  const problem = (error.extras.details ?? [{ field: '', message: error.message }]).map(formatProblem).join('; ');
+  return error.extras.candidates ? `${problem} (matches #${error.extras.candidates.join(', #')}; give the row an external_id)` : problem;
+};
+
+/**
+ * Starts writing a preview's rows in the background and returns the job it updates; with mirror, the
+ * records the file does not name are deleted afterwards, unless a row failed.
+ */
+export function startApply(db: Db, actor: Actor, preview: Preview, mirror: MirrorChoice): ApplyJob {
+  const deleting = mirror.prune && !preview.pruneBlocked ? preview.deletions : [];
+  const job: ApplyJob = {
+    done: 0, steps: preview.send.length + deleting.length, finished: false,
+    counts: { total: preview.total, created: 0, updated: 0, unchanged: 0, duplicate: preview.duplicates.length, failed: preview.refused.length, deleted: 0 },
+    failures: [...preview.refused, ...preview.duplicates],
+  };
+  if (mirror.prune && preview.pruneBlocked) job.pruneSkipped = preview.pruneBlocked;
+  void runApply(db, actor, preview, deleting, job).catch((error: unknown) => {
+    job.error = error instanceof ApiError ? error.message : 'the database did not answer; the rows written so far stay written, and applying again finishes the rest';
+    job.finished = true;
+  });
+  return job;
+}
+
+async function runApply(db: Db, actor: Actor, preview: Preview, deleting: Preview['deletions'], job: ApplyJob): Promise<void> {
+  const { kind, send } = preview;
+  const size = writeBatchSize(db);
+  for (let at = 0; at < send.length; at += size) {
+    const batch = send.slice(at, at + size);
+    const outcomes = await writeBatch(db, actor, kind, batch);
+    outcomes.forEach((outcome, i) => {
+      if ('error' in outcome) {
+        job.counts.failed++;
+        job.failures.push({ label: batch[i]!.row.label, message: refusalText(outcome.error) });
+      } else if (outcome.value.created) job.counts.created++;
+      else if (outcome.value.changed) job.counts.updated++;
+      else job.counts.unchanged++;
+    });
+    job.done += batch.length;
+    await yieldToEventLoop();
+  }
+  if (deleting.length > 0 && job.counts.failed > 0) {
+    job.pruneSkipped = 'some rows failed: a record they name would be deleted';
+    job.steps = job.done;
+  } else {
+    const remove = kind === 'artworks' ? deleteArtwork : deleteEvent;
+    for (const [i, record] of deleting.entries()) {
+      try {
+        await remove(db, actor, record.id);
+        job.counts.deleted++;
+      } catch (error) {
+        // Deleted by someone else meanwhile: the goal is reached all the same.
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+      }
+      job.done++;
+      if (i % BATCH === BATCH - 1) await yieldToEventLoop();
+    }
+  }
+  job.failures.sort((a, b) => labelOrder(a.label) - labelOrder(b.label));
+  job.finished = true;
+}
+
+/** `line 12`, `row 12`, `item 3` in file order. */
+const labelOrder = (label: string): number => Number(/\d+/.exec(label)?.[0] ?? 0);

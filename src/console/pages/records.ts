@@ -1,0 +1,213 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { artworkFromPut } from '../../domain/artwork.js';
+import { ApiError } from '../../domain/errors.js';
+import { eventFromPut } from '../../domain/event.js';
+import { ArtworkPut, AVAILABILITY } from '../../schemas/artworks.js';
+import type { FieldProblem } from '../../schemas/common.js';
+import { EVENT_TYPES, EventPut } from '../../schemas/events.js';
+import { compileBodyValidator } from '../../schemas/validator.js';
+import { deleteArtwork, getArtwork, updateArtwork } from '../../store/artworks.js';
+import { recentChanges } from '../../store/console.js';
+import { deleteEvent, getEvent, updateEvent } from '../../store/events.js';
+import { html, safeHref, type Html } from '../../web/html.js';
+import { changeList } from '../changes.js';
+import { actorOf, mayAct } from '../guard.js';
+import { csrfField, heading, notice, render, when } from '../layout.js';
+import { recordId } from '../paths.js';
+
+type Values = Record<string, unknown>;
+
+/** One editable field: how the form shows it and how its text becomes the PUT body's value. */
+interface Field {
+  name: string;
+  label: string;
+  input: 'text' | 'textarea' | 'integer' | 'url' | 'date' | 'select';
+  options?: readonly string[];
+  hint?: string;
+}
+
+/** What the record pages need to know of a kind (artworks, events). */
+interface Kind {
+  section: 'artworks' | 'events';
+  changeType: 'artwork' | 'event';
+  singular: string;
+  fields: readonly Field[];
+  /** Read-only fields shown with the record. */
+  facts: readonly string[];
+  get(app: FastifyInstance, entityId: number, id: number): Promise<Values>;
+  /** The PUT path: the same schema, rules and store function as the API (decisions §11). */
+  validate(body: Values): FieldProblem[];
+  update(app: FastifyInstance, request: FastifyRequest, id: number, body: Values): Promise<unknown>;
+  remove(app: FastifyInstance, request: FastifyRequest, id: number): Promise<void>;
+  publicHref(slug: string, record: Values): string;
+}
+
+const ARTWORKS: Kind = {
+  section: 'artworks', changeType: 'artwork', singular: 'Artwork',
+  fields: [
+    { name: 'title', label: 'Title', input: 'text' },
+    { name: 'artist_name', label: 'Artist', input: 'text' },
+    { name: 'creation_year', label: 'Year', input: 'integer' },
+    { name: 'medium', label: 'Medium', input: 'text' },
+    { name: 'dimensions', label: 'Dimensions', input: 'text' },
+    { name: 'price', label: 'Price', input: 'integer', hint: 'A whole number, without separators or currency sign (12500).' },
+    { name: 'currency', label: 'Currency', input: 'text', hint: 'ISO 4217 code, e.g. EUR.' },
+    { name: 'availability', label: 'Availability', input: 'select', options: AVAILABILITY },
+    { name: 'external_id', label: 'Inventory number', input: 'text' },
+    { name: 'image_url', label: 'Image URL', input: 'url' },
+    { name: 'external_url', label: 'Web page', input: 'url' },
+    { name: 'description', label: 'Description', input: 'textarea' },
+  ],
+  facts: ['source_fingerprint', 'last_synced_at', 'created_at', 'updated_at'],
+  get: async (app, entityId, id) => await getArtwork(app.db, entityId, id),
+  validate: compileBodyValidator(ArtworkPut, 'body'),
+  update: (app, request, id, body) => updateArtwork(app.db, actorOf(request), id, artworkFromPut(body)),
+  remove: (app, request, id) => deleteArtwork(app.db, actorOf(request), id),
+  publicHref: (slug, record) => `/profiles/${encodeURIComponent(slug)}/artworks/${String(record.id)}`,
+};
+
+const EVENTS: Kind = {
+  section: 'events', changeType: 'event', singular: 'Event',
+  fields: [
+    { name: 'title', label: 'Title', input: 'text' },
+    { name: 'event_type', label: 'Type', input: 'select', options: EVENT_TYPES },
+    { name: 'start_date', label: 'Starts', input: 'date' },
+    { name: 'end_date', label: 'Ends', input: 'date' },
+    { name: 'location_city', label: 'City', input: 'text' },
+    { name: 'location_country', label: 'Country', input: 'text', hint: 'ISO 3166-1 alpha-2 code, e.g. DE.' },
+    { name: 'image_url', label: 'Image URL', input: 'url' },
+    { name: 'external_url', label: 'Web page', input: 'url' },
+    { name: 'ical_url', label: 'Calendar URL', input: 'url' },
+    { name: 'description', label: 'Description', input: 'textarea' },
+  ],
+  facts: ['slug', 'last_synced_at', 'created_at', 'updated_at'],
+  get: async (app, entityId, id) => await getEvent(app.db, entityId, id),
+  validate: compileBodyValidator(EventPut, 'body'),
+  update: (app, request, id, body) => updateEvent(app.db, actorOf(request), id, eventFromPut(body)),
+  remove: (app, request, id) => deleteEvent(app.db, actorOf(request), id),
+  publicHref: (slug, record) => `/profiles/${encodeURIComponent(slug)}/events/${encodeURIComponent(String(record.slug))}`,
+};
+
+/** A stored value as form text (records hold text, numbers and null only). */
+const shown = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+
+/**
+ * The PUT body a submitted form asks for: only the fields whose text differs from the record's; an
+ * emptied field is `null` (clears it; an emptied title is refused, as by PUT); a whole number where the
+ * field takes one. Text that is not a number stays text, so the validator names the field.
+ */
+function putBody(kind: Kind, record: Values, form: Record<string, unknown>): Values {
+  const body: Values = {};
+  for (const field of kind.fields) {
+    const raw = form[field.name];
+    if (typeof raw !== 'string') continue;
+    const text = field.input === 'textarea' ? raw.replace(/\r\n/g, '\n') : raw;
+    if (text === shown(record[field.name])) continue;
+    body[field.name] = text === '' && field.name !== 'title' ? null
+      : field.input === 'integer' && /^-?\d{1,16}$/.test(text.trim()) ? Number(text.trim()) : text;
+  }
+  return body;
+}
+
+function input(field: Field, value: string, problem: string | undefined, disabled: boolean): Html {
+  const id = `f-${field.name}`;
+  const described = [field.hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ');
+  const attrs = html`id="${id}" name="${field.name}"${described ? html` aria-describedby="${described}"` : ''}${problem ? html` aria-invalid="true"` : ''}${disabled ? html` disabled` : ''}`;
+  const control = field.input === 'textarea' ? html`<textarea ${attrs}>${value}</textarea>`
+    : field.input === 'select' ? html`<select ${attrs}><option value="">—</option>${(field.options ?? []).map((o) => html`<option value="${o}"${o === value ? html` selected` : ''}>${o}</option>`)}</select>`
+      // Dates and numbers are text inputs: the form shows what was typed, and the API's rules judge it.
+      : html`<input ${attrs} type="${field.input === 'url' ? 'url' : 'text'}"${field.input === 'integer' ? html` inputmode="numeric"` : ''}${field.input === 'date' ? html` placeholder="YYYY-MM-DD"` : ''} value="${value}">`;
+  return html`<div class="field"><label for="${id}">${field.label}</label>${control}${field.hint ? html`<span class="hint" id="${id}-hint">${field.hint}</span>` : ''}${problem ? html`<span class="problem" id="${id}-problem">${problem}</span>` : ''}</div>`;
+}
+
+interface Outcome {
+  status: number;
+  problems?: FieldProblem[];
+  message?: Html | string;
+  /** The form's text as sent, shown again after a refusal. */
+  form?: Record<string, unknown>;
+}
+
+async function recordPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, kind: Kind, id: number, outcome?: Outcome) {
+  const user = request.user;
+  const record = await kind.get(app, user.entity.id, id);
+  const history = await recentChanges(app.db, user.entity.id, { entityType: kind.changeType, recordId: id, before: 0, limit: 20 });
+  const editor = mayAct(user, 'editor');
+  const problems = new Map((outcome?.problems ?? []).map((p) => [p.field, p.message]));
+  const saved = (request.query as Record<string, string | undefined>).saved !== undefined;
+  const image = safeHref(record.image_url as string | null);
+  const title = String(record.title);
+  const fields = html`<dl class="fields">${kind.fields.map((f) => html`<dt>${f.label}</dt><dd>${shown(record[f.name]) || html`<span class="none">—</span>`}</dd>`)}
+${kind.facts.map((f) => html`<dt>${f.replace(/_/g, ' ')}</dt><dd>${f.endsWith('_at') ? when(record[f] as string) : shown(record[f])}</dd>`)}</dl>`;
+  const form = editor ? html`<h2 id="edit">Edit</h2>
+<form method="post" action="/console/${kind.section}/${id}" class="stack panel" novalidate>
+${csrfField(reply)}
+${kind.fields.map((f) => input(f, outcome?.form ? shown(outcome.form[f.name]) : shown(record[f.name]), problems.get(f.name), false))}
+<div><button type="submit">Save changes</button></div>
+</form>
+<h2>Delete</h2>
+<form method="post" action="/console/${kind.section}/${id}/delete" class="panel">
+${csrfField(reply)}
+<p>Deleting removes the ${kind.singular.toLowerCase()} from the catalog and its public page; the changelog keeps a record of it.</p>
+<button type="submit" class="danger" data-confirm="Delete “${title}”? This cannot be undone.">Delete ${kind.singular.toLowerCase()}</button>
+</form>` : '';
+  return render(request, reply, {
+    title, section: kind.section, status: outcome?.status ?? 200,
+    body: html`${heading(title, html`${kind.singular} #${id} · <a href="${kind.publicHref(user.entity.slug, record)}">public page</a>`, html`<a class="button secondary" href="/console/${kind.section}">All ${kind.section}</a>`)}
+${saved ? notice('ok', 'Saved.') : ''}
+${outcome?.message ? notice('error', outcome.message) : ''}
+<div class="record">
+<section aria-labelledby="details" class="panel"><h2 id="details" class="visually-hidden">Details</h2>${fields}</section>
+<section class="image panel" aria-label="Image">${image ? html`<img src="${image}" alt="${title}" loading="lazy" width="480" height="360">` : html`<p class="none">No image.</p>`}</section>
+</div>
+${form}
+<h2>History</h2>
+${changeList(history.rows, 'No changes recorded yet.')}
+${history.nextBefore ? html`<p><a href="/console/changelog?kind=${kind.changeType}&amp;record=${id}">The whole history</a></p>` : ''}`,
+  });
+}
+
+/** Refusals of the store (400 with details, 409) shown on the form; anything else goes to the error page. */
+function refusal(error: unknown, kind: Kind, form: Record<string, unknown>): Outcome {
+  if (!(error instanceof ApiError) || (error.status !== 400 && error.status !== 409)) throw error;
+  const existing = error.extras.existing_id;
+  const message = existing !== undefined
+    ? html`${error.message} <a href="/console/${kind.section}/${existing}">Open ${kind.singular.toLowerCase()} #${existing}</a>.`
+    : error.message;
+  return { status: error.status, problems: (error.extras.details) ?? [], message, form };
+}
+
+export function recordRoutes(kind: Kind) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get<{ Params: { id: string } }>(`/${kind.section}/:id`, { config: { role: 'viewer' } }, async (request, reply) =>
+      recordPage(app, request, reply, kind, recordId(request.params.id)));
+
+    app.post<{ Params: { id: string }; Body: Record<string, unknown> }>(`/${kind.section}/:id`, { config: { role: 'editor' } }, async (request, reply) => {
+      const id = recordId(request.params.id);
+      const form = request.body ?? {};
+      const record = await kind.get(app, request.user.entity.id, id);
+      const body = putBody(kind, record, form);
+      const problems = kind.validate(body);
+      let outcome: Outcome | undefined;
+      if (problems.length) outcome = { status: 400, problems, message: 'Some fields need another look.', form };
+      else {
+        try {
+          await kind.update(app, request, id, body);
+        } catch (error) {
+          outcome = refusal(error, kind, form);
+        }
+      }
+      if (outcome) return recordPage(app, request, reply, kind, id, outcome);
+      return reply.code(303).header('location', `/console/${kind.section}/${id}?saved=1`).send();
+    });
+
+    app.post<{ Params: { id: string } }>(`/${kind.section}/:id/delete`, { config: { role: 'editor' } }, async (request, reply) => {
+      const id = recordId(request.params.id);
+      await kind.remove(app, request, id);
+      return reply.code(303).header('location', `/console/${kind.section}?deleted=${id}`).send();
+    });
+  };
+}
+
+export const artworkRecordPages = recordRoutes(ARTWORKS);
+export const eventRecordPages = recordRoutes(EVENTS);

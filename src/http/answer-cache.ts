@@ -1,0 +1,109 @@
+import { brotliCompress, constants, gzip } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+
+/** The content codings the service sends (decisions §3), best first. */
+export const ENCODINGS = ['br', 'gzip'] as const;
+export type Encoding = (typeof ENCODINGS)[number];
+
+/** Answers smaller than this are sent as they are (decisions §3). */
+export const COMPRESS_MIN_BYTES = 1024;
+
+/**
+ * Brotli quality 4 and gzip level 6, chosen on measurement (bench/compression-levels.mjs,
+ * docs/performance.md): on a 45.8 KB changelog page brotli 4 makes 3.2 KB in ~0.6 ms, as small as
+ * qualities 5 to 9 (up to 40 × slower); quality 11, zlib's default, saves 12 % more at ~450 × the time.
+ */
+export const BROTLI_QUALITY = 4;
+export const GZIP_LEVEL = 6;
+/**
+ * Brotli's window: 2^18 = 256 KiB instead of 4 MiB. An encoder's memory grows with it, and up to one
+ * per connection may be at work; API answers are far smaller than the window anyway.
+ */
+export const BROTLI_WINDOW_BITS = 18;
+
+/** A keyed GET's 200 answer: its JSON bytes, the headers that go with them, and compressed copies. */
+export interface Answer {
+  body: Buffer;
+  link: string | undefined;
+  /** Copies made or being made, one per coding. */
+  encoded: Partial<Record<Encoding, Promise<Buffer>>>;
+}
+
+const compressors: Record<Encoding, (body: Buffer, done: (error: Error | null, result: Buffer) => void) => void> = {
+  br: (body, done) => brotliCompress(body, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_LGWIN]: BROTLI_WINDOW_BITS,
+      [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+    },
+  }, done),
+  gzip: (body, done) => gzip(body, { level: GZIP_LEVEL }, done),
+};
+
+/**
+ * Compresses in one call on libuv's thread pool, never on the event loop, at most COMPRESSING_MAX at
+ * a time (the pool's size): an encoder's memory is taken when its call is made, not when a thread
+ * runs it, so queued calls would each hold one. Kept answers share one call per coding, which is
+ * what keeps memory flat under load (docs/performance.md).
+ */
+const COMPRESSING_MAX = 4;
+let compressing = 0;
+const waiting: (() => void)[] = [];
+
+export async function compressed(body: Buffer, encoding: Encoding): Promise<Buffer> {
+  if (compressing >= COMPRESSING_MAX) await new Promise<void>((resolve) => waiting.push(resolve));
+  compressing++;
+  try {
+    return await new Promise<Buffer>((resolve, reject) => {
+      compressors[encoding](body, (error, result) => (error ? reject(error) : resolve(result)));
+    });
+  } finally {
+    compressing--;
+    waiting.shift()?.();
+  }
+}
+
+/**
+ * API answers by ETag, which names the entity, its data version and the URL: an answer is built once
+ * per version of its data and sent again while nothing changed, in every process (a write anywhere
+ * changes the version, so the next request asks for a new tag and the old entry ages out). Bounded by
+ * bytes (ANSWER_CACHE_MB), compressed copies included: each is made once, when a client first asks
+ * for that coding.
+ */
+export class AnswerCache {
+  private readonly entries: LRUCache<string, Answer> | undefined;
+  hits = 0;
+
+  constructor(maxBytes: number) {
+    if (maxBytes <= 0) return;
+    this.entries = new LRUCache<string, Answer>({
+      maxSize: maxBytes,
+      // An entry's size is known when it is set; its copies are a fraction of it.
+      sizeCalculation: (answer) => Math.max(1, Math.ceil(answer.body.length * 1.3) + 256),
+    });
+  }
+
+  get(tag: string): Answer | undefined {
+    const answer = this.entries?.get(tag);
+    if (answer) this.hits++;
+    return answer;
+  }
+
+  /** Keeps an answer (when the cache has room at all) and returns it, kept or not. */
+  set(tag: string, body: Buffer, link: string | undefined): Answer {
+    const answer: Answer = { body, link, encoded: {} };
+    this.entries?.set(tag, answer);
+    return answer;
+  }
+}
+
+/** The answer's copy in `encoding`, made once and shared by the requests that ask for it meanwhile. */
+export function encodedCopy(answer: Answer, encoding: Encoding): Promise<Buffer> {
+  let copy = answer.encoded[encoding];
+  if (!copy) {
+    copy = compressed(answer.body, encoding);
+    answer.encoded[encoding] = copy;
+    // A failed copy is not kept: the next request tries again.
+    copy.catch(() => { delete answer.encoded[encoding]; });
+  }
+  return copy;
+}

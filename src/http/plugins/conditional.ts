@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { Readable, Transform, pipeline } from 'node:stream';
+import negotiate from '@fastify/accept-negotiator';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { entityVersion } from '../../store/versions.js';
+import { AnswerCache, COMPRESS_MIN_BYTES, ENCODINGS, encodedCopy, type Answer, type Encoding } from '../answer-cache.js';
+import { entityTag, ifNoneMatchMatches, urlTag } from '../entity-tags.js';
+import { appendRouteHook, prependRouteHook } from '../route-hooks.js';
+import { chargeDeferredUnit } from './auth.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What a keyed GET's answer depends on besides the entity's data and the URL (e.g. today's date). */
+    tagParts?: (request: FastifyRequest) => string;
+    /** Routes of one record: whether it exists, for `If-None-Match: *`. Other keyed GETs always answer. */
+    exists?: (request: FastifyRequest) => Promise<boolean>;
+    /** An answer made of the key and its rate-limit state alone (GET /v1/me): tagged by that content, never kept. */
+    keyAnswer?: (request: FastifyRequest) => unknown;
+  }
+  interface FastifyReply {
+    /** The tag of this answer's data, once known (keyed GETs). */
+    entityTag: string | null;
+    /** Sent from the answer cache: nothing to keep. */
+    reused: boolean;
+    /**
+     * Set by a handler whose answer may still change without a new data version (PostgreSQL changelog
+     * entries that are not final yet): it gets a tag that matches nothing, and is not kept.
+     */
+    provisional: boolean;
+  }
+  interface FastifyInstance {
+    answers: AnswerCache;
+  }
+}
+
+const CACHE_CONTROL = 'private, no-cache';
+
+/**
+ * Conditional requests on every keyed GET (decisions §3). Before the handler, one indexed query reads
+ * the entity's data version; with the URL it makes the answer's strong ETag. A matching If-None-Match
+ * gets 304 without a body and without a rate-limit unit (auth.ts deferred it); otherwise the unit is
+ * taken and the answer comes from the cache of answers by tag when one was built for this version,
+ * else from the handler — then it is kept. Compressed copies are made here, once per answer and
+ * coding, on the thread pool (answer-cache.ts), so the compressor plugin leaves these answers alone.
+ */
+async function conditionalPlugin(app: FastifyInstance): Promise<void> {
+  app.decorate('answers', new AnswerCache(app.config.answerCacheMb * 1024 * 1024));
+  app.decorateReply('entityTag', null);
+  app.decorateReply('reused', false);
+  app.decorateReply('provisional', false);
+
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.config?.scope === undefined || !methods.every((method) => method === 'GET' || method === 'HEAD')) return;
+    // Bound to the route's config: Fastify builds a new request.routeOptions on every access.
+    const config: FastifyContextConfig = route.config ?? {};
+    appendRouteHook(route, 'preHandler', (request: FastifyRequest, reply: FastifyReply) => beforeHandler(app, config, request, reply));
+    // Before the compressor's own onSend (registered earlier): the answer is kept as JSON.
+    prependRouteHook(route, 'onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown) => afterHandler(app, config, request, reply, payload));
+  });
+}
+
+async function currentTag(app: FastifyInstance, config: FastifyContextConfig, request: FastifyRequest): Promise<string> {
+  const entityId = request.auth.entity.id;
+  if (config.keyAnswer) return entityTag(entityId, 'k', JSON.stringify(config.keyAnswer(request)));
+  // The entity passed authentication; a version it no longer has (deleted since) names no answer.
+  const version = await entityVersion(app.db, entityId) ?? randomUUID();
+  return urlTag(entityId, version, request.url, config.tagParts?.(request) ?? '');
+}
+
+async function beforeHandler(app: FastifyInstance, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const tag = await currentTag(app, config, request);
+  reply.entityTag = tag;
+  const condition = request.headers['if-none-match'];
+  if (condition !== undefined) {
+    const exists = condition.trim() !== '*' || !config.exists || await config.exists(request);
+    if (ifNoneMatchMatches(condition, tag, exists)) {
+      return reply.code(304).header('etag', tag).header('cache-control', CACHE_CONTROL).header('vary', 'accept-encoding').send();
+    }
+  }
+  await chargeDeferredUnit(app, request, reply);
+  if (config.keyAnswer) return undefined;
+  const kept = app.answers.get(tag);
+  return kept && sendKept(request, reply, kept);
+}
+
+/** The coding the client takes for an answer this large, or undefined for the plain bytes. */
+function acceptedEncoding(request: FastifyRequest, bytes: number): Encoding | undefined {
+  const accepted = request.headers['accept-encoding'];
+  if (!accepted || bytes < COMPRESS_MIN_BYTES) return undefined;
+  return negotiate(accepted, ENCODINGS as unknown as Encoding[]) ?? undefined;
+}
+
+/** The answer's bytes in the coding the client takes (set on the reply), or plain. */
+async function bytesFor(request: FastifyRequest, reply: FastifyReply, answer: Answer): Promise<Buffer> {
+  const encoding = acceptedEncoding(request, answer.body.length);
+  if (!encoding) return answer.body;
+  const copy = await encodedCopy(answer, encoding);
+  // The compressor's onSend leaves an answer that has its coding already.
+  reply.header('content-encoding', encoding).header('vary', 'accept-encoding');
+  return copy;
+}
+
+async function sendKept(request: FastifyRequest, reply: FastifyReply, kept: Answer): Promise<FastifyReply> {
+  reply.reused = true;
+  reply.type('application/json; charset=utf-8');
+  if (kept.link !== undefined) reply.header('link', kept.link);
+  return reply.send(await bytesFor(request, reply, kept));
+}
+
+async function afterHandler(app: FastifyInstance, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  const tag = reply.entityTag;
+  if (reply.statusCode !== 200 || tag === null) return payload;
+  if (config.keyAnswer) {
+    // Tagged by what it shows: the rate-limit state after this request's own unit.
+    reply.header('etag', entityTag(request.auth.entity.id, 'k', JSON.stringify(config.keyAnswer(request))));
+  } else {
+    reply.header('etag', reply.provisional ? tag.replace(/"$/, `-${randomUUID()}"`) : tag);
+  }
+  reply.header('cache-control', CACHE_CONTROL);
+  if (reply.reused) return payload;
+  const keep = !reply.provisional && !config.keyAnswer;
+  if (payload instanceof Readable) {
+    reply.header('vary', 'accept-encoding');
+    const link = reply.getHeader('link');
+    return keep ? keepWhileStreaming(app.answers, tag, typeof link === 'string' ? link : undefined, payload) : payload;
+  }
+  if (typeof payload !== 'string') return payload;
+  // Whether or not this client takes a coding, another may: shared caches keep them apart.
+  if (payload.length >= COMPRESS_MIN_BYTES) reply.header('vary', 'accept-encoding');
+  // One copy of the JSON as bytes, sent and kept: the socket would encode the string anyway.
+  const body = Buffer.from(payload);
+  const link = reply.getHeader('link');
+  const answer = keep ? app.answers.set(tag, body, typeof link === 'string' ? link : undefined) : { body, link: undefined, encoded: {} };
+  return bytesFor(request, reply, answer);
+}
+
+/** Streamed answers (large pages, written slice by slice) up to this size are kept as they go out. */
+const KEEP_STREAMED_MAX = 256 * 1024;
+
+/**
+ * Passes a streamed answer on as it is written and keeps a copy once it has ended, if it stayed under
+ * KEEP_STREAMED_MAX: what is held is what the client has already taken, so a client that stops
+ * reading holds no more than the stream's own slice. A longer answer is only sent.
+ */
+function keepWhileStreaming(answers: AnswerCache, tag: string, link: string | undefined, source: Readable): Readable {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const tee = new Transform({
+    transform(chunk: Buffer | string, _encoding, done) {
+      if (size <= KEEP_STREAMED_MAX) {
+        const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+        size += bytes.length;
+        if (size <= KEEP_STREAMED_MAX) chunks.push(bytes);
+        else chunks.length = 0;
+      }
+      done(null, chunk);
+    },
+    flush(done) {
+      if (size <= KEEP_STREAMED_MAX) answers.set(tag, Buffer.concat(chunks, size), link);
+      done();
+    },
+  });
+  // An error on either side ends both; Fastify sees it on the stream it sends.
+  return pipeline(source, tee, () => {});
+}
+
+export default fp(conditionalPlugin, { name: 'conditional', dependencies: ['auth'] });

@@ -1,0 +1,132 @@
+import { webcrypto } from 'node:crypto';
+import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
+
+export type ImageFormat = 'avif' | 'webp' | 'jpeg';
+/** The widths every image is offered at (decisions §10); never enlarged past the original. */
+export const DERIVATIVE_WIDTHS = [480, 960, 1600] as const;
+export const IMAGE_FORMATS: readonly ImageFormat[] = ['avif', 'webp', 'jpeg'];
+/** At most this many pixels (decisions §10): a decompression bomb is refused before it is decoded. */
+export const MAX_PIXELS = 100_000_000;
+
+export interface Derivative { name: string; width: number; height: number; format: ImageFormat; contentType: string; bytes: Buffer }
+export interface DerivedImage {
+  /** SHA-256 hex of the original bytes: every name starts with it. */
+  hash: string;
+  /** Of the original, after EXIF orientation. */
+  width: number;
+  height: number;
+  /** Each width of `derivativeWidths` in each of IMAGE_FORMATS. */
+  derivatives: Derivative[];
+}
+
+/** An original the service will not keep; `message` is the one line of decisions §10 the API shows. */
+export class ImageRejected extends Error {
+  override name = 'ImageRejected';
+}
+
+const EXTENSIONS: Record<ImageFormat, string> = { avif: 'avif', webp: 'webp', jpeg: 'jpg' };
+export const CONTENT_TYPES: Record<ImageFormat, string> = { avif: 'image/avif', webp: 'image/webp', jpeg: 'image/jpeg' };
+
+/** `${hash}-${width}.${ext}`: the same original bytes always give the same names. */
+export function derivativeName(hash: string, width: number, format: ImageFormat): string {
+  return `${hash}-${width}.${EXTENSIONS[format]}`;
+}
+
+const NAME = /^([0-9a-f]{64})-([1-9]\d{0,3})\.(avif|webp|jpg)$/;
+/** The format a derivative name stands for, or undefined when the string is not such a name. */
+export function derivativeFormat(name: string): ImageFormat | undefined {
+  const ext = NAME.exec(name)?.[3];
+  return ext === undefined ? undefined : IMAGE_FORMATS.find((format) => EXTENSIONS[format] === ext);
+}
+
+/** DERIVATIVE_WIDTHS capped at the original's width (a 300 px original: one width, 300; 1000 px: 480, 960, 1000). */
+export function derivativeWidths(originalWidth: number): number[] {
+  return [...new Set(DERIVATIVE_WIDTHS.map((width) => Math.min(width, originalWidth)))];
+}
+
+/**
+ * Encoder settings, chosen by measurement on 12-megapixel photo-like images (docs/performance.md
+ * "Image encoders"; bench/image-encoders.mjs): each at the knee of its bytes-for-CPU curve. AVIF
+ * effort 3 makes files ~25 % smaller than effort 0 at the same PSNR for 0.7 CPU s more per photo,
+ * where effort 4 would take 4× that for another ~10 %; 4:2:0 colour (sharp's AVIF default is 4:4:4)
+ * as in the JPEG and WebP, 20 % less encoder memory and CPU. WebP effort 4 saves 5 % over effort 2 for
+ * 0.1 s and effort 6 nothing more; mozjpeg quality 75 is its usual web setting.
+ * Derivatives are made once and served for years: bytes matter more than seconds, up to the knee.
+ */
+export const ENCODERS = {
+  avif: { quality: 50, effort: 3, chromaSubsampling: '4:2:0' },
+  webp: { quality: 75, effort: 4 },
+  jpeg: { quality: 75, mozjpeg: true },
+} as const;
+
+/**
+ * sharp's process-wide settings, for the server's memory goal (≤ 350 MB RSS during a 1,000-image
+ * import with IMAGE_CONCURRENCY images at a time): no operation cache (each original is decoded
+ * once and never again, so a cache would only hold up to 50 MB of pixels nobody asks for), and one
+ * libvips thread per image, so IMAGE_CONCURRENCY images use that many cores and hold that many
+ * decoded images, never cores × images. Measured in docs/performance.md.
+ */
+export function configureSharp(): void {
+  sharp.cache(false);
+  sharp.concurrency(1);
+}
+configureSharp();
+
+const ACCEPTED = new Set(['jpeg', 'png', 'webp', 'gif', 'tiff', 'heif']);
+
+/** The checked header of an original: its format must be one of §10's and its size within MAX_PIXELS. */
+async function inspect(original: Buffer): Promise<{ width: number; height: number }> {
+  let metadata: Metadata;
+  try {
+    metadata = await sharp(original, { limitInputPixels: false }).metadata();
+  } catch {
+    throw new ImageRejected('not an image');
+  }
+  // HEIF holds AVIF (AV1) and HEIC (HEVC); only AVIF is accepted, and sharp cannot decode HEVC anyway.
+  const accepted = ACCEPTED.has(metadata.format) && (metadata.format !== 'heif' || metadata.compression === 'av1');
+  if (!accepted || !metadata.width || !metadata.height) throw new ImageRejected('not an image');
+  const pixels = metadata.width * metadata.height;
+  if (pixels > MAX_PIXELS) throw new ImageRejected(`too large: ${Math.round(pixels / 1_000_000)} megapixels`);
+  return metadata.autoOrient;
+}
+
+/**
+ * Decodes, checks (JPEG/PNG/WebP/AVIF/GIF/TIFF, ≤ 100 megapixels) and encodes; all of it runs on
+ * libuv's threads, off the event loop. The original is decoded once, shrunk to the largest width
+ * (JPEG's shrink-on-load makes that decode cheap) and every smaller width is made from those pixels.
+ * Throws ImageRejected with the one line of decisions §10 ("not an image", "too large: 130 megapixels").
+ */
+export async function deriveImage(original: Buffer): Promise<DerivedImage> {
+  // WebCrypto hashes on libuv's threads: createHash would hold the event loop ~200 ms for 25 MB.
+  const hash = Buffer.from(await webcrypto.subtle.digest('SHA-256', original)).toString('hex');
+  const { width, height } = await inspect(original);
+  const widths = derivativeWidths(width);
+  const largest = widths[widths.length - 1]!;
+  let pixels: { data: Buffer; info: OutputInfo };
+  try {
+    pixels = await sharp(original, { limitInputPixels: MAX_PIXELS, failOn: 'error' })
+      .autoOrient()
+      .resize({ width: largest, withoutEnlargement: true })
+      .toColourspace('srgb')
+      .raw({ depth: 'uchar' })
+      .toBuffer({ resolveWithObject: true });
+  } catch {
+    throw new ImageRejected('not an image');
+  }
+  const { data, info } = pixels;
+  const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
+  const derivatives: Derivative[] = [];
+  for (const w of widths) {
+    const resized = w === info.width ? sharp(data, raw) : sharp(data, raw).resize({ width: w });
+    for (const format of IMAGE_FORMATS) derivatives.push(await encode(resized.clone(), hash, w, format));
+  }
+  return { hash, width, height, derivatives };
+}
+
+async function encode(image: Sharp, hash: string, width: number, format: ImageFormat): Promise<Derivative> {
+  // sharp writes no metadata unless asked (no EXIF, XMP, IPTC or ICC): untagged pixels are sRGB.
+  const encoded = format === 'jpeg' ? image.flatten({ background: '#ffffff' }).jpeg(ENCODERS.jpeg)
+    : format === 'webp' ? image.webp(ENCODERS.webp) : image.avif(ENCODERS.avif);
+  const { data, info } = await encoded.toBuffer({ resolveWithObject: true });
+  return { name: derivativeName(hash, width, format), width: info.width, height: info.height, format, contentType: CONTENT_TYPES[format], bytes: data };
+}

@@ -1,0 +1,40 @@
+import { FileImageStore } from './file.js';
+import { parseImageStore } from './location.js';
+import { S3ImageStore, type S3Settings } from './s3.js';
+
+export type { S3Settings } from './s3.js';
+export { parseImageStore, type ImageStoreLocation } from './location.js';
+
+/** A stored derivative: streamed to the client, never read whole into memory. */
+export interface StoredImage { body: NodeJS.ReadableStream; size: number; contentType: string }
+
+/**
+ * Where derivatives live (decisions §10): a folder for one machine, an S3-compatible bucket for
+ * several. Names are flat (`${sha256}-${width}.${ext}`); a store refuses any other shape of name,
+ * so no name can reach outside it.
+ */
+export interface ImageStore {
+  has(name: string): Promise<boolean>;
+  /** Atomic: a reader sees the whole object or none, never half of it. */
+  put(name: string, bytes: Buffer, contentType: string): Promise<void>;
+  /** null when there is no such object. */
+  get(name: string): Promise<StoredImage | null>;
+  /** A missing name is fine. */
+  delete(name: string): Promise<void>;
+  /** Every stored name (for the sweep). */
+  list(): AsyncIterable<string>;
+  close(): Promise<void>;
+}
+
+export interface ImageStoreConfig {
+  /** IMAGE_STORE: `file:PATH` or `s3://bucket/prefix` (config.ts checks the form). */
+  imageStore: string;
+  s3?: S3Settings;
+}
+
+export function openImageStore(config: ImageStoreConfig): ImageStore {
+  const location = parseImageStore(config.imageStore);
+  return location.kind === 'file'
+    ? new FileImageStore(location.path)
+    : new S3ImageStore({ ...config.s3, bucket: location.bucket, prefix: location.prefix });
+}

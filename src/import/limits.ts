@@ -1,0 +1,27 @@
+/**
+ * What one import may cost. Every input is bounded before it is read whole: a file is at most a size
+ * named here, a CSV record at most a megabyte, an Excel archive inflates to at most a bounded size.
+ */
+
+/** The largest file `push` reads. Its rows are held together (duplicates are found across the file). */
+export const PUSH_MAX_BYTES = 64 * 1024 * 1024;
+
+/** An upload to the console's Import page is at most 20 MB (decisions §11). */
+export const UPLOAD_MAX_BYTES = 20 * 1024 * 1024;
+
+/**
+ * One CSV record (a row with its quoted line breaks), in characters. The longest row the API accepts is
+ * about 40,000 characters (a 20,000-character description and a dozen 1,000-character fields).
+ */
+export const MAX_RECORD_CHARS = 1024 * 1024;
+
+/** An Excel file's parts inflate to at most this many bytes in all: a 10,000-row sheet is about 5 MB, and exceljs holds a sheet as objects several times its size. */
+export const XLSX_MAX_INFLATED_BYTES = 50 * 1024 * 1024;
+
+/** Past this size a part may inflate at most this many times its compressed size (XML compresses 5–20×). */
+export const XLSX_MAX_RATIO = 100;
+export const XLSX_RATIO_FROM_BYTES = 1024 * 1024;
+
+/** A size for messages: `20 MB`, `64 MiB`, `70.3 MiB`. */
+export const megabytes = (bytes: number): string =>
+  (bytes % 1e6 === 0 ? `${bytes / 1e6} MB` : `${Number((bytes / (1024 * 1024)).toFixed(1))} MiB`);

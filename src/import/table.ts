@@ -1,0 +1,123 @@
+import { extname } from 'node:path';
+import { parse } from 'csv-parse';
+import { MAX_RECORD_CHARS } from './limits.js';
+import { FileProblem } from './problem.js';
+import { decodeFile, detectDelimiter, type Encoding } from './text.js';
+import { xlsxTable } from './xlsx.js';
+
+/** A file read as a table: its column names and its rows, before any column is matched to a field. */
+export interface Table {
+  format: 'csv' | 'json' | 'xlsx';
+  /** Column names as the file writes them (JSON: every key used by some item, in order of appearance). */
+  columns: string[];
+  rows: TableRow[];
+}
+
+export interface TableRow {
+  /** Where the row stands, for messages: `line 12` (CSV), `row 12` (Excel) or `item 3` (JSON). */
+  label: string;
+  /**
+   * One value per column. CSV and Excel cells are text ('' = empty), converted to the fields' types
+   * later; JSON values are sent as they are (undefined = the item lacks the key).
+   */
+  cells: unknown[];
+}
+
+export interface ReadOptions {
+  /** The file's name: its extension tells JSON and Excel from CSV. */
+  name: string;
+  encoding?: Encoding;
+  /** Excel: the sheet to read (default: the first). */
+  sheet?: string | undefined;
+}
+
+const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0]);
+
+/** Reads CSV, JSON or Excel bytes as a table; a file-wide problem (encoding, format, emptiness) is a FileProblem. */
+export async function readTable(bytes: Buffer, { name, encoding = 'utf8', sheet }: ReadOptions): Promise<Table> {
+  const extension = extname(name).toLowerCase();
+  if (bytes.subarray(0, 4).equals(OLE_MAGIC) || extension === '.xls') {
+    throw new FileProblem('this is the old Excel format (.xls): save it as .xlsx (Excel Workbook) or as CSV');
+  }
+  if (bytes.subarray(0, 4).equals(ZIP_MAGIC) || extension === '.xlsx') return xlsxTable(bytes, sheet);
+  if (sheet !== undefined) throw new FileProblem('a sheet was named, but this is not an Excel (.xlsx) file');
+  const text = decodeFile(bytes, encoding);
+  if (text.trim() === '') throw new FileProblem('the file is empty');
+  const isJson = extension === '.json' || /^\s*\[/.test(text);
+  const table = isJson ? jsonTable(text) : await csvTable(text);
+  if (table.rows.length === 0) throw new FileProblem(isJson ? 'the file holds no items' : 'the file has a header row but no data rows');
+  return table;
+}
+
+function jsonTable(text: string): Table {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new FileProblem(`not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (!Array.isArray(data) || !data.every((item) => typeof item === 'object' && item !== null && !Array.isArray(item))) {
+    throw new FileProblem('a JSON file must hold an array of objects');
+  }
+  const items = data as Record<string, unknown>[];
+  const columns = [...new Set(items.flatMap((item) => Object.keys(item)))];
+  return { format: 'json', columns, rows: items.map((item, i) => ({ label: `item ${i + 1}`, cells: columns.map((column) => item[column]) })) };
+}
+
+interface CsvRecord { record: string[]; info: { lines: number }; raw: string }
+
+/** A CSV, parsed as a stream in slices so that a large file never holds the event loop for long. */
+async function csvTable(text: string): Promise<Table> {
+  const parser = parse({
+    delimiter: detectDelimiter(text), columns: false, skip_empty_lines: true, info: true, raw: true,
+    relax_column_count: false, trim: false, max_record_size: MAX_RECORD_CHARS,
+  });
+  const records: CsvRecord[] = [];
+  parser.on('readable', () => {
+    let record: CsvRecord | null;
+    while ((record = parser.read() as CsvRecord | null) !== null) records.push(record);
+  });
+  let failure: unknown;
+  const done = new Promise<void>((resolve, reject) => {
+    parser.on('end', resolve);
+    parser.on('error', (error) => {
+      failure = error;
+      reject(error);
+    });
+  });
+  // Awaited below; the handler keeps an early error from being reported as unhandled meanwhile.
+  done.catch(() => undefined);
+  try {
+    const SLICE = 64 * 1024;
+    for (let at = 0; at < text.length && failure === undefined; at += SLICE) {
+      if (!parser.write(text.slice(at, at + SLICE))) await Promise.race([new Promise((resolve) => parser.once('drain', resolve)), done]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    parser.end();
+    await done;
+  } catch (error) {
+    parser.destroy();
+    const { code, lines } = error as { code?: string; lines?: number };
+    if (code === 'CSV_MAX_RECORD_SIZE') {
+      throw new FileProblem(`line ${lines ?? 1} starts a record of more than ${MAX_RECORD_CHARS.toLocaleString('en-US')} characters: not a CSV file with one row per line`, { cause: error });
+    }
+    throw new FileProblem(`not a readable CSV file: ${(error as Error).message}`, { cause: error });
+  }
+  const [header, ...data] = records;
+  if (!header) return { format: 'csv', columns: [], rows: [] };
+  return {
+    format: 'csv',
+    columns: header.record,
+    rows: data
+      // A row of empty cells (`;;;;` at the end of a spreadsheet export) is no row.
+      .filter(({ record }) => record.some((cell) => cell.trim() !== ''))
+      .map(({ record, info, raw }) => ({ label: `line ${firstLine(info.lines, raw)}`, cells: record })),
+  };
+}
+
+/** The line a record starts on: csv-parse tells the last one, and a quoted cell may span several. */
+function firstLine(lastLine: number, raw: string): number {
+  const text = raw.replace(/^[\r\n]+/, '').replace(/\r?\n$/, '');
+  return lastLine - (text.match(/\n/g)?.length ?? 0);
+}

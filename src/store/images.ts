@@ -1,0 +1,377 @@
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { FieldChanges } from '../domain/diff.js';
+import { read, single, transaction } from '../db/run.js';
+import { statement, type Params } from '../db/statement.js';
+import type { Database, Db, ImageStatus } from '../db/types.js';
+import { all, first, type Work } from '../db/work.js';
+import { isPostgres, rawQuery } from './sql.js';
+
+/**
+ * The image pipeline's state (decisions §10, migration 007): one `images` row per URL in use, which
+ * is also its durable job; `image_originals` per SHA-256 of an original's bytes.
+ */
+
+// ---- enqueue and release, inside the writes that set, change or clear an image_url --------------
+
+const enqueue = statement((db, p: Params<{ url: string; at: string }>) => db.insertInto('images')
+  .values({ url: p.url, status: 'pending', attempts: 0, due_at: p.at, created_at: p.at })
+  .onConflict((oc) => oc.column('url').doNothing()));
+
+// PostgreSQL: a batch's URLs in one statement.
+const enqueueMany = statement((db, p: Params<{ urls: string[]; at: string }>) => rawQuery(db, sql`
+  insert into images (url, status, attempts, due_at, created_at)
+  select u, 'pending', 0, ${p.at}, ${p.at} from unnest(cast(${p.urls} as text[])) as u
+  on conflict (url) do nothing`));
+
+const usedBy = (db: Db, url: Params<{ url: string }>['url']) => [
+  db.selectFrom('artworks').select('id').where('image_url', '=', url),
+  db.selectFrom('events').select('id').where('image_url', '=', url),
+] as const;
+
+/** A URL no record uses any more goes; its derivatives are left to the sweep (another URL may share them). */
+const release = statement((db, p: Params<{ url: string }>) => db.deleteFrom('images').where('url', '=', p.url)
+  .where((eb) => eb.not(eb.or(usedBy(db, p.url).map((query) => eb.exists(query))))));
+
+/**
+ * The image jobs of written records: each URL set is queued (unless it is known already: one URL is
+ * fetched once for every record using it), each URL let go is released when nothing else uses it.
+ * Read from the writes' changelog entries, so every write that records its changes (POST, PUT,
+ * batch, delete, the console) queues in its own transaction.
+ */
+export function* imagesWritten(db: Db, changes: ReadonlyArray<{ fieldChanges: FieldChanges }>, at: string): Work<void> {
+  const set = new Set<string>();
+  const released = new Set<string>();
+  // In one order everywhere: two batches queueing the same URLs never wait for each other in a cycle.
+  for (const { fieldChanges } of changes) {
+    const change = fieldChanges.image_url;
+    if (!change) continue;
+    if (typeof change.new === 'string') set.add(change.new);
+    if (typeof change.old === 'string') released.add(change.old);
+  }
+  const urls = [...set].sort();
+  if (urls.length > 1 && isPostgres(db)) yield* all(enqueueMany, { urls, at });
+  else for (const url of urls) yield* all(enqueue, { url, at });
+  for (const url of released) if (!set.has(url)) yield* all(release, { url });
+}
+
+/** PostgreSQL's one-statement POST (store/artworks.ts): its image job, as a clause of that statement. */
+export const enqueueClause = (url: Params<{ url: string | null }>['url'], at: Params<{ at: string }>['at'], when: ReturnType<typeof sql>) => sql`
+  insert into images (url, status, attempts, due_at, created_at)
+  select cast(${url} as text), 'pending', 0, cast(${at} as text), cast(${at} as text)
+  where cast(${url} as text) is not null and ${when}
+  on conflict (url) do nothing`;
+
+// ---- the queue ------------------------------------------------------------------------------------
+
+export interface ClaimedJob {
+  url: string;
+  status: ImageStatus;
+  hash: string | null;
+  attempts: number;
+  claim: string;
+}
+
+/**
+ * The job due first that no live claim holds: PostgreSQL skips rows another transaction is claiming
+ * (`FOR UPDATE SKIP LOCKED`), SQLite has one writer at a time. A claim whose lease has passed (its
+ * process died) is taken over.
+ */
+const claimNext = statement((db, p: Params<{ now: string; claim: string; until: string }>) => {
+  let due = db.selectFrom('images').select('url')
+    .where('due_at', '<=', p.now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', p.now)]))
+    .orderBy('due_at').limit(1);
+  if (isPostgres(db)) due = due.forUpdate().skipLocked();
+  return db.updateTable('images').set({ claim: p.claim, locked_until: p.until }).where('url', 'in', due)
+    .returning(['url', 'status', 'hash', 'attempts', 'claim']);
+});
+
+export async function claimImageJob(db: Db, claim: string, now: string, until: string): Promise<ClaimedJob | undefined> {
+  const row = await single(db, () => first(claimNext, { now, claim, until }));
+  return row ? { ...row, claim: row.claim!, attempts: Number(row.attempts) } : undefined;
+}
+
+const extendLease = statement((db, p: Params<{ url: string; claim: string; until: string }>) => db.updateTable('images')
+  .set({ locked_until: p.until }).where('url', '=', p.url).where('claim', '=', p.claim).returning('url'));
+
+/** Keeps a claim while its work goes on; false when the claim was lost (taken over or released). */
+export async function renewImageClaim(db: Db, job: ClaimedJob, until: string): Promise<boolean> {
+  return Boolean(await single(db, () => first(extendLease, { url: job.url, claim: job.claim, until })));
+}
+
+// ---- results ------------------------------------------------------------------------------------
+
+export interface OriginalInfo {
+  hash: string;
+  width: number;
+  height: number;
+  derivatives: StoredDerivative[];
+}
+
+export interface StoredDerivative { name: string; width: number; height: number; format: 'avif' | 'webp' | 'jpeg' }
+
+const originalByHash = statement((db, p: Params<{ hash: string }>) => db.selectFrom('image_originals').selectAll().where('hash', '=', p.hash));
+
+export async function imageOriginal(db: Db, hash: string): Promise<OriginalInfo | undefined> {
+  const row = await read(db, () => first(originalByHash, { hash }));
+  return row && { hash: row.hash, width: Number(row.width), height: Number(row.height), derivatives: JSON.parse(row.derivatives) as StoredDerivative[] };
+}
+
+const insertOriginal = statement((db, p: Params<{ hash: string; width: number; height: number; derivatives: string; at: string }>) =>
+  db.insertInto('image_originals').values({ hash: p.hash, width: p.width, height: p.height, derivatives: p.derivatives, created_at: p.at })
+    // Recorded again (identical bytes met again): its time is refreshed, so the sweep leaves it alone.
+    .onConflict((oc) => oc.column('hash').doUpdateSet({ width: p.width, height: p.height, derivatives: p.derivatives, created_at: p.at })));
+
+/**
+ * What an original gave, recorded before its derivatives are stored: the sweep leaves the files of a
+ * recent original alone, so files being stored are never taken for unused ones.
+ */
+export async function recordOriginal(db: Db, original: OriginalInfo, at: string): Promise<void> {
+  await single(db, () => all(insertOriginal, { ...original, derivatives: JSON.stringify(original.derivatives), at }));
+}
+
+interface Outcome {
+  url: string;
+  claim: string;
+  status: ImageStatus;
+  error: string | null;
+  hash: string | null;
+  attempts: number;
+  dueAt: string | null;
+  at: string;
+}
+
+const saveOutcome = statement((db, p: Params<Outcome>) => db.updateTable('images')
+  .set({
+    status: p.status, error: p.error, checked_at: p.at, hash: sql<string>`coalesce(${p.hash}, hash)`, attempts: p.attempts,
+    due_at: p.dueAt, claim: null, locked_until: null,
+  })
+  .where('url', '=', p.url).where('claim', '=', p.claim).returning('url'));
+
+/**
+ * An image's state change is not an API write (no changelog entry), but every entity with a record
+ * using the URL shows it: their data version moves, so ETags and public page caches change.
+ */
+const bumpVersions = statement((db, p: Params<{ url: string }>) => db.updateTable('entity_stats')
+  .set((eb) => ({ version: eb('version', '+', 1) }))
+  .where('slot', '=', 0)
+  .where('entity_id', 'in', db.selectFrom('artworks').select('entity_id').where('image_url', '=', p.url)
+    .union(db.selectFrom('events').select('entity_id').where('image_url', '=', p.url))));
+
+/** Records a job's outcome under its claim; false when the claim was lost (the outcome is dropped). */
+export function saveImageOutcome(db: Db, outcome: Outcome): Promise<boolean> {
+  return transaction(db, function* () {
+    const saved = yield* first(saveOutcome, outcome);
+    if (!saved) return false;
+    yield* all(bumpVersions, { url: outcome.url });
+    return true;
+  });
+}
+
+// ---- what the API and the pages show -------------------------------------------------------------
+
+/** An image's state as stored, for one URL: what `present` turns into the API's `image`. */
+export interface ImageState {
+  status: ImageStatus;
+  error: string | null;
+  checked_at: string | null;
+  width: number | null;
+  height: number | null;
+  /** JSON text of StoredDerivative[], or null before the image was ever processed. */
+  derivatives: string | null;
+}
+
+const stateOfUrl = statement((db, p: Params<{ url: string }>) => db.selectFrom('images')
+  .leftJoin('image_originals', 'image_originals.hash', 'images.hash')
+  .select(['images.status', 'images.error', 'images.checked_at', 'image_originals.width', 'image_originals.height', 'image_originals.derivatives'])
+  .where('images.url', '=', p.url));
+
+export async function imageState(db: Db, url: string | null): Promise<ImageState | null> {
+  if (url === null) return null;
+  return (await read(db, () => first(stateOfUrl, { url }))) ?? PENDING;
+}
+
+/** A URL with no row yet (released and reused in the same moment): it is on its way. */
+const PENDING: ImageState = { status: 'pending', error: null, checked_at: null, width: null, height: null, derivatives: null };
+
+// Many URLs in one statement: an array on PostgreSQL, a JSON array on SQLite.
+const statesOfUrls = statement((db, p: Params<{ urls: string[] | string }>) => db.selectFrom('images')
+  .leftJoin('image_originals', 'image_originals.hash', 'images.hash')
+  .select(['images.url', 'images.status', 'images.error', 'images.checked_at', 'image_originals.width', 'image_originals.height', 'image_originals.derivatives'])
+  .where('images.url', 'in', isPostgres(db)
+    ? sql<string>`(select unnest(cast(${p.urls} as text[])))`
+    : sql<string>`(select value from json_each(${p.urls}))`));
+
+/** The image states of a page of records, by URL (a record's URL without a row is on its way: pending). */
+export async function imageStates(db: Db, urls: ReadonlyArray<string | null>): Promise<Map<string, ImageState>> {
+  const wanted = [...new Set(urls.filter((url): url is string => url !== null))];
+  const states = new Map<string, ImageState>();
+  if (wanted.length === 0) return states;
+  const rows = await read(db, () => all(statesOfUrls, { urls: isPostgres(db) ? wanted : JSON.stringify(wanted) }));
+  for (const { url, ...state } of rows) states.set(url, state);
+  for (const url of wanted) if (!states.has(url)) states.set(url, PENDING);
+  return states;
+}
+
+/** Only records whose image is in this state (a list's `image_status`); null: every record. */
+export const imageStatusIs = (db: Db, eb: ExpressionBuilder<Database, 'artworks' | 'events'>, table: 'artworks' | 'events', status: Params<{ s: ImageStatus | null }>['s']) =>
+  eb.or([
+    eb(sql`cast(${status} as text)`, 'is', null),
+    eb.exists(db.selectFrom('images').select('images.url').whereRef('images.url', '=', sql.ref(`${table}.image_url`)).where('images.status', '=', status)),
+  ]);
+
+// Counts over an entity's records (a scan of its records with an image; off the event loop on SQLite).
+const countsOfEntity = statement((db, p: Params<{ entityId: number }>) => db.selectFrom(
+  db.selectFrom('artworks').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null)
+    .unionAll(db.selectFrom('events').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null))
+    .as('used'))
+  .innerJoin('images', 'images.url', 'used.image_url')
+  .select(['images.status', (eb) => eb.fn.countAll<number>().as('n')])
+  .groupBy('images.status'), { cost: 'scan' });
+
+export type ImageCounts = Record<ImageStatus, number>;
+
+export function* imageCountsWork(entityId: number): Work<ImageCounts, 'point' | 'scan'> {
+  const counts: ImageCounts = { pending: 0, ready: 0, failed: 0 };
+  for (const row of yield* all(countsOfEntity, { entityId })) counts[row.status] = Number(row.n);
+  return counts;
+}
+
+// ---- the operator: status, retry, and the sweep ------------------------------------------------------
+
+const allCounts = statement((db) => db.selectFrom(
+  db.selectFrom('artworks').select('image_url').where('image_url', 'is not', null)
+    .unionAll(db.selectFrom('events').select('image_url').where('image_url', 'is not', null))
+    .as('used'))
+  .innerJoin('images', 'images.url', 'used.image_url')
+  .select(['images.status', (eb) => eb.fn.countAll<number>().as('n')])
+  .groupBy('images.status'), { cost: 'scan' });
+
+/** The URLs an entity's records use (or every URL in use): what `images status|retry --entity` covers. */
+const entityUrls = (db: Db, entityId: Params<{ entityId: number }>['entityId']) =>
+  db.selectFrom('artworks').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null)
+    .union(db.selectFrom('events').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null));
+
+const FAILED_SHOWN = 100;
+const failedImages = (scoped: boolean) => statement((db, p: Params<{ entityId: number }>) => {
+  const failed = db.selectFrom('images').select(['url', 'error', 'checked_at', 'attempts', 'due_at']).where('status', '=', 'failed');
+  return (scoped ? failed.where('url', 'in', entityUrls(db, p.entityId)) : failed).orderBy('checked_at', 'desc').limit(FAILED_SHOWN);
+}, { cost: 'scan' });
+const failedOfEntity = failedImages(true);
+const failedOfAll = failedImages(false);
+
+const recordsUsing = statement((db, p: Params<{ url: string }>) => db.selectFrom('artworks')
+  .select([sql<'artwork' | 'event'>`'artwork'`.as('kind'), 'id', 'entity_id']).where('image_url', '=', p.url)
+  .unionAll(db.selectFrom('events').select([sql<'artwork' | 'event'>`'event'`.as('kind'), 'id', 'entity_id']).where('image_url', '=', p.url))
+  .limit(20), { cost: 'scan' });
+
+export interface FailedImage {
+  url: string;
+  error: string | null;
+  checked_at: string | null;
+  attempts: number;
+  /** When it is tried again; null: not any more (until its URL changes or `images retry`). */
+  next_try: string | null;
+  records: Array<{ kind: 'artwork' | 'event'; id: number; entity_id: number }>;
+}
+
+export interface ImageReport { counts: ImageCounts; failed: FailedImage[] }
+
+/** Records by image state and the failed images (the latest 100) with their error, for one entity or all. */
+export function imageReport(db: Db, entityId?: number): Promise<ImageReport> {
+  return read(db, function* () {
+    const counts: ImageCounts = { pending: 0, ready: 0, failed: 0 };
+    if (entityId === undefined) for (const row of yield* all(allCounts, {})) counts[row.status] = Number(row.n);
+    else Object.assign(counts, yield* imageCountsWork(entityId));
+    const rows = yield* all(entityId === undefined ? failedOfAll : failedOfEntity, { entityId: entityId ?? 0 });
+    const failed: FailedImage[] = [];
+    for (const row of rows) {
+      const records = (yield* all(recordsUsing, { url: row.url })).map((r) => ({ kind: r.kind, id: Number(r.id), entity_id: Number(r.entity_id) }));
+      failed.push({ url: row.url, error: row.error, checked_at: row.checked_at, attempts: Number(row.attempts), next_try: row.due_at, records });
+    }
+    return { counts, failed };
+  });
+}
+
+const retryable = (failedOnly: boolean, scoped: boolean) => statement((db, p: Params<{ entityId: number }>) => {
+  let urls = db.selectFrom('images').select('url');
+  if (failedOnly) urls = urls.where('status', '=', 'failed');
+  return scoped ? urls.where('url', 'in', entityUrls(db, p.entityId)) : urls;
+}, { cost: 'scan' });
+const RETRYABLE = {
+  all: retryable(false, false), failed: retryable(true, false), entity: retryable(false, true), entityFailed: retryable(true, true),
+};
+
+const retryOne = statement((db, p: Params<{ url: string; at: string }>) => db.updateTable('images')
+  .set({
+    status: sql<ImageStatus>`case when status = 'failed' then 'pending' else status end`,
+    error: sql<null>`case when status = 'failed' then null else error end`,
+    attempts: 0, due_at: p.at,
+  })
+  .where('url', '=', p.url));
+
+/** Writes of one transaction: each a point statement, so a retry of many images commits in slices. */
+const SLICE = 500;
+
+/**
+ * `images retry`: the images (failed ones only, or all, of one entity or every one) are due now,
+ * their retry schedule starts again, and a failed image shows pending until it is tried.
+ */
+export async function retryImages(db: Db, options: { entityId?: number | undefined; failedOnly: boolean }, at: string): Promise<number> {
+  const which = options.entityId === undefined ? (options.failedOnly ? RETRYABLE.failed : RETRYABLE.all)
+    : (options.failedOnly ? RETRYABLE.entityFailed : RETRYABLE.entity);
+  const urls = (await read(db, () => all(which, { entityId: options.entityId ?? 0 }))).map((row) => row.url);
+  for (let start = 0; start < urls.length; start += SLICE) {
+    await transaction(db, function* () {
+      for (const url of urls.slice(start, start + SLICE)) {
+        yield* all(retryOne, { url, at });
+        yield* all(bumpVersions, { url });
+      }
+    });
+  }
+  return urls.length;
+}
+
+// The sweep's reads: each a walk over a whole table, run rarely (once an hour) and off the event loop.
+const orphanUrls = statement((db) => db.selectFrom(
+  db.selectFrom('artworks').select('image_url as url').where('image_url', 'is not', null)
+    .union(db.selectFrom('events').select('image_url as url').where('image_url', 'is not', null)).as('used'))
+  .select('used.url')
+  .where((eb) => eb.not(eb.exists(db.selectFrom('images').select('images.url').where('images.url', '=', sql.ref<string>('used.url'))))), { cost: 'scan' });
+const unusedOriginals = statement((db, p: Params<{ before: string }>) => db.selectFrom('image_originals').select('hash')
+  .where('created_at', '<', p.before)
+  .where((eb) => eb.not(eb.exists(db.selectFrom('images').select('images.url').where('images.hash', '=', sql.ref<string>('image_originals.hash'))))), { cost: 'scan' });
+const originalHashes = statement((db) => db.selectFrom('image_originals').select('hash'), { cost: 'scan' });
+// Checked again as it deletes: an original used (or recorded) since the read stays.
+const deleteOriginal = statement((db, p: Params<{ hash: string; before: string }>) => db.deleteFrom('image_originals')
+  .where('hash', '=', p.hash).where('created_at', '<', p.before)
+  .where((eb) => eb.not(eb.exists(db.selectFrom('images').select('images.url').where('images.hash', '=', p.hash)))));
+
+/** How long an original no URL uses is kept: a job that just recorded it is still storing its files. */
+export const UNUSED_ORIGINAL_GRACE_MS = 60 * 60_000;
+
+export interface SweepResult { queued: number; originals: number }
+
+/**
+ * The sweep's database half: records whose URL has no job (a release that crossed a new use of the
+ * URL) are queued, and originals no URL has used for an hour are forgotten. The caller then deletes
+ * the stored files of every hash `knownHashes` no longer lists.
+ */
+export async function sweepImageRows(db: Db, now: number): Promise<SweepResult> {
+  const at = new Date(now).toISOString();
+  const before = new Date(now - UNUSED_ORIGINAL_GRACE_MS).toISOString();
+  const orphans = (await read(db, () => all(orphanUrls, {}))).flatMap((row) => (row.url === null ? [] : [row.url]));
+  const unused = (await read(db, () => all(unusedOriginals, { before }))).map((row) => row.hash);
+  for (let start = 0; start < Math.max(orphans.length, unused.length); start += SLICE) {
+    await transaction(db, function* () {
+      for (const url of orphans.slice(start, start + SLICE)) yield* all(enqueue, { url, at });
+      for (const hash of unused.slice(start, start + SLICE)) yield* all(deleteOriginal, { hash, before });
+    });
+  }
+  return { queued: orphans.length, originals: unused.length };
+}
+
+/** Every original the database knows (whose stored files are kept). */
+export async function knownHashes(db: Db): Promise<Set<string>> {
+  return new Set((await read(db, () => all(originalHashes, {}))).map((row) => row.hash));
+}

@@ -1,0 +1,26 @@
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const OUTPUT = join(import.meta.dirname, '..', '..', 'test-output');
+const DOCS = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
+
+/**
+ * What a person can use: no serious or critical axe-core violation and nothing wider than the
+ * viewport. With `shot`, a full-page screenshot into test-output/; UPDATE_SCREENSHOTS=1 also copies
+ * it to docs/screenshots/ when the README shows it (`readmeShots`).
+ */
+export async function checkPage(page: Page, shot?: string, readmeShots: ReadonlySet<string> = new Set()): Promise<void> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate<Array<{ id: string; impact: string }>>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })))`);
+  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), page.url()).toEqual([]);
+  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+  expect(overflow, page.url()).toBeLessThanOrEqual(0);
+  if (!shot) return;
+  mkdirSync(OUTPUT, { recursive: true });
+  await page.screenshot({ path: join(OUTPUT, `${shot}.png`), fullPage: true });
+  if (process.env.UPDATE_SCREENSHOTS && readmeShots.has(shot)) copyFileSync(join(OUTPUT, `${shot}.png`), join(DOCS, `${shot}.png`));
+}
