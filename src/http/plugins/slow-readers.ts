@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
+import { fairTurn } from '../fair-turns.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -80,8 +81,10 @@ async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits)
   app.addHook('onRoute', (route) => {
     if (!route.config?.largeAnswer) return;
     const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
-    route.preHandler = [...hooks, shedWhenFull];
+    route.preHandler = [...hooks, shedWhenFull, takeTurn];
   });
+  // Requests for large answers arriving together start their work in turns, within the shared budget.
+  const takeTurn = async () => { await fairTurn(); };
   const shedWhenFull = (_request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     if (unsent.bytes() <= limits.unsentMaxBytes) return done();
     unsent.shed += 1;

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { fairTurn } from '../src/http/fair-turns.js';
+
+const busyFor = (ms: number) => {
+  for (const end = performance.now() + ms; performance.now() < end;);
+};
+const nextTurn = () => new Promise((resolve) => { setImmediate(resolve); });
+
+describe('the shared turn budget of large answers', () => {
+  it('lets work go on while the turn lasts, and sends work past the budget to a later turn', async () => {
+    await nextTurn();
+    expect(fairTurn()).toBeUndefined();
+    busyFor(2);
+    expect(fairTurn()).toBeUndefined();
+    busyFor(10);
+    const later = fairTurn();
+    expect(later).toBeInstanceOf(Promise);
+    let resumed = false;
+    const waited = later!.then(() => { resumed = true; });
+    // Promises settled meanwhile do not let it in: only a later turn of the event loop does.
+    for (let i = 0; i < 10; i += 1) await Promise.resolve();
+    expect(resumed).toBe(false);
+    await waited;
+    expect(resumed).toBe(true);
+    // That turn has a budget of its own.
+    expect(fairTurn()).toBeUndefined();
+  });
+});
