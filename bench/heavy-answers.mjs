@@ -65,7 +65,7 @@ function establishedOn(port) {
 }
 
 /** Opens `count` connections that each send the heavy request and never read a byte of the answer. */
-function stuckClients(url, key, count) {
+export function stuckClients(url, key, count) {
   const { hostname, port } = new URL(url);
   return Array.from({ length: count }, () => {
     const socket = connect(Number(port), hostname);

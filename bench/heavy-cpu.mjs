@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from './lib.mjs';
 import { agent, call, phaseLoad } from './probe.mjs';
-import { seedHeavyCatalog } from './heavy-answers.mjs';
+import { seedHeavyCatalog, stuckClients } from './heavy-answers.mjs';
 
 const { values } = parseArgs({
   options: { root: { type: 'string', default: ROOT }, 'database-url': { type: 'string' }, 'phase-seconds': { type: 'string', default: '5' }, client: { type: 'string' } },
@@ -80,6 +80,12 @@ async function clients(target, seconds) {
     ['1 client reads after=0&limit=1000', async () => (await phaseLoad(seconds, 1, page)).times.length],
     ['5 clients at once', async () => (await phaseLoad(seconds, 5, page)).times.length],
     ['20 clients read the whole changelog by cursor', async () => (await Promise.all(Array.from({ length: 20 }, wholeByCursor))).reduce((a, b) => a + b, 0)],
+    ['100 clients request it and never read', async () => {
+      const sockets = stuckClients(url, key, 100);
+      await new Promise((resolve) => { setTimeout(resolve, seconds * 1000); });
+      for (const socket of sockets) socket.destroy();
+      return sockets.length;
+    }],
   ]) process.send({ phase, requests: await run() });
   agent.destroy();
   process.send({ done: true });
