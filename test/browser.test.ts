@@ -1,14 +1,12 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from './helpers.js';
+import { describeInBrowser, launchChromium } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(import.meta.dirname, '..', 'test-output');
-// CI installs Debian's chromium (.ci/run); a developer machine without it skips rather than downloads one.
-const run = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 
@@ -19,7 +17,7 @@ const IMAGES: Record<string, [number, number, string]> = {
 const svg = ([w, h, colour]: [number, number, string]) =>
   `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}"><rect width="${w}" height="${h}" fill="${colour}"/><circle cx="${w / 2}" cy="${h / 2}" r="${Math.min(w, h) / 3}" fill="#fbfaf8" opacity="0.6"/></svg>`;
 
-run('public pages in a real browser', () => {
+describeInBrowser('public pages in a real browser', () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -31,10 +29,7 @@ run('public pages in a real browser', () => {
   beforeAll(async () => {
     t = await startApp({ RATE_LIMIT_SUBSCRIBER: '10000' });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
     gallery = await tenant(t, { name: 'Galerie Browser' });
     const api = client(t, gallery.key);
     await api.put('/v1/profile', {

@@ -1,17 +1,14 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from './helpers.js';
 import { PASSWORD, invite } from './support/console.js';
-import { checkPage } from './support/browser.js';
+import { checkPage, describeInBrowser, launchChromium } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** The screenshots the README shows (taken with Debian's Noto CJK fonts installed, so every script renders). */
 const README_SHOTS = new Set(['console-overview-1280', 'console-artwork-1280', 'console-keys-1280', 'console-artworks-390']);
-const run = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
 const svg = (colour: string) => `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600"><rect width="800" height="600" fill="${colour}"/><circle cx="400" cy="300" r="180" fill="#fbfaf8" opacity="0.6"/></svg>`;
 
-run('the gallery console in a real browser', { timeout: 180_000 }, () => {
+describeInBrowser('the gallery console in a real browser', { timeout: 180_000 }, () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -22,10 +19,7 @@ run('the gallery console in a real browser', { timeout: 180_000 }, () => {
     t = await startApp({ RATE_LIMIT_SUBSCRIBER: '10000' });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     t.app.config.publicBaseUrl = base;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
     gallery = await tenant(t, { name: 'Galerie Nord' });
     const api = client(t, gallery.key);
     const posted = await api.post('/v1/artworks/batch', { items: [

@@ -1,16 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from './helpers.js';
 import { PASSWORD, invite } from './support/console.js';
-import { checkPage } from './support/browser.js';
+import { checkPage, describeInBrowser, launchChromium } from './support/browser.js';
 
 /** The Import page walked as a person would, in Debian's Chromium, with axe-core on every step. */
 
-const CHROMIUM = '/usr/bin/chromium';
 const README_SHOTS = new Set(['console-import-columns-1280', 'console-import-preview-390']);
-const run = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
 
 /** A gallery's messy export: Windows-1252, semicolons, German and mixed-case headers, a notes column. */
 const LATIN1_CSV = Buffer.from([
@@ -20,7 +18,7 @@ const LATIN1_CSV = Buffer.from([
   'Café Noir;Françoise Gilot;1950;FG-50;3200;signiert',
 ].join('\r\n').replace('€', '\x80'), 'latin1');
 
-run('the Import page in a real browser', { timeout: 180_000 }, () => {
+describeInBrowser('the Import page in a real browser', { timeout: 180_000 }, () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -30,10 +28,7 @@ run('the Import page in a real browser', { timeout: 180_000 }, () => {
     t = await startApp();
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     t.app.config.publicBaseUrl = base;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
     gallery = await tenant(t, { name: 'Galerie Süd' });
   }, 120_000);
 

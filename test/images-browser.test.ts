@@ -1,16 +1,15 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from './helpers.js';
+import { describeInBrowser, launchChromium } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(import.meta.dirname, '..', 'test-output');
-const run = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
 // Five photos are converted before the page is opened: slow on the shared machines tests run on.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
 
@@ -29,7 +28,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-run('a profile page with images in a real browser', () => {
+describeInBrowser('a profile page with images in a real browser', () => {
   let origin: Server;
   let originBase: string;
   let t: TestApp;
@@ -74,10 +73,7 @@ run('a profile page with images in a real browser', () => {
       if (images.pending === 0 || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,8 +1,22 @@
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { describe, expect } from 'vitest';
+
+/** Debian's Chromium: CI installs it (.ci/run); nothing downloads a browser of its own. */
+const CHROMIUM = '/usr/bin/chromium';
+
+/** `describe` where Chromium is (always on CI), else `describe.skip` — a developer machine without it skips. */
+export const describeInBrowser = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
+
+/** Debian's Chromium, headless, with no network of its own (no updates, no first-run pages). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+}
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const OUTPUT = join(import.meta.dirname, '..', '..', 'test-output');
