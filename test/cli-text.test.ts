@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createEntity, listEntities } from '../src/store/entities.js';
 import { escapeControlCharacters, hasControlCharacters } from '../src/domain/text.js';
 import { freshDatabase, type FreshDatabase } from './helpers.js';
-import { BIN } from './support/serve.js';
+import { runCli } from './support/serve.js';
 
 let database: FreshDatabase;
 beforeAll(async () => {
@@ -18,15 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(BIN, args, { env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (...args: string[]) => runCli(database.url, args);
 
 const names = async () => {
   const handle = connect(database.url);

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -11,9 +9,7 @@ import { createEntity } from '../src/store/entities.js';
 import { createKey } from '../src/store/keys.js';
 import { DIALECT, freshDatabase, type FreshDatabase } from './helpers.js';
 import { POSTGRES_ADMIN_URL } from './support/database.js';
-import { BIN, spawnServe } from './support/serve.js';
-
-const run = promisify(execFile);
+import { runCli, spawnServe } from './support/serve.js';
 
 let database: FreshDatabase;
 let databaseUrl: string;
@@ -25,15 +21,7 @@ afterAll(() => database.drop());
 
 const cli = (...args: string[]) => cliWith({}, ...args);
 
-async function cliWith(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(BIN, args, { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cliWith = (env: NodeJS.ProcessEnv, ...args: string[]) => runCli(databaseUrl, args, env);
 
 const json = async (...args: string[]) => {
   const result = await cli(...args, '--json');

@@ -1,27 +1,14 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect, type DatabaseHandle } from '../src/db/connect.js';
 import { sha256 } from '../src/domain/passwords.js';
 import { findInvite } from '../src/store/users.js';
 import { freshDatabase, type FreshDatabase } from './helpers.js';
-import { BIN } from './support/serve.js';
-
-const run = promisify(execFile);
+import { runCli } from './support/serve.js';
 
 describe('console admin commands', { timeout: 180_000 }, () => {
   let database: FreshDatabase;
   let handle: DatabaseHandle;
-  const env = () => ({ ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'https://catalog.example' });
-  async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await run(BIN, args, { env: env() });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  }
+  const cli = (...args: string[]) => runCli(database.url, args, { PUBLIC_BASE_URL: 'https://catalog.example' });
   const json = async (...args: string[]) => {
     const result = await cli(...args, '--json');
     expect(result.stderr).toBe('');

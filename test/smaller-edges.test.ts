@@ -15,7 +15,7 @@ import { isEmailAddress } from '../src/domain/text.js';
 import { DIALECT, client, startApp, tenant, type Tenant, type TestApp } from './helpers.js';
 import { connect } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { BIN, databaseWithKey, spawnServe } from './support/serve.js';
+import { BIN, databaseWithKey, runCli, spawnServe } from './support/serve.js';
 
 /** The smaller edges an attacker's pass found (issue #24), each pinned by the behaviour a client sees. */
 
@@ -83,15 +83,7 @@ describe('If-None-Match: * on public routes', () => {
 });
 
 /** `bin/art-catalog ARGS` on the test app's database: exit code and both streams. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(BIN, args, { env: { ...process.env, DATABASE_URL: t.config.databaseUrl, LOG_LEVEL: 'silent' } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (...args: string[]) => runCli(t.config.databaseUrl, args);
 
 describe('a whole key given to the CLI', () => {
   test('key revoke accepts the whole key, revokes it by its prefix and prints only the prefix', async () => {

@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { connect } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { TIER_SCOPES } from '../../src/domain/keys.js';
@@ -10,6 +11,22 @@ import { freshDatabase, type FreshDatabase } from './database.js';
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'art-catalog');
 /** The JavaScript the launcher BIN (a shell script) runs, for starting it on a Node.js of a test's choice. */
 export const BIN_ENTRY = `${BIN}.js`;
+
+export interface CliResult { code: number; stdout: string; stderr: string }
+
+/**
+ * `bin/art-catalog ARGS` on the database `databaseUrl`, logs off, `env` added: its exit code and both
+ * streams, whether it succeeded or not.
+ */
+export async function runCli(databaseUrl: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(BIN, args, { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as CliResult;
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
 
 /**
  * The URL in the server's "listening on URL" log line, whether that line is JSON (stdout piped, the
