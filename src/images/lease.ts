@@ -25,6 +25,8 @@ export class JobLease {
   private readonly timer: NodeJS.Timeout;
   private heldUntil: number;
   private renewing = false;
+  /** The job ended: a renewal still under way (it may find the claim just cleared by the save) tells nothing. */
+  private stopped = false;
 
   constructor(private readonly options: LeaseOptions, heldUntil: number) {
     this.heldUntil = heldUntil;
@@ -40,17 +42,21 @@ export class JobLease {
   }
 
   stop(): void {
+    this.stopped = true;
     clearInterval(this.timer);
   }
 
   private async renew(): Promise<void> {
-    if (this.renewing || this.signal.aborted) return;
+    if (this.renewing || this.stopped) return;
     this.renewing = true;
     const until = this.options.now() + this.options.leaseMs;
     try {
-      if (await this.options.renew(until)) this.heldUntil = until;
+      const held = await this.options.renew(until);
+      if (this.stopped) return;
+      if (held) this.heldUntil = until;
       else this.lose('another process took it over, or its URL was released');
     } catch (error) {
+      if (this.stopped) return;
       if (this.options.now() >= this.heldUntil) this.lose('its lease ran out while renewals failed', error);
       else this.options.onRenewalFailed(error);
     } finally {
