@@ -54,6 +54,9 @@ describe.each(Object.entries(kinds))('the %s image store', (kind, config) => {
     expect(avif?.contentType).toBe('image/avif');
     expect((await read(avif!.body)).toString()).toBe('avif bytes');
     expect(await names(store)).toEqual([name(1), name(2, 'avif')].sort());
+    expect(await store.head(name(1))).toEqual({ size: bytes.length, contentType: 'image/jpeg' });
+    expect(await store.head(name(2, 'avif'))).toEqual({ size: 10, contentType: 'image/avif' });
+    expect(await store.head(name(3))).toBeNull();
   });
 
   it('answers "no such image" for a name never stored, and deleting it is not an error', async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { photoJpeg } from '../bench/photos.mjs';
 import { deriveImage, type DerivedImage } from '../src/images/derive.js';
 import { startApp, type TestApp } from './helpers.js';
@@ -77,6 +77,22 @@ describe.each(Object.entries(stores))('images from the %s store', (_kind, env) =
     expect(r.headers['content-length']).toBe(String(d.bytes.length));
     expect(r.headers.etag).toBe(`"${d.name}"`);
     expect(r.body).toBe('');
+  });
+
+  it('reads no image bytes for HEAD or If-None-Match: * (on S3 a HeadObject, not a GET of the whole object)', async () => {
+    const d = derived.derivatives.find((each) => each.format === 'jpeg')!;
+    const reads = vi.spyOn(t.app.imageStore, 'get');
+    try {
+      const head = await get(`/images/${d.name}`, {}, 'HEAD');
+      expect(head.statusCode).toBe(200);
+      expect(head.headers['content-length']).toBe(String(d.bytes.length));
+      expect(head.headers['content-type']).toBe('image/jpeg');
+      expect((await get(`/images/${d.name}`, { 'if-none-match': '*' })).statusCode).toBe(304);
+      expect((await get(`/images/${'2'.repeat(64)}-480.jpg`, {}, 'HEAD')).statusCode).toBe(404);
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it('answers 404 in the error shape for unknown and malformed names, on GET and HEAD', async () => {

@@ -24,10 +24,14 @@ export class FetchFailed extends Error {}
 export const MAX_REDIRECTS = 3;
 const MB = 1024 * 1024;
 
-export async function fetchImage(url: string, options: FetchOptions): Promise<Buffer> {
+/** `abandon`: the caller gave the fetch up (its job was lost); the fetch stops and rejects with its reason. */
+export async function fetchImage(url: string, options: FetchOptions, abandon?: AbortSignal): Promise<Buffer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+  const giveUp = () => controller.abort();
+  abandon?.addEventListener('abort', giveUp, { once: true });
   try {
+    abandon?.throwIfAborted();
     let current = new URL(url);
     for (let redirects = 0; ; redirects++) {
       const answer = await get(current, options, controller.signal);
@@ -39,10 +43,12 @@ export async function fetchImage(url: string, options: FetchOptions): Promise<Bu
       return answer.bytes;
     }
   } catch (error) {
+    abandon?.throwIfAborted();
     if (controller.signal.aborted) throw new FetchFailed('timed out');
     throw error instanceof FetchFailed ? error : new FetchFailed(fetchError(error));
   } finally {
     clearTimeout(timer);
+    abandon?.removeEventListener('abort', giveUp);
   }
 }
 

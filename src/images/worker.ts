@@ -5,6 +5,7 @@ import {
 } from '../store/images.js';
 import { deriveImage, ImageRejected } from './derive.js';
 import { FetchFailed, fetchImage, type FetchOptions } from './fetch.js';
+import { JobLease, JobLost } from './lease.js';
 import type { ImageStore } from './store/index.js';
 import { sweepImages } from './sweep.js';
 
@@ -99,12 +100,13 @@ export class ImageWorker {
   private async loop(): Promise<void> {
     while (!this.closed) {
       let job: ClaimedJob | undefined;
+      const heldUntil = this.now() + this.leaseMs;
       try {
-        job = await claimImageJob(this.options.db, `${CLAIMANT}:${randomUUID()}`, this.iso(0), this.iso(this.leaseMs));
+        job = await claimImageJob(this.options.db, `${CLAIMANT}:${randomUUID()}`, this.iso(0), new Date(heldUntil).toISOString());
       } catch (error) {
         this.options.log.warn({ err: error }, 'image queue unavailable; trying again');
       }
-      if (job) await this.run(job);
+      if (job) await this.run(job, heldUntil);
       else await this.idle();
     }
   }
@@ -123,34 +125,49 @@ export class ImageWorker {
     });
   }
 
-  /** One job under a renewed lease; whatever happens, its outcome is recorded (or it is left to expire). */
-  private async run(job: ClaimedJob): Promise<void> {
-    const renewal = setInterval(() => {
-      renewImageClaim(this.options.db, job, this.iso(this.leaseMs)).catch(() => undefined);
-    }, Math.max(100, this.leaseMs / 3));
+  /**
+   * One job under a renewed lease; whatever happens, its outcome is recorded, or it is left to expire.
+   * A job whose lease is lost is given up at the next step: its files are not stored and its outcome
+   * is not recorded (another process may be doing the same job by now).
+   */
+  private async run(job: ClaimedJob, heldUntil: number): Promise<void> {
+    const { db, log } = this.options;
+    const lease = new JobLease({
+      renew: (until) => renewImageClaim(db, job, new Date(until).toISOString()),
+      leaseMs: this.leaseMs, now: this.now,
+      onLost: (reason, error) => log.warn({ err: error, url: job.url }, `image job lost (${reason}); its result is dropped`),
+      onRenewalFailed: (error) => log.warn({ err: error, url: job.url }, 'image job lease not renewed; trying again'),
+    }, heldUntil);
     try {
-      const outcome = await this.process(job);
+      const outcome = await this.process(job, lease);
+      lease.check();
       const at = this.iso(0);
       const attempts = outcome.error === null ? 0 : job.attempts + 1;
       const due = outcome.error === null ? null : nextAttempt(attempts, this.now());
-      await saveImageOutcome(this.options.db, {
+      const saved = await saveImageOutcome(db, {
         url: job.url, claim: job.claim, at, attempts, dueAt: due === null ? null : new Date(due).toISOString(),
         status: outcome.error === null ? 'ready' : 'failed', error: outcome.error, hash: outcome.hash,
       });
+      if (!saved) {
+        log.warn({ url: job.url }, 'image job lost (its claim changed before the outcome was saved); its result is dropped');
+        return;
+      }
       this.processed++;
-      if (outcome.error !== null) this.options.log.info({ url: job.url, error: outcome.error, attempts }, 'image failed');
+      if (outcome.error !== null) log.info({ url: job.url, error: outcome.error, attempts }, 'image failed');
     } catch (error) {
+      // Logged when the lease was lost; the job is someone else's now, or due again when its lease ends.
+      if (error instanceof JobLost) return;
       // The database or the store failed us, not the image: the lease runs out and the job is taken again.
-      this.options.log.warn({ err: error, url: job.url }, 'image job interrupted; it is retried when its lease ends');
+      log.warn({ err: error, url: job.url }, 'image job interrupted; it is retried when its lease ends');
     } finally {
-      clearInterval(renewal);
+      lease.stop();
     }
   }
 
-  private async process(job: ClaimedJob): Promise<{ hash: string | null; error: string | null }> {
+  private async process(job: ClaimedJob, lease: JobLease): Promise<{ hash: string | null; error: string | null }> {
     let bytes: Buffer;
     try {
-      bytes = await fetchImage(job.url, this.options.fetch);
+      bytes = await fetchImage(job.url, this.options.fetch, lease.signal);
     } catch (error) {
       if (error instanceof FetchFailed) return { hash: null, error: error.message };
       throw error;
@@ -160,6 +177,7 @@ export class ImageWorker {
     // Identical bytes (another URL, or this one fetched again) are processed and stored once.
     const known = await imageOriginal(this.options.db, hash);
     if (known && await this.stored(known)) {
+      lease.check();
       // Used again: its time is refreshed, so a sweep does not take it for an unused original.
       await recordOriginal(this.options.db, known, this.iso(0));
       return { hash, error: null };
@@ -175,8 +193,10 @@ export class ImageWorker {
       hash: derived.hash, width: derived.width, height: derived.height,
       derivatives: derived.derivatives.map(({ name, width, height, format }) => ({ name, width, height, format })),
     };
+    lease.check();
     await recordOriginal(this.options.db, original, this.iso(0));
     for (const derivative of derived.derivatives) {
+      lease.check();
       if (!await this.options.store.has(derivative.name)) await this.options.store.put(derivative.name, derivative.bytes, derivative.contentType);
     }
     return { hash: derived.hash, error: null };

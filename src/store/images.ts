@@ -4,7 +4,7 @@ import { read, single, transaction } from '../db/run.js';
 import { statement, type Params } from '../db/statement.js';
 import type { Database, Db, ImageStatus } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
-import { isPostgres, rawQuery } from './sql.js';
+import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
 
 /**
  * The image pipeline's state (decisions §10, migration 007): one `images` row per URL in use, which
@@ -13,20 +13,34 @@ import { isPostgres, rawQuery } from './sql.js';
 
 // ---- enqueue and release, inside the writes that set, change or clear an image_url --------------
 
+/*
+ * A URL let go by one record may be taken up by another at the same moment: the release must not
+ * delete the job the other record now needs. The database makes that safe on PostgreSQL with the
+ * job row's lock. Whoever takes a URL up locks its row, inserted or existing (`on conflict do update
+ * ... where false` updates nothing but locks the row it met, where `do nothing` would not), until
+ * it commits. A release locks the row first and only then deletes it if no record uses the URL: that
+ * delete is a statement of its own, so its snapshot, taken once the lock is granted, sees the records
+ * of a writer that took the URL up and committed meanwhile. A writer that takes the URL up after the
+ * release has deleted the row waits for the release to commit, then inserts the row again. SQLite
+ * runs one write transaction at a time: the two never interleave.
+ */
+
 const enqueue = statement((db, p: Params<{ url: string; at: string }>) => db.insertInto('images')
   .values({ url: p.url, status: 'pending', attempts: 0, due_at: p.at, created_at: p.at })
-  .onConflict((oc) => oc.column('url').doNothing()));
+  .onConflict((oc) => oc.column('url').doUpdateSet({ url: (eb) => eb.ref('excluded.url') }).where(sql<boolean>`false`)));
 
 // PostgreSQL: a batch's URLs in one statement.
 const enqueueMany = statement((db, p: Params<{ urls: string[]; at: string }>) => rawQuery(db, sql`
   insert into images (url, status, attempts, due_at, created_at)
   select u, 'pending', 0, ${p.at}, ${p.at} from unnest(cast(${p.urls} as text[])) as u
-  on conflict (url) do nothing`));
+  on conflict (url) do update set url = excluded.url where false`));
 
 const usedBy = (db: Db, url: Params<{ url: string }>['url']) => [
   db.selectFrom('artworks').select('id').where('image_url', '=', url),
   db.selectFrom('events').select('id').where('image_url', '=', url),
 ] as const;
+
+const lockJob = statement((db, p: Params<{ url: string }>) => lockForUpdate(db, db.selectFrom('images').select('url').where('url', '=', p.url)));
 
 /** A URL no record uses any more goes; its derivatives are left to the sweep (another URL may share them). */
 const release = statement((db, p: Params<{ url: string }>) => db.deleteFrom('images').where('url', '=', p.url)
@@ -41,25 +55,29 @@ const release = statement((db, p: Params<{ url: string }>) => db.deleteFrom('ima
 export function* imagesWritten(db: Db, changes: ReadonlyArray<{ fieldChanges: FieldChanges }>, at: string): Work<void> {
   const set = new Set<string>();
   const released = new Set<string>();
-  // In one order everywhere: two batches queueing the same URLs never wait for each other in a cycle.
   for (const { fieldChanges } of changes) {
     const change = fieldChanges.image_url;
     if (!change) continue;
     if (typeof change.new === 'string') set.add(change.new);
     if (typeof change.old === 'string') released.add(change.old);
   }
+  // Rows locked in one order everywhere: two batches taking up the same URLs never wait for each other in a cycle.
   const urls = [...set].sort();
   if (urls.length > 1 && isPostgres(db)) yield* all(enqueueMany, { urls, at });
   else for (const url of urls) yield* all(enqueue, { url, at });
-  for (const url of released) if (!set.has(url)) yield* all(release, { url });
+  for (const url of [...released].sort()) {
+    if (set.has(url)) continue;
+    if (isPostgres(db)) yield* all(lockJob, { url });
+    yield* all(release, { url });
+  }
 }
 
-/** PostgreSQL's one-statement POST (store/artworks.ts): its image job, as a clause of that statement. */
+/** PostgreSQL's one-statement POST (store/artworks.ts): its image job, as a clause of that statement (locking the row, as `enqueue`). */
 export const enqueueClause = (url: Params<{ url: string | null }>['url'], at: Params<{ at: string }>['at'], when: ReturnType<typeof sql>) => sql`
   insert into images (url, status, attempts, due_at, created_at)
   select cast(${url} as text), 'pending', 0, cast(${at} as text), cast(${at} as text)
   where cast(${url} as text) is not null and ${when}
-  on conflict (url) do nothing`;
+  on conflict (url) do update set url = excluded.url where false`;
 
 // ---- the queue ------------------------------------------------------------------------------------
 
@@ -191,7 +209,10 @@ export async function imageState(db: Db, url: string | null): Promise<ImageState
   return (await read(db, () => first(stateOfUrl, { url }))) ?? PENDING;
 }
 
-/** A URL with no row yet (released and reused in the same moment): it is on its way. */
+/**
+ * A URL with no row: not expected (a write that sets a URL queues it in its own transaction, and a
+ * release never deletes a row a committed record uses), yet a record must not fail on it: it is on its way.
+ */
 const PENDING: ImageState = { status: 'pending', error: null, checked_at: null, width: null, height: null, derivatives: null };
 
 // Many URLs in one statement: an array on PostgreSQL, a JSON array on SQLite.
@@ -353,8 +374,8 @@ export const UNUSED_ORIGINAL_GRACE_MS = 60 * 60_000;
 export interface SweepResult { queued: number; originals: number }
 
 /**
- * The sweep's database half: records whose URL has no job (a release that crossed a new use of the
- * URL) are queued, and originals no URL has used for an hour are forgotten. The caller then deletes
+ * The sweep's database half: records whose URL has no job (none is expected: a safety net, e.g. for
+ * a release that crossed a new use of the URL before releases locked the job's row) are queued, and originals no URL has used for an hour are forgotten. The caller then deletes
  * the stored files of every hash `knownHashes` no longer lists.
  */
 export async function sweepImageRows(db: Db, now: number): Promise<SweepResult> {

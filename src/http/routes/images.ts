@@ -60,20 +60,20 @@ export const imageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // The name is the content: its own ETag needs no lookup; `*` matches only an image that exists.
     const match = matchIfNoneMatch(request.headers['if-none-match'], etag);
     if (match === 'etag') return named(reply, etag).code(304).send();
-    const image = await app.imageStore.get(name).catch((error: unknown) => {
+    const unavailable = (error: unknown): never => {
       request.log.error({ err: error }, 'image store did not answer');
       throw new ApiError('service_unavailable', 'The image store is not available right now.', { retry_after: 5 });
-    });
+    };
+    // HEAD and `If-None-Match: *` need only to know the image exists: its bytes are not read (on S3 a
+    // HeadObject, not a GET whose body would be transferred and thrown away).
+    if (request.method === 'HEAD' || match === 'any') {
+      const info = await app.imageStore.head(name).catch(unavailable);
+      if (!info) throw notFound('Image');
+      if (match === 'any') return named(reply, etag).code(304).send();
+      return named(reply, etag).type(info.contentType).header('content-length', info.size).send(Readable.from([]));
+    }
+    const image = await app.imageStore.get(name).catch(unavailable);
     if (!image) throw notFound('Image');
-    if (match === 'any') {
-      (image.body as Readable).destroy();
-      return named(reply, etag).code(304).send();
-    }
-    const found = named(reply, etag).type(image.contentType).header('content-length', image.size);
-    if (request.method === 'HEAD') {
-      (image.body as Readable).destroy();
-      return found.send(Readable.from([]));
-    }
-    return found.send(image.body);
+    return named(reply, etag).type(image.contentType).header('content-length', image.size).send(image.body);
   });
 };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, opendir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
-import type { ImageStore, StoredImage } from './index.js';
+import type { ImageStore, StoredImage, StoredImageInfo } from './index.js';
 import { checkName } from './names.js';
 
 /** What a file's extension says it holds (a folder keeps no other metadata). */
@@ -60,11 +60,16 @@ export class FileImageStore implements ImageStore {
     if (!file) return null;
     try {
       const { size } = await file.stat();
-      return { body: file.createReadStream(), size, contentType: TYPES[extname(name)] ?? 'application/octet-stream' };
+      return { body: file.createReadStream(), size, contentType: contentType(name) };
     } catch (error) {
       await file.close();
       throw error;
     }
+  }
+
+  async head(name: string): Promise<StoredImageInfo | null> {
+    const found = await stat(this.path(name)).catch(missing);
+    return found?.isFile() ? { size: found.size, contentType: contentType(name) } : null;
   }
 
   async delete(name: string): Promise<void> {
@@ -82,6 +87,10 @@ export class FileImageStore implements ImageStore {
   }
 
   async close(): Promise<void> {}
+}
+
+function contentType(name: string): string {
+  return TYPES[extname(name)] ?? 'application/octet-stream';
 }
 
 /** undefined for "no such file", the error otherwise. */

@@ -5,8 +5,11 @@ import { S3ImageStore, type S3Settings } from './s3.js';
 export type { S3Settings } from './s3.js';
 export { parseImageStore, type ImageStoreLocation } from './location.js';
 
+/** What a HEAD answers about a stored derivative: no body is read. */
+export interface StoredImageInfo { size: number; contentType: string }
+
 /** A stored derivative: streamed to the client, never read whole into memory. */
-export interface StoredImage { body: NodeJS.ReadableStream; size: number; contentType: string }
+export interface StoredImage extends StoredImageInfo { body: NodeJS.ReadableStream }
 
 /**
  * Where derivatives live (decisions §10): a folder for one machine, an S3-compatible bucket for
@@ -19,6 +22,8 @@ export interface ImageStore {
   put(name: string, bytes: Buffer, contentType: string): Promise<void>;
   /** null when there is no such object. */
   get(name: string): Promise<StoredImage | null>;
+  /** Its size and type without its bytes (HEAD, `If-None-Match: *`); null when there is no such object. */
+  head(name: string): Promise<StoredImageInfo | null>;
   /** A missing name is fine. */
   delete(name: string): Promise<void>;
   /** Every stored name (for the sweep). */

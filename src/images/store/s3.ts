@@ -2,7 +2,7 @@ import {
   DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException, paginateListObjectsV2,
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import type { ImageStore, StoredImage } from './index.js';
+import type { ImageStore, StoredImage, StoredImageInfo } from './index.js';
 import { checkName } from './names.js';
 
 /** S3_ENDPOINT, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; unset, the SDK's own defaults apply. */
@@ -68,6 +68,16 @@ export class S3ImageStore implements ImageStore {
     try {
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
       return { body: object.Body as Readable, size: object.ContentLength ?? 0, contentType: object.ContentType ?? 'application/octet-stream' };
+    } catch (error) {
+      if (notFound(error)) return null;
+      throw error;
+    }
+  }
+
+  async head(name: string): Promise<StoredImageInfo | null> {
+    try {
+      const object = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
+      return { size: object.ContentLength ?? 0, contentType: object.ContentType ?? 'application/octet-stream' };
     } catch (error) {
       if (notFound(error)) return null;
       throw error;
