@@ -9,6 +9,7 @@ import { externalIdSlugV2 } from './migrations/005_external_id_slug_v2.js';
 import { parallelWrites } from './migrations/006_parallel_writes.js';
 import { images } from './migrations/007_images.js';
 import { consoleUsers } from './migrations/008_console_users.js';
+import { textSearch } from './migrations/009_text_search.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -24,6 +25,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '006_parallel_writes': parallelWrites(dialect),
         '007_images': images(dialect),
         '008_console_users': consoleUsers(dialect),
+        '009_text_search': textSearch(dialect),
       }),
     },
   });

@@ -11,13 +11,15 @@ const TRANSACTION_ATTEMPTS = 3;
 /**
  * Statements get a name, so each connection parses and plans a statement's SQL once and then only
  * binds and runs it (pg keeps a connection's named statements). Shapes are few; past the bound, SQL
- * built from data would only fill every connection's memory, so it runs unnamed.
+ * built from data would only fill every connection's memory, so it runs unnamed. A statement planned
+ * per run (`planPerRun`) runs unnamed: PostgreSQL plans an unnamed statement with its values.
  */
 const NAMED_STATEMENTS_MAX = 2_000;
 const names = new Map<string, string>();
 
 function queryOf(db: Db, step: Step): QueryConfig {
   const { sql, parameters } = step.statement.bind(db, step.params);
+  if (step.statement.planPerRun) return { text: sql, values: parameters };
   let name = names.get(sql);
   if (name === undefined && names.size < NAMED_STATEMENTS_MAX) names.set(sql, (name = `s${names.size}`));
   return name === undefined ? { text: sql, values: parameters } : { name, text: sql, values: parameters };
