@@ -110,6 +110,24 @@ describe('the ETag', () => {
     expect(list.body.artworks).toHaveLength(1);
   });
 
+  test('a write through another process changes the tag at once, and its old answer is not sent again', async () => {
+    const { g, api, id } = await gallery();
+    const other = await startApp({}, t.config.databaseUrl);
+    try {
+      const elsewhere = client(other, g.key);
+      const before = await elsewhere.get(`/v1/artworks/${id}`);
+      expect((await elsewhere.get(`/v1/artworks/${id}`, { 'if-none-match': String(before.headers.etag) })).status).toBe(304);
+      await api.put(`/v1/artworks/${id}`, artwork('Untitled (Silueta) renamed'));
+      const after = await elsewhere.get(`/v1/artworks/${id}`, { 'if-none-match': String(before.headers.etag) });
+      expect(after.status).toBe(200);
+      expect(after.body.title).toBe('Untitled (Silueta) renamed');
+      expect(after.headers.etag).not.toBe(before.headers.etag);
+      expect((await elsewhere.get(`/v1/artworks/${id}`)).body.title).toBe('Untitled (Silueta) renamed');
+    } finally {
+      await other.close();
+    }
+  });
+
   test('a tag from before a write gets the new answer, not a 304', async () => {
     const { api, id } = await gallery();
     const first = await api.get(`/v1/artworks/${id}`);

@@ -7,6 +7,7 @@ import { entityVersion } from '../../store/versions.js';
 import { AnswerCache, COMPRESS_MIN_BYTES, ENCODINGS, encodedCopy, type Answer, type Encoding } from '../answer-cache.js';
 import { entityTag, ifNoneMatchMatches, urlTag } from '../entity-tags.js';
 import { appendRouteHook, prependRouteHook } from '../route-hooks.js';
+import { SharedReads } from '../shared-reads.js';
 import { chargeDeferredUnit } from './auth.js';
 
 declare module 'fastify' {
@@ -49,39 +50,77 @@ async function conditionalPlugin(app: FastifyInstance): Promise<void> {
   app.decorateReply('entityTag', null);
   app.decorateReply('reused', false);
   app.decorateReply('provisional', false);
+  // Requests that arrive together share one read of their entity's version (shared-reads.ts).
+  const versions = new SharedReads((entityId: number) => entityVersion(app.db, entityId));
 
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (route.config?.scope === undefined || !methods.every((method) => method === 'GET' || method === 'HEAD')) return;
     // Bound to the route's config: Fastify builds a new request.routeOptions on every access.
     const config: FastifyContextConfig = route.config ?? {};
-    appendRouteHook(route, 'preHandler', (request: FastifyRequest, reply: FastifyReply) => beforeHandler(app, config, request, reply));
+    // Right after the key check (auth.ts's onRequest hook, added before this one).
+    appendRouteHook(route, 'onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      answerEarly(app, versions, config, request, reply).then((sent) => { if (!sent) done(); }, done);
+    });
+    appendRouteHook(route, 'preHandler', (request: FastifyRequest, reply: FastifyReply) => beforeHandler(app, versions, config, request, reply));
     // Before the compressor's own onSend (registered earlier): the answer is kept as JSON.
     prependRouteHook(route, 'onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown) => afterHandler(app, config, request, reply, payload));
   });
 }
 
-async function currentTag(app: FastifyInstance, config: FastifyContextConfig, request: FastifyRequest): Promise<string> {
+type Versions = SharedReads<number, string | undefined>;
+
+async function currentTag(versions: Versions, config: FastifyContextConfig, request: FastifyRequest): Promise<string> {
   const entityId = request.auth.entity.id;
   if (config.keyAnswer) return entityTag(entityId, 'k', JSON.stringify(config.keyAnswer(request)));
   // The entity passed authentication; a version it no longer has (deleted since) names no answer.
-  const version = await entityVersion(app.db, entityId) ?? randomUUID();
+  const version = await versions.read(entityId) ?? randomUUID();
   return urlTag(entityId, version, request.url, config.tagParts?.(request) ?? '');
 }
 
-async function beforeHandler(app: FastifyInstance, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  const tag = await currentTag(app, config, request);
-  reply.entityTag = tag;
+/**
+ * Answers what needs neither the body, nor validation, nor the handler, as soon as the key is checked:
+ * a matching If-None-Match (304), and a kept answer of a route whose answers are small (routes with
+ * large ones first pass the unread-answers check, a preHandler: slow-readers.ts). The URL needs no
+ * validation here: a tag, and a kept answer, exist only for a URL that was answered 200 — the same
+ * normalized URL validates the same way. Resolves true once it has answered. `If-None-Match: *` asks
+ * whether the record exists, which only a validated id may: left to the preHandler.
+ */
+async function answerEarly(app: FastifyInstance, versions: Versions, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   const condition = request.headers['if-none-match'];
-  if (condition !== undefined) {
-    const exists = condition.trim() !== '*' || !config.exists || await config.exists(request);
-    if (ifNoneMatchMatches(condition, tag, exists)) {
-      return reply.code(304).header('etag', tag).header('cache-control', CACHE_CONTROL).header('vary', 'accept-encoding').send();
+  if (condition !== undefined && condition.trim() === '*') return false;
+  const tag = await currentTag(versions, config, request);
+  reply.entityTag = tag;
+  if (condition !== undefined && ifNoneMatchMatches(condition, tag, true)) {
+    notModified(reply, tag);
+    return true;
+  }
+  if (config.keyAnswer || config.largeAnswer) return false;
+  const kept = app.answers.get(tag);
+  if (!kept) return false;
+  await chargeDeferredUnit(app, request, reply);
+  await sendKept(request, reply, kept);
+  return true;
+}
+
+function notModified(reply: FastifyReply, tag: string): FastifyReply {
+  return reply.code(304).header('etag', tag).header('cache-control', CACHE_CONTROL).header('vary', 'accept-encoding').send();
+}
+
+async function beforeHandler(app: FastifyInstance, versions: Versions, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  if (reply.entityTag === null) {
+    // If-None-Match: * (answerEarly left it): the record's existence decides.
+    const tag = await currentTag(versions, config, request);
+    reply.entityTag = tag;
+    const condition = request.headers['if-none-match'];
+    if (condition !== undefined) {
+      const exists = condition.trim() !== '*' || !config.exists || await config.exists(request);
+      if (ifNoneMatchMatches(condition, tag, exists)) return notModified(reply, tag);
     }
   }
   await chargeDeferredUnit(app, request, reply);
   if (config.keyAnswer) return undefined;
-  const kept = app.answers.get(tag);
+  const kept = app.answers.get(reply.entityTag);
   return kept && sendKept(request, reply, kept);
 }
 
