@@ -10,6 +10,7 @@ import { parallelWrites } from './migrations/006_parallel_writes.js';
 import { images } from './migrations/007_images.js';
 import { consoleUsers } from './migrations/008_console_users.js';
 import { textSearch } from './migrations/009_text_search.js';
+import { entityImages } from './migrations/010_entity_images.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -26,6 +27,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '007_images': images(dialect),
         '008_console_users': consoleUsers(dialect),
         '009_text_search': textSearch(dialect),
+        '010_entity_images': entityImages,
       }),
     },
   });

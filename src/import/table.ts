@@ -73,10 +73,17 @@ async function csvTable(text: string): Promise<Table> {
     delimiter: detectDelimiter(text), columns: false, skip_empty_lines: true, info: true, raw: true,
     relax_column_count: false, trim: false, max_record_size: MAX_RECORD_CHARS,
   });
-  const records: CsvRecord[] = [];
+  let header: string[] | undefined;
+  const rows: TableRow[] = [];
+  // Each record becomes its row as it is read, within the slice that read it.
   parser.on('readable', () => {
-    let record: CsvRecord | null;
-    while ((record = parser.read() as CsvRecord | null) !== null) records.push(record);
+    let parsed: CsvRecord | null;
+    while ((parsed = parser.read() as CsvRecord | null) !== null) {
+      const { record, info, raw } = parsed;
+      if (!header) header = record;
+      // A row of empty cells (`;;;;` at the end of a spreadsheet export) is no row.
+      else if (record.some((cell) => cell.trim() !== '')) rows.push({ label: `line ${firstLine(info.lines, raw)}`, cells: record });
+    }
   });
   let failure: unknown;
   const done = new Promise<void>((resolve, reject) => {
@@ -104,16 +111,7 @@ async function csvTable(text: string): Promise<Table> {
     }
     throw new FileProblem(`not a readable CSV file: ${(error as Error).message}`, { cause: error });
   }
-  const [header, ...data] = records;
-  if (!header) return { format: 'csv', columns: [], rows: [] };
-  return {
-    format: 'csv',
-    columns: header.record,
-    rows: data
-      // A row of empty cells (`;;;;` at the end of a spreadsheet export) is no row.
-      .filter(({ record }) => record.some((cell) => cell.trim() !== ''))
-      .map(({ record, info, raw }) => ({ label: `line ${firstLine(info.lines, raw)}`, cells: record })),
-  };
+  return { format: 'csv', columns: header ?? [], rows };
 }
 
 /** The line a record starts on: csv-parse tells the last one, and a quoted cell may span several. */

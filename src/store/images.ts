@@ -241,7 +241,7 @@ export const imageStatusIs = (db: Db, eb: ExpressionBuilder<Database, 'artworks'
     eb.exists(db.selectFrom('images').select('images.url').whereRef('images.url', '=', sql.ref(`${table}.image_url`)).where('images.status', '=', status)),
   ]);
 
-// Counts over an entity's records (a scan of its records with an image; off the event loop on SQLite).
+// Counts over an entity's records with an image (migration 010's indexes; off the event loop on SQLite).
 const countsOfEntity = statement((db, p: Params<{ entityId: number }>) => db.selectFrom(
   db.selectFrom('artworks').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null)
     .unionAll(db.selectFrom('events').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null))

@@ -14,6 +14,12 @@ const INDEXES = [
  * `lower(column) LIKE '%text%'`: without an index, a search that matches nothing reads all of an
  * entity's titles and artists (21 ms at 10,000 artworks on PostgreSQL). A GIN index of each column's
  * lower-cased trigrams (pg_trgm) finds the few rows that contain a text of three characters or more.
+ * A write adds its trigrams to the index's pending list, merged into the index when it passes
+ * `gin_pending_list_limit`: 64 kB here (the least) instead of the server's 4 MB, because every search
+ * reads the pending list whole, and the planner prices a full one so high that it went back to the
+ * scan (10,000 artworks written after the migration: 15 ms instead of 0.2 ms). Measured on 10,000
+ * rows written 100 per statement: 0.03 s without the indexes, 0.25 s with them, 1.2 s without a
+ * pending list (`fastupdate = off`).
  *
  * pg_trgm ships with PostgreSQL (contrib) and is a trusted extension since PostgreSQL 13: the
  * database's owner, the role docs/deploy.md sets up, may create it. SQLite has no such index; its
@@ -25,7 +31,7 @@ export function textSearch(dialect: Dialect): Migration {
       if (dialect === 'sqlite') return;
       await createExtension(db);
       for (const [name, table, column] of INDEXES) {
-        await sql`create index ${sql.id(name)} on ${sql.table(table)} using gin (lower(${sql.ref(column)}) gin_trgm_ops)`.execute(db);
+        await sql`create index ${sql.id(name)} on ${sql.table(table)} using gin (lower(${sql.ref(column)}) gin_trgm_ops) with (gin_pending_list_limit = 64)`.execute(db);
       }
     },
     async down(db: Kysely<any>) {
