@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchTenant, currentRssMb, startService, stop } from './lib.mjs';
-import { STALL_BUDGET_MS, agent, call, mean, phaseLoad, quantile, round, sleep, startProbe } from './probe.mjs';
+import { STALL_BUDGET_MS, agent, call, loopDelays, loopDelaysBetween, mean, phaseLoad, quantile, round, sleep, startProbe } from './probe.mjs';
 
 const HEAVY_PAGE = '/v1/changelog?after=0&limit=1000';
 /** Issue #24: 100 clients that never read may grow the server's memory by this much at most. */
@@ -108,7 +108,9 @@ async function measure(server, env, key, dialect, { phaseSeconds, stuck, sendTim
   const phase = async (name, run) => {
     probe.phase(name);
     process.stderr.write(`  ${name}…\n`);
-    rows.push({ name, ...await run() });
+    const before = await loopDelays(url);
+    const result = await run();
+    rows.push({ name, ...result, loop: loopDelaysBetween(before, await loopDelays(url)) });
   };
   await phase('idle', async () => { await sleep(1000); return { times: [], statuses: {} }; });
   await phase(`1 client reads ${HEAVY_PAGE}`, () => phaseLoad(phaseSeconds, 1, () => call(`${url}${HEAVY_PAGE}`, { headers: bearer })));
@@ -146,12 +148,13 @@ async function measure(server, env, key, dialect, { phaseSeconds, stuck, sendTim
   return {
     dialect, entries: total, first_page: { bytes: first.bytes, entries: firstPage.changes.length, has_more: firstPage.has_more },
     phase_seconds: phaseSeconds, send_timeout_ms: sendTimeoutMs ?? 'default',
-    rows: rows.map(({ name, times, statuses }) => {
+    rows: rows.map(({ name, times, statuses, loop }) => {
       const health = samples.get(name) ?? [];
       return {
         phase: name, requests: times.length, statuses,
         request_mean_ms: round(mean(times)), request_p99_ms: round(quantile(times, 0.99)),
         healthz_probes: health.length, healthz_p99_ms: round(quantile(health, 0.99)), healthz_max_ms: round(Math.max(...health.filter(Number.isFinite))),
+        server_loop_over_budget: loop.over_budget, server_loop_worst: loop.worst_bucket,
       };
     }),
     cursor_readers: {
@@ -166,9 +169,9 @@ export function printHeavyAnswers(report) {
   const pad = (s, n) => String(s).padEnd(n);
   const lpad = (s, n) => String(s).padStart(n);
   console.log(`\nheavy answers on ${report.dialect}: ${report.entries} changelog entries; ${HEAVY_PAGE} answers ${(report.first_page.bytes / 1e6).toFixed(2)} MB (${report.first_page.entries} entries, has_more ${report.first_page.has_more}); send timeout ${report.send_timeout_ms}`);
-  console.log(`${pad('load', 52)}${lpad('requests', 9)}${lpad('mean ms', 9)}${lpad('p99 ms', 9)}${lpad('healthz p99', 13)}${lpad('healthz max', 13)}  statuses`);
+  console.log(`${pad('load', 52)}${lpad('requests', 9)}${lpad('mean ms', 9)}${lpad('p99 ms', 9)}${lpad('healthz p99', 13)}${lpad('healthz max', 13)}  ${pad('server loop late > 50 ms (worst)', 34)}statuses`);
   for (const r of report.rows) {
-    console.log(`${pad(r.phase, 52)}${lpad(r.requests, 9)}${lpad(r.request_mean_ms, 9)}${lpad(r.request_p99_ms, 9)}${lpad(r.healthz_p99_ms, 13)}${lpad(r.healthz_max_ms, 13)}  ${JSON.stringify(r.statuses)}`);
+    console.log(`${pad(r.phase, 52)}${lpad(r.requests, 9)}${lpad(r.request_mean_ms, 9)}${lpad(r.request_p99_ms, 9)}${lpad(r.healthz_p99_ms, 13)}${lpad(r.healthz_max_ms, 13)}  ${pad(`${r.server_loop_over_budget} (${r.server_loop_worst})`, 34)}${JSON.stringify(r.statuses)}`);
   }
   const { cursor_readers: readers, stuck } = report;
   console.log(`cursor readers: ${readers.readers} × ${readers.pages_each} pages, ${readers.entries_each} entries each, every entry exactly once: ${readers.every_entry_once}${readers.failed.length ? `; ${readers.failed.length} failed: ${readers.failed[0]}` : ''}`);

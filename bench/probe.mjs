@@ -89,6 +89,30 @@ export const quantile = (values, q) => {
   const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
 };
+/**
+ * The server's own event-loop delays so far (its /metrics histogram: a timer due every 10 ms, how late
+ * it fired): how many were over the stall budget, and the bucket the worst fell in. Two readings give
+ * a phase's; unlike the probe's wall-clock answers, they leave out the time the probe and the network
+ * took, so a slow probe answer with no late timer was the machine, not the server.
+ */
+export async function loopDelays(url) {
+  const metrics = await text(`${url}/metrics`);
+  const buckets = [...metrics.matchAll(/^art_catalog_event_loop_delay_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)]
+    .map(([, le, n]) => ({ le: le === '+Inf' ? Infinity : Number(le) * 1000, n: Number(n) }));
+  return buckets;
+}
+
+/** Between two readings of loopDelays: timers late by more than the budget, and the worst delay's bucket. */
+export function loopDelaysBetween(before, after) {
+  const count = (readings, le) => readings.find((b) => b.le === le)?.n ?? 0;
+  const over = count(after, Infinity) - count(before, Infinity) - (count(after, STALL_BUDGET_MS) - count(before, STALL_BUDGET_MS));
+  let worst = '≤ 5 ms';
+  for (let i = 1; i < after.length; i++) {
+    if (after[i].n - before[i].n > after[i - 1].n - before[i - 1].n) worst = `${after[i - 1].le}–${after[i].le} ms`;
+  }
+  return { over_budget: over, worst_bucket: worst };
+}
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export const mean = (values) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
 export const round = (value) => Math.round(value * 10) / 10;
