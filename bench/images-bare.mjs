@@ -38,7 +38,7 @@ export async function bareBaseline(jpegs, { concurrency = 2, sharpDefaults = fal
     sharp.cache(true);
     sharp.concurrency(0);
   } else {
-    configureSharp();
+    await configureSharp();
   }
   // Peak RSS from here on (Linux: writing 5 to clear_refs resets VmHWM): the photos made before do not count.
   writeFileSync('/proc/self/clear_refs', '5');

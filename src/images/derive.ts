@@ -1,5 +1,5 @@
 import { webcrypto } from 'node:crypto';
-import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
+import type { default as SharpModule, Metadata, OutputInfo, Sharp } from 'sharp';
 
 export type ImageFormat = 'avif' | 'webp' | 'jpeg';
 /** The widths every image is offered at (decisions §10); never enlarged past the original. */
@@ -65,17 +65,24 @@ export const ENCODERS = {
  * once and never again, so a cache would only hold up to 50 MB of pixels nobody asks for), and one
  * libvips thread per image, so IMAGE_CONCURRENCY images use that many cores and hold that many
  * decoded images, never cores × images. Measured in docs/performance.md.
+ *
+ * sharp and libvips are loaded with the first image, not with the module: ~9 MB resident that a
+ * process which never sees an image (a read-mostly server, the CLI) does not pay.
  */
-export function configureSharp(): void {
-  sharp.cache(false);
-  sharp.concurrency(1);
+export function configureSharp(): Promise<typeof SharpModule> {
+  sharpLoaded ??= import('sharp').then(({ default: sharp }) => {
+    sharp.cache(false);
+    sharp.concurrency(1);
+    return sharp;
+  });
+  return sharpLoaded;
 }
-configureSharp();
+let sharpLoaded: Promise<typeof SharpModule> | undefined;
 
 const ACCEPTED = new Set(['jpeg', 'png', 'webp', 'gif', 'tiff', 'heif']);
 
 /** The checked header of an original: its format must be one of §10's and its size within MAX_PIXELS. */
-async function inspect(original: Buffer): Promise<{ width: number; height: number }> {
+async function inspect(sharp: typeof SharpModule, original: Buffer): Promise<{ width: number; height: number }> {
   let metadata: Metadata;
   try {
     metadata = await sharp(original, { limitInputPixels: false }).metadata();
@@ -99,7 +106,8 @@ async function inspect(original: Buffer): Promise<{ width: number; height: numbe
 export async function deriveImage(original: Buffer): Promise<DerivedImage> {
   // WebCrypto hashes on libuv's threads: createHash would hold the event loop ~200 ms for 25 MB.
   const hash = Buffer.from(await webcrypto.subtle.digest('SHA-256', original)).toString('hex');
-  const { width, height } = await inspect(original);
+  const sharp = await configureSharp();
+  const { width, height } = await inspect(sharp, original);
   const widths = derivativeWidths(width);
   const largest = widths[widths.length - 1]!;
   let pixels: { data: Buffer; info: OutputInfo };
