@@ -69,12 +69,12 @@ describe.skipIf(DIALECT !== 'sqlite')('the runtime', () => {
     await expect.poll(() => alive(server!), { timeout: 5000 }).toBe(false);
   });
 
-  test('bin/art-catalog serve started directly runs with the memory flags and two malloc arenas', async () => {
-    const serve = spawnServe({ DATABASE_URL: database.url, MALLOC_ARENA_MAX: '' });
+  test('bin/art-catalog serve started directly runs with the memory flags, two malloc arenas and a fixed mmap threshold', async () => {
+    const serve = spawnServe({ DATABASE_URL: database.url, MALLOC_ARENA_MAX: '', MALLOC_MMAP_THRESHOLD_: '' });
     try {
       await serve.url;
       expect(commandLine(serve.child.pid!)).toEqual(expect.arrayContaining(MEMORY_FLAGS));
-      expect(readFileSync(`/proc/${serve.child.pid!}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
+      expect(readFileSync(`/proc/${serve.child.pid!}/environ`, 'utf8').split('\0')).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=1048576']));
     } finally {
       expect(await serve.stop()).toBe(0);
     }
