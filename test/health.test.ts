@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { expect, test } from 'vitest';
 import { DIALECT, client, freshDatabase, startApp, tenant } from './helpers.js';
 import { startTcpProxy } from './support/tcp-proxy.js';
@@ -56,5 +57,23 @@ test.skipIf(DIALECT !== 'postgres')('PostgreSQL refusing connections, then swall
     await t.close();
     await proxy.close();
     await fresh.drop();
+  }
+});
+
+test.skipIf(DIALECT !== 'postgres')('a pool busy with long statements is load, not an outage: /healthz answers 200 at once on its own connection', async () => {
+  const t = await startApp();
+  try {
+    // Every connection of the pool (10, the default) busy for 1.5 s, and one more statement queued behind them.
+    const busy = Array.from({ length: 11 }, () => sql`select pg_sleep(1.5)`.execute(t.handle.db));
+    await new Promise((resolve) => { setTimeout(resolve, 100); });
+    const started = performance.now();
+    const health = await client(t).get('/healthz');
+    expect(health.status).toBe(200);
+    expect(health.body).toEqual({ status: 'ok' });
+    // Behind the pool's queue it would have waited for the sleeps, past /healthz's 800 ms deadline.
+    expect(performance.now() - started).toBeLessThan(700);
+    await Promise.all(busy);
+  } finally {
+    await t.close();
   }
 });

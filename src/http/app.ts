@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { defaultBaseUrl, type Config } from '../config.js';
@@ -157,7 +156,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   app.decorate('idempotency', redis
     ? new RedisIdempotencyGuard(handle.db, redis, config.redisKeyPrefix, LEASE_MS, (error) => app.log.warn({ err: error }, 'idempotency lock not released; it expires with its lease'))
     : new DatabaseIdempotencyGuard(handle.db, LEASE_MS) as IdempotencyGuard);
-  const dependencies: Dependency[] = [{ name: 'database', check: () => sql`select 1`.execute(handle.db) }];
+  const dependencies: Dependency[] = [{ name: 'database', check: () => handle.ping() }];
   if (redis) dependencies.push({ name: 'redis', check: () => redis.ping() });
   app.decorate('dependencies', dependencies);
   // PORT=0: the default base URL of links names the port the system gave. This hook runs as the
