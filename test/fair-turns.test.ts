@@ -26,3 +26,22 @@ describe('the shared turn budget of large answers', () => {
     expect(fairTurn()).toBeUndefined();
   });
 });
+
+describe('work that waited for a later turn', () => {
+  it('asks again when it resumes: of two waiters, the second goes on only after the first spent that turn', async () => {
+    await nextTurn();
+    expect(fairTurn()).toBeUndefined();
+    busyFor(10);
+    const first = fairTurn();
+    const second = fairTurn();
+    const order: string[] = [];
+    const firstDone = first!.then(() => {
+      busyFor(10);
+      order.push('first');
+      setImmediate(() => order.push('next turn'));
+    });
+    const secondDone = second!.then(() => { order.push('second'); });
+    await Promise.all([firstDone, secondDone]);
+    expect(order).toEqual(['first', 'next turn', 'second']);
+  });
+});
