@@ -47,3 +47,11 @@ export async function existingEntity(db: Db, id: number): Promise<EntityRow> {
   if (!entity) throw new CliError(`no entity with id ${id}`);
   return entity;
 }
+
+/** Rows of one entity (`--entity ID`), after checking it exists: `entity 7 does not exist` otherwise. */
+export function listOfEntity<T>(entityId: number, list: (db: Db, entityId: number) => Promise<T[]>): Promise<T[]> {
+  return withDatabase(async ({ db }) => {
+    await existingEntity(db, entityId);
+    return list(db, entityId);
+  });
+}

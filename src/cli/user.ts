@@ -4,7 +4,7 @@ import { newSecret, sha256 } from '../domain/passwords.js';
 import { isEmailAddress } from '../domain/text.js';
 import { EmailTaken, INVITE_TTL_MS, inviteUser, listUsers, removeUser } from '../store/users.js';
 import { loadConfig } from '../config.js';
-import { CliError, existingEntity, output, positiveId, printable, withDatabase } from './context.js';
+import { CliError, existingEntity, listOfEntity, output, positiveId, printable, withDatabase } from './context.js';
 
 const ROLES: readonly Role[] = ['owner', 'editor', 'viewer'];
 
@@ -57,10 +57,7 @@ export function registerUserCommands(program: Command): void {
     .option('--json', 'print a JSON array')
     .action(async (opts: { entity: string; json?: boolean }) => {
       const entityId = positiveId(opts.entity, '--entity');
-      const rows = await withDatabase(async ({ db }) => {
-        await existingEntity(db, entityId);
-        return listUsers(db, entityId);
-      });
+      const rows = await listOfEntity(entityId, listUsers);
       output(opts.json, rows.map(describe), () => (rows.length === 0 ? 'no users' : rows.map((u) =>
         `${u.email}\t${u.role}\t${u.password_hash ? 'active' : `invited until ${u.invite_expires_at ?? '-'}`}`).join('\n')));
     });
