@@ -32,6 +32,12 @@ export interface Config {
   rateLimitWindowS: number;
   /** PG_POOL_SIZE: PostgreSQL connections per process, default 10. */
   pgPoolSize: number;
+  /**
+   * PG_BULK_READS: how many slices of large answers (changelog pages) a process reads from PostgreSQL
+   * at once, default 2 (at most PG_POOL_SIZE); the rest wait their turn, so the pool's other
+   * connections stay free for small requests and the database's cores are not all taken by them.
+   */
+  pgBulkReads: number;
   /** PG_STATEMENT_TIMEOUT_MS: PostgreSQL statement timeout, default 10000. */
   pgStatementTimeoutMs: number;
   /**
@@ -117,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60, 1),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1),
+    pgBulkReads: integer(env, 'PG_BULK_READS', 2, 1),
     pgStatementTimeoutMs: integer(env, 'PG_STATEMENT_TIMEOUT_MS', 10_000, 1),
     metricsToken: metricsToken(env.METRICS_TOKEN),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const),

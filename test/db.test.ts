@@ -9,7 +9,7 @@ import { isUniqueViolation } from '../src/db/errors.js';
 import { ApiError } from '../src/domain/errors.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { tableColumns } from '../src/db/columns.js';
-import { read, transaction } from '../src/db/run.js';
+import { read, readBulk, transaction } from '../src/db/run.js';
 import { PreparedCache } from '../src/db/sqlite/prepared.js';
 import { statement, statementPerPageSize, type Params } from '../src/db/statement.js';
 import { all, first, savepoint, type Work } from '../src/db/work.js';
@@ -604,6 +604,51 @@ describe.runIf(DIALECT === 'postgres')('PostgreSQL deadlocks', () => {
     expect(runs).toBe(3);
     const prices = await db.selectFrom('artworks').select('price').where('id', 'in', [a, b]).execute();
     expect(prices.map((p) => p.price)).toEqual([2, 2]);
+  });
+});
+
+describe('large reads take turns (readBulk)', () => {
+  const nap = statement((db) => db.selectNoFrom(sql`${sql.raw(DIALECT === 'postgres' ? 'pg_sleep(0.05)' : '1')}`.as('slept')));
+
+  /** Starts `count` works through `run`, each counting how many are between their first and last statement. */
+  async function overlapOf(run: typeof read, count: number, handle: DatabaseHandle): Promise<number> {
+    let inside = 0;
+    let most = 0;
+    await Promise.all(Array.from({ length: count }, () => run(handle.db, function* () {
+      inside += 1;
+      most = Math.max(most, inside);
+      yield* all(nap, {});
+      yield* all(nap, {});
+      inside -= 1;
+    })));
+    return most;
+  }
+
+  it.runIf(DIALECT === 'postgres')('on PostgreSQL at most `bulkReads` run at once, and ordinary reads do not wait for them', async () => {
+    const handle = connect(database.url, { poolSize: 10, bulkReads: 2 });
+    try {
+      expect(await overlapOf(read, 6, handle)).toBe(6);
+      expect(await overlapOf(readBulk, 6, handle)).toBe(2);
+      // An ordinary read started behind six large ones ends before the last of them.
+      const order: string[] = [];
+      const large = Promise.all(Array.from({ length: 6 }, () => readBulk(handle.db, () => all(nap, {})).then(() => order.push('large'))));
+      await read(handle.db, () => all(nap, {})).then(() => order.push('small'));
+      await large;
+      expect(order.indexOf('small')).toBeLessThan(order.lastIndexOf('large'));
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('a large read that fails gives its turn to the next', async () => {
+    const handle = connect(database.url, { poolSize: 2, bulkReads: 1 });
+    const broken = statement((db) => db.selectFrom('no_such_table' as 'artworks').select('id'));
+    try {
+      const results = await Promise.allSettled([readBulk(handle.db, () => all(broken, {})), readBulk(handle.db, () => all(nap, {}))]);
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    } finally {
+      await handle.close();
+    }
   });
 });
 

@@ -30,6 +30,11 @@ export interface DatabaseHandle {
 export interface ConnectOptions {
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /**
+   * PostgreSQL: how many large reads (slices of large answers, `readBulk`) run at once; default 2.
+   * The rest wait for one of them, so the pool's other connections stay free for small requests.
+   */
+  bulkReads?: number;
   /** PostgreSQL statement timeout in milliseconds. */
   statementTimeoutMs?: number;
   /**
@@ -127,7 +132,7 @@ function withStatementCache(sqlite: SQLite.Database) {
   };
 }
 
-function connectPostgres(url: string, { poolSize = 10, statementTimeoutMs = 10_000, connectTimeoutMs = 750 }: ConnectOptions): DatabaseHandle {
+function connectPostgres(url: string, { poolSize = 10, bulkReads = 2, statementTimeoutMs = 10_000, connectTimeoutMs = 750 }: ConnectOptions): DatabaseHandle {
   const pg = require('pg') as typeof PgModule;
   // BIGINT (prices, counts) arrives as a string by default; every value we store fits a JS number.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -146,7 +151,7 @@ function connectPostgres(url: string, { poolSize = 10, statementTimeoutMs = 10_0
   pool.on('error', () => undefined);
   pingPool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  attachRuntime(db, new PostgresRuntime(db, pool));
+  attachRuntime(db, new PostgresRuntime(db, pool, Math.min(bulkReads, poolSize)));
   return {
     db, dialect: 'postgres',
     ping: () => pingPool.query('select 1'),

@@ -68,6 +68,8 @@ export interface Runtime {
   transaction<T>(work: () => Work<T>): Promise<T>;
   /** A read-only work outside any transaction: each statement sees committed data. */
   read<T>(work: () => Work<T, Cost>): Promise<T>;
+  /** A read whose rows are large (readBulk); runtimes without it run it as `read`. */
+  readBulk?<T>(work: () => Work<T, Cost>): Promise<T>;
   /**
    * A work of at most one statement, which is a transaction of its own: PostgreSQL runs it without
    * BEGIN and COMMIT (two round trips fewer). Runtimes without it run the work as a transaction.
@@ -102,6 +104,18 @@ export const single = <T>(db: Db, work: () => Work<T>): Promise<T> => {
 
 /** Runs a read-only work; on SQLite its scans run on a reader thread, off the event loop. */
 export const read = <T>(db: Db, work: () => Work<T, Cost>): Promise<T> => runtimeOf(db).read(work);
+
+/**
+ * Runs a read whose rows are large: a slice of an answer of up to a megabyte (changelog entries,
+ * their stored text). On PostgreSQL only a few run at once per process (PG_BULK_READS): twenty
+ * clients reading such answers would otherwise hold every pooled connection, and make a busy backend
+ * of each, so small requests would wait for a connection and every process on the machine for a core.
+ * On SQLite it is `read`: its large reads already take turns on one reader thread or on the event loop.
+ */
+export const readBulk = <T>(db: Db, work: () => Work<T, Cost>): Promise<T> => {
+  const runtime = runtimeOf(db);
+  return runtime.readBulk ? runtime.readBulk(work) : runtime.read(work);
+};
 
 const rollbackListeners = new Set<(db: Db | Trx) => void>();
 

@@ -88,7 +88,7 @@ export const BODY_LIMIT = 1024 * 1024;
 /** A ready application: migrated database, every route, no listening socket (`serve` adds that). */
 export async function buildApp({ config, database, imageStore, logger, logStream, timeouts: custom, imageWorker = true }: AppOptions): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...custom };
-  const handle = database ?? connect(config.databaseUrl, { poolSize: config.pgPoolSize, statementTimeoutMs: config.pgStatementTimeoutMs });
+  const handle = database ?? connect(config.databaseUrl, { poolSize: config.pgPoolSize, bulkReads: config.pgBulkReads, statementTimeoutMs: config.pgStatementTimeoutMs });
   try {
     await migrateToLatest(handle);
   } catch (error) {

@@ -2,7 +2,7 @@ import { CHANGELOG_PAGE_MAX, type ChangeAction, type ChangeEntityType } from '..
 import type { FieldChanges } from '../domain/diff.js';
 import { sql, type Insertable, type SelectQueryBuilder } from 'kysely';
 import { columns } from '../db/columns.js';
-import { read } from '../db/run.js';
+import { read, readBulk } from '../db/run.js';
 import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
 import type { ChangelogRow, ChangelogTable, Database, Db } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
@@ -252,7 +252,7 @@ function entriesThrough(db: Db, ownerId: number, since: string | undefined, afte
     if (through === undefined) return;
     const range = { ownerId, after, through: Number(through), since: since ?? '' };
     for (;;) {
-      const chunk = await read(db, () => all(since === undefined ? changesThroughAlone : changesThroughSince, range));
+      const chunk = await readBulk(db, () => all(since === undefined ? changesThroughAlone : changesThroughSince, range));
       if (chunk.length > 0) yield chunk;
       if (chunk.length < CHANGES_CHUNK) return;
       range.after = Number(chunk.at(-1)!.id);

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient, QueryConfig } from 'pg';
 import { isRetryableConflict, translateUnavailable } from '../errors.js';
 import { drive, rolledBack, type Execute, type Runtime } from '../run.js';
+import { Slots } from '../slots.js';
 import type { Cost } from '../statement.js';
 import type { Db } from '../types.js';
 import type { Step, Work } from '../work.js';
@@ -34,7 +35,12 @@ const executeOn = (db: Db, runner: Pool | PoolClient): Execute => (step: Step) =
  * per statement and no transaction; a transaction holds one connection from BEGIN to COMMIT.
  */
 export class PostgresRuntime implements Runtime {
-  constructor(private readonly db: Db, private readonly pool: Pool) {}
+  private readonly bulk: Slots;
+
+  /** `bulkReads`: how many large reads (readBulk) run at once; the others wait for one of them to end. */
+  constructor(private readonly db: Db, private readonly pool: Pool, bulkReads: number) {
+    this.bulk = new Slots(bulkReads);
+  }
 
   async read<T>(work: () => Work<T, Cost>): Promise<T> {
     try {
@@ -42,6 +48,10 @@ export class PostgresRuntime implements Runtime {
     } catch (error) {
       throw translateUnavailable(error);
     }
+  }
+
+  readBulk<T>(work: () => Work<T, Cost>): Promise<T> {
+    return this.bulk.run(() => this.read(work));
   }
 
   async single<T>(work: () => Work<T>): Promise<T> {
