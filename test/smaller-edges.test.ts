@@ -290,6 +290,25 @@ describe('the client address behind TRUST_PROXY=true, and the limiter\'s memory'
     }
   });
 
+  test('an IPv6 client counts as its /64: addresses rotated inside it share one limit, another /64 is another client', async () => {
+    const proxied = await startApp({ TRUST_PROXY: 'true', PUBLIC_RATE_LIMIT: '20' });
+    try {
+      const from = async (address: string) => (await overHttp('GET', '/robots.txt', ['X-Forwarded-For', address], undefined, proxied)).status;
+      const statuses: number[] = [];
+      for (let i = 1; i <= 22; i++) statuses.push(await from(`2001:db8:7:42:${i.toString(16)}:${(i * 977).toString(16)}::${i}`));
+      expect(statuses.slice(0, 20).every((status) => status === 200)).toBe(true);
+      expect(statuses.slice(20)).toEqual([429, 429]);
+      expect(await from('2001:db8:7:43::1')).toBe(200);
+      // An IPv4 client, and the same one as a dual-stack socket spells it, share one limit.
+      for (let i = 0; i < 10; i++) await from('198.51.100.7');
+      for (let i = 0; i < 10; i++) await from('::ffff:198.51.100.7');
+      expect(await from('198.51.100.7')).toBe(429);
+      expect(await from('198.51.100.8')).toBe(200);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   test('the in-memory limiter holds at most its size, and a client that keeps sending keeps its counter', () => {
     const limiter = new MemoryRateLimiter(100);
     for (let i = 0; i < 5; i++) limiter.hit('ip:198.51.100.1', 3, 60_000);

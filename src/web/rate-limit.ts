@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import type { RateLimitState } from '../coordination/rate-limiter.js';
-import { clientAddress } from '../http/client-address.js';
+import { limitedClient } from '../http/client-address.js';
 
 /**
  * Keyless routes are limited per client address (decisions §9): `limit` requests per window, counted
  * by the app's rate limiter (Redis when configured, so every process shares the count). The address is
  * the socket's, or X-Forwarded-For's when TRUST_PROXY says the proxy in front may be believed and it names
- * an IP address (http/client-address.ts). `counter` names the count: pages and
+ * an IP address; an IPv6 client counts as its /64 (http/client-address.ts). `counter` names the count: pages and
  * images are counted apart, so that the images of one page view do not use up the pages a visitor may see.
  */
 export function addressRateLimit(app: FastifyInstance, limit: number, windowMs: number, counter: 'ip' | 'img' = 'ip'): void {
@@ -18,7 +18,7 @@ export function addressRateLimit(app: FastifyInstance, limit: number, windowMs: 
   };
   app.addHook('onRequest', async (request, reply) => {
     // "ip:" and "img:" cannot collide with API key prefixes (ak_live_…), which share the limiter.
-    const counted = app.rateLimiter.hit(`${counter}:${clientAddress(request)}`, limit, windowMs);
+    const counted = app.rateLimiter.hit(`${counter}:${limitedClient(request)}`, limit, windowMs);
     refuse(reply, counted instanceof Promise ? await counted : counted);
   });
 }
