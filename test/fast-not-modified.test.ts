@@ -215,6 +215,34 @@ describe('the early 304 is never sent when the framework would answer otherwise'
     }
   });
 
+  test('a poll that arrives once close() has begun gets the framework\'s 503', async () => {
+    const closing = await listening();
+    let closed: Promise<void> | undefined;
+    try {
+      const g = await tenant(closing.t, { tier: 'partner' });
+      const auth = { authorization: `Bearer ${g.key}` };
+      const first = await send(closing.base, '/v1/artworks', auth);
+      const poll = { ...auth, 'if-none-match': String(first.headers.etag) };
+      expect((await send(closing.base, '/v1/artworks', poll)).status).toBe(304);
+      expect((await send(closing.base, '/v1/artworks', poll)).status).toBe(304);
+      expect(await earlyAnswers(closing.t)).toBe(1);
+      // A request under way (its headers half sent) keeps its connection open through close().
+      const raw = await openRaw(Number(new URL(closing.base).port));
+      await raw.write(`GET /v1/artworks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${poll.authorization}\r\n`);
+      await raw.readByServer();
+      closed = closing.t.app.close();
+      while (!closing.t.app.isClosing()) await new Promise((resolve) => setTimeout(resolve, 5));
+      await raw.write(`If-None-Match: ${poll['if-none-match']}\r\n\r\n`);
+      const [answer] = parseResponses(await raw.waitFor((text) => parseResponses(text).length === 1));
+      expect(answer!.status).toBe(503);
+      expect(answer!.headers.connection).toBe('close');
+      raw.destroy();
+    } finally {
+      await closed;
+      await closing.t.close();
+    }
+  });
+
   test('a tag that does not match gets the 200 and takes its unit', async () => {
     const { url, auth } = await polling();
     const stale = await send(base, url, { ...auth, 'if-none-match': '"1-0.0-AAAAAAAAAAAAAAAA"' });
