@@ -4,7 +4,9 @@
 // 100 — steady state (answers reused while nothing changes) and cold (ANSWER_CACHE_MB=0: what the
 // first read after a write costs, nothing reused) — a 304, and a brotli-compressed changelog page;
 // the same reads on PostgreSQL as a fraction of the SQLite service. Run by bench/run.mjs, or alone:
-//   node bench/reads.mjs [--duration S] [--connections C] [--rounds N] [--postgres URL]
+//   node bench/reads.mjs [--duration S] [--connections C] [--rounds N] [--postgres URL] [--rows TEXT]
+// --rows measures only the rows whose name contains TEXT (e.g. --rows 304), without the cold and
+// PostgreSQL phases: a quick before/after of one read.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -21,7 +23,7 @@ const CHANGELOG = '/v1/changelog?after=0&limit=100';
 const HAS_WRK = spawnSync('wrk', ['--version']).error === undefined;
 
 /** One answer exactly as the service sent it: status, headers (as sent, minus the per-connection ones), body. */
-function capture(url, headers) {
+export function capture(url, headers) {
   return new Promise((resolve, reject) => {
     request(url, { headers }, (response) => {
       const chunks = [];
@@ -42,8 +44,8 @@ function capture(url, headers) {
   });
 }
 
-/** Requests per second of one load: `path` may be a function of a random number (GET by id). */
-async function load(base, { path, headers, duration, connections }) {
+/** Requests per second (and requests in all) of one load: `path` may be a function of a random number (GET by id). */
+export async function load(base, { path, headers, duration, connections }) {
   if (HAS_WRK) {
     const dir = mkdtempSync(join(tmpdir(), 'reads-wrk-'));
     const script = join(dir, 'script.lua');
@@ -55,7 +57,8 @@ async function load(base, { path, headers, duration, connections }) {
     rmSync(dir, { recursive: true, force: true });
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
     const bad = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-    return { rps, bad };
+    const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+    return { rps, bad, requests };
   }
   const result = await new Promise((resolve, reject) => {
     autocannon({
@@ -63,7 +66,7 @@ async function load(base, { path, headers, duration, connections }) {
       requests: [{ method: 'GET', headers, setupRequest: (r) => ({ ...r, path: typeof path === 'string' ? path : `${path.prefix}${1 + Math.floor(Math.random() * path.max)}` }) }],
     }, (error, r) => (error ? reject(error) : resolve(r)));
   });
-  return { rps: result.requests.average, bad: result.non2xx - (result['3xx'] ?? 0) };
+  return { rps: result.requests.average, bad: result.non2xx - (result['3xx'] ?? 0), requests: result.requests.total };
 }
 
 async function postgresDatabase(adminUrl) {
@@ -111,7 +114,7 @@ async function answersOf(url, key, firstId) {
   return { byId, list, changelog, notModified, compressed };
 }
 
-export async function runReads({ duration = 5, connections = 50, rounds = 1, postgresUrl } = {}) {
+export async function runReads({ duration = 5, connections = 50, rounds = 1, postgresUrl, rows: only } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-reads-'));
   const sqliteUrl = `sqlite:${join(dir, 'reads.db')}`;
   process.stderr.write(`reads: seeding ${ARTWORKS} artworks on SQLite (${HAS_WRK ? 'wrk' : 'autocannon'})\n`);
@@ -123,13 +126,15 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   const bareUrl = await bare.url;
 
   const auth = { Authorization: `Bearer ${sqlite.key}` };
-  const reads = [
+  const allReads = [
     { name: 'GET /v1/artworks/:id', answer: 'byId', path: { prefix: '/v1/artworks/', max: ARTWORKS }, headers: {} },
     { name: 'GET /v1/artworks?limit=50&page=3', answer: 'list', path: LIST, headers: {} },
     { name: 'GET /v1/changelog?after=0&limit=100', answer: 'changelog', path: CHANGELOG, headers: {} },
     { name: '304 (list, If-None-Match)', answer: 'notModified', path: LIST, headers: { 'If-None-Match': answers.list.headers.etag ?? answers.list.headers.ETag } },
     { name: 'changelog 100, brotli', answer: 'compressed', path: CHANGELOG, headers: { 'Accept-Encoding': 'br' } },
   ];
+  const reads = only ? allReads.filter((spec) => spec.name.includes(only)) : allReads;
+  if (reads.length === 0) throw new Error(`--rows ${only}: no read's name contains it`);
   const sums = new Map();
   const add = (key, value) => sums.set(key, (sums.get(key) ?? 0) + value / rounds);
   const run = async (label, base, spec) => {
@@ -142,10 +147,10 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   const idPath = (spec) => (typeof spec.path === 'string' ? spec.path : { prefix: spec.path.prefix, max: spec.path.max + sqlite.firstId - 1 });
   // The first seconds after seeding run cold code and collect the seeding's garbage: warmed up first.
   const warm = async (base, headers, pathOf) => {
-    for (const spec of reads.slice(0, 3)) await load(base, { path: pathOf(spec), headers: { ...headers, ...spec.headers }, duration: 2, connections });
+    for (const spec of allReads.slice(0, 3)) await load(base, { path: pathOf(spec), headers: { ...headers, ...spec.headers }, duration: 2, connections });
   };
   await warm(sqlite.url, auth, idPath);
-  let cold;
+  const cold = {};
   for (let round = 0; round < rounds; round++) {
     for (const spec of reads) {
       add(`service ${spec.name}`, await run(`service ${spec.name}`, sqlite.url, { path: idPath(spec), headers: { ...auth, ...spec.headers } }));
@@ -156,11 +161,10 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   const now = currentRssMb(sqlite.server.child.pid);
   await stop(sqlite.server.child);
   // Cold: the same database, nothing kept: every read builds its answer (the first read after a write).
-  {
+  if (!only) {
     const env = { ...sqlite.env, ANSWER_CACHE_MB: '0' };
     const server = startService(env);
     const url = await server.url;
-    cold = {};
     await warm(url, auth, idPath);
     for (const spec of reads.slice(0, 3)) {
       cold[spec.name] = await run(`service cold ${spec.name}`, url, { path: idPath(spec), headers: { ...auth, ...spec.headers } });
@@ -170,7 +174,7 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   await stop(bare.child);
 
   let postgres;
-  if (postgresUrl) {
+  if (postgresUrl && !only) {
     process.stderr.write(`reads: seeding ${ARTWORKS} artworks on PostgreSQL\n`);
     const database = await postgresDatabase(postgresUrl);
     const service = await catalog(database.url);
@@ -228,10 +232,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
       duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '50' },
-      rounds: { type: 'string', default: '1' }, postgres: { type: 'string' },
+      rounds: { type: 'string', default: '1' }, postgres: { type: 'string' }, rows: { type: 'string' },
     },
   });
-  const report = await runReads({ duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds), postgresUrl: values.postgres });
+  const report = await runReads({ duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds), postgresUrl: values.postgres, rows: values.rows });
   printReads(report);
   console.log(JSON.stringify(report));
 }

@@ -55,6 +55,11 @@ export interface Config {
   /** ANSWER_CACHE_MB: memory for API answers kept per data version (and their compressed copies) per process, default 32. */
   answerCacheMb: number;
   /**
+   * NOT_MODIFIED_MEMO_KB: memory for the (key, URL) pairs whose 304 is answered before the framework
+   * (fast-not-modified.ts) per process, default 1024; 0 answers every 304 through the framework.
+   */
+  notModifiedMemoKb: number;
+  /**
    * TRUST_PROXY: which proxies may name the client in `X-Forwarded-For` (and the scheme and host in
    * `X-Forwarded-Proto`/`-Host`), for per-address limits and logs. Default `false`: the client is the
    * peer address. `true` trusts every hop (only behind a proxy that overwrites the header); a
@@ -130,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicRateLimit: integer(env, 'PUBLIC_RATE_LIMIT', 300, 1),
     publicCacheMb: integer(env, 'PUBLIC_CACHE_MB', 64, 1, 65_536),
     answerCacheMb: integer(env, 'ANSWER_CACHE_MB', 32, 0, 65_536),
+    notModifiedMemoKb: integer(env, 'NOT_MODIFIED_MEMO_KB', 1024, 0, 1_048_576),
     trustProxy: trustProxy(env.TRUST_PROXY),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 9000, 1),
     sendTimeoutMs: integer(env, 'SEND_TIMEOUT_MS', 60_000, 1),

@@ -8,6 +8,7 @@ import authPlugin from './plugins/auth.js';
 import compressionPlugin from './plugins/compression.js';
 import conditionalPlugin from './plugins/conditional.js';
 import errorsPlugin from './plugins/errors.js';
+import fastNotModifiedPlugin from './fast-not-modified.js';
 import { OneLinePerRequest, loggerOptions } from './logging.js';
 import idempotencyPlugin, { LEASE_MS, bodyTextHash } from './plugins/idempotency.js';
 import metricsPlugin from './plugins/metrics.js';
@@ -212,6 +213,8 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     await api.register(authPlugin);
     await api.register(idempotencyPlugin);
     await api.register(conditionalPlugin);
+    // Before the routes: it learns which of them may answer a 304 early as they are added.
+    await api.register(fastNotModifiedPlugin);
     for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);

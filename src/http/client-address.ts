@@ -9,7 +9,12 @@ import type { FastifyRequest } from 'fastify';
  * (IPv6 compressed and lower-case, no zone), so respelling it does not make a new client either.
  */
 export function clientAddress(request: FastifyRequest): string {
-  return canonicalAddress(request.ip) ?? canonicalAddress(request.socket.remoteAddress) ?? 'unknown';
+  return clientAddressOf(request.ip, request.socket.remoteAddress);
+}
+
+/** clientAddress from the address Fastify names (`request.ip`) and the peer's. */
+export function clientAddressOf(named: string | undefined, peer: string | undefined): string {
+  return canonicalAddress(named) ?? canonicalAddress(peer) ?? 'unknown';
 }
 
 export function canonicalAddress(text: string | undefined): string | undefined {

@@ -72,15 +72,38 @@ export class OneLinePerRequest extends LogController {
     if (!logsAt(request.log, level)) return;
     // Only /v1 routes decorate `auth`, and it stays null when authentication failed.
     const entityId = (request.auth as AuthContext | null | undefined)?.entity.id;
-    request.log[level]({
-      method: request.method,
-      url: loggableUrl(request.url),
-      status: reply.statusCode,
-      duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+    request.log[level](requestLogFields({
+      method: request.method, url: request.url, status: reply.statusCode, durationMs: reply.elapsedTime,
       // The client's address: the peer, or the one a trusted proxy forwarded (TRUST_PROXY).
-      client: clientAddress(request),
-      ...(entityId === undefined ? {} : { entity_id: entityId }),
-      ...(error ? { err: error } : {}),
-    }, 'request completed');
+      client: clientAddress(request), entityId, error,
+    }), REQUEST_COMPLETED);
   }
+}
+
+export const REQUEST_COMPLETED = 'request completed';
+
+export interface AnsweredRequest {
+  method: string;
+  url: string;
+  status: number;
+  durationMs: number;
+  client: string;
+  entityId: number | undefined;
+  error?: Error | null | undefined;
+}
+
+/**
+ * The fields of a request's one log line (the request id comes from the logger's bindings), for every
+ * path that answers a request: Fastify's (above) and the early 304s (fast-not-modified.ts).
+ */
+export function requestLogFields({ method, url, status, durationMs, client, entityId, error }: AnsweredRequest): Record<string, unknown> {
+  return {
+    method,
+    url: loggableUrl(url),
+    status,
+    duration_ms: Math.round(durationMs * 10) / 10,
+    client,
+    ...(entityId === undefined ? {} : { entity_id: entityId }),
+    ...(error ? { err: error } : {}),
+  };
 }

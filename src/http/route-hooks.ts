@@ -1,6 +1,6 @@
 import type { RouteOptions } from 'fastify';
 
-type RouteHookName = 'onRequest' | 'preValidation' | 'preHandler' | 'onSend';
+type RouteHookName = 'onRequest' | 'preValidation' | 'preHandler' | 'onSend' | 'onResponse';
 
 /**
  * Appends a hook to one route's own hooks, from an `onRoute` hook: the routes that need it run it with

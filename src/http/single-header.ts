@@ -9,17 +9,22 @@ import { ApiError } from '../domain/errors.js';
  * Counted on the raw headers, the only place the repeats are still visible.
  */
 export function requireSingleHeader(request: FastifyRequest, ...labels: string[]): void {
-  const raw = request.raw.rawHeaders;
+  const label = repeatedHeader(request.raw.rawHeaders, labels);
+  if (label === undefined) return;
+  throw new ApiError('bad_request', `Send one ${label} header; this request has several.`, {
+    details: [{ field: label, message: 'sent more than once' }],
+  });
+}
+
+/** The first of `labels` that `raw` (a request's raw headers, name and value in turn) carries more than once. */
+export function repeatedHeader(raw: readonly string[], labels: readonly string[]): string | undefined {
   for (const label of labels) {
     const name = label.toLowerCase();
     let seen = 0;
     for (let i = 0; i < raw.length; i += 2) {
       const header = raw[i]!;
-      if (header.length === name.length && header.toLowerCase() === name && ++seen > 1) {
-        throw new ApiError('bad_request', `Send one ${label} header; this request has several.`, {
-          details: [{ field: label, message: 'sent more than once' }],
-        });
-      }
+      if (header.length === name.length && header.toLowerCase() === name && ++seen > 1) return label;
     }
   }
+  return undefined;
 }

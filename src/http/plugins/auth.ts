@@ -12,6 +12,8 @@ import type { RateLimitState } from '../../coordination/rate-limiter.js';
 
 export interface AuthContext {
   key: ApiKeyRow;
+  /** SHA-256 of the key as sent: the key cache's, and the early 304s' memo's, name for it. */
+  keyHash: string;
   scopes: Scope[];
   entity: EntityRow;
   actor: Actor;
@@ -31,6 +33,10 @@ declare module 'fastify' {
      * the error handler (`chargeDeferredUnit`).
      */
     uncounted: boolean;
+  }
+  interface FastifyInstance {
+    /** The keys checked lately (the /v1 scope's), for the early 304s (fast-not-modified.ts). */
+    keyCache: KeyCache;
   }
 }
 
@@ -60,6 +66,7 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('auth', null as unknown as AuthContext);
   app.decorateRequest('uncounted', false);
   const cache = new KeyCache(KEY_CACHE_TTL_MS);
+  app.decorate('keyCache', cache);
   app.addHook('onClose', async () => cache.close());
 
   // Each route with a scope gets its own check with the scope bound; public routes run none.
@@ -81,21 +88,21 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
 
 function authorize(app: FastifyInstance, cache: KeyCache, request: FastifyRequest, reply: FastifyReply, scope: RequiredScope | null): Promise<void> | void {
   requireSingleHeader(request, 'Authorization');
-  const match = /^Bearer +(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  const key = match?.[1];
+  const key = bearerToken(request.headers.authorization);
   if (!key || !KEY_FORMAT.test(key)) throw unauthorized(reply, key !== undefined);
   const hash = hashKey(key);
   const now = Date.now();
-  const entry = cache.get(hash, now);
-  if (entry && now - entry.touched <= TOUCH_INTERVAL_MS) return admit(app, request, reply, key, entry.found, now, scope);
+  const entry = freshEntry(cache, hash, now);
+  if (entry) return admit(app, request, reply, key, hash, entry.found, now, scope);
+  const stale = cache.get(hash, now);
   return (async () => {
-    const current = entry ?? (await lookUp(app, cache, hash, now));
+    const current = stale ?? (await lookUp(app, cache, hash, now));
     // last_used_at is for operators: written at most once a minute per key, not on every request.
     if (current && validKey(current.found, now) && now - current.touched > TOUCH_INTERVAL_MS) {
       current.touched = now;
       await touchKey(app.db, current.found.key.id, new Date(now).toISOString());
     }
-    await admit(app, request, reply, key, current?.found, now, scope);
+    await admit(app, request, reply, key, hash, current?.found, now, scope);
   })();
 }
 
@@ -104,33 +111,64 @@ async function lookUp(app: FastifyInstance, cache: KeyCache, hash: string, now: 
   return fresh && cache.set(hash, fresh, now);
 }
 
+/** The token of an `Authorization: Bearer …` header (not yet checked against the key format). */
+export const bearerToken = (authorization: string | undefined): string | undefined =>
+  /^Bearer +(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+
+/** A cached key whose last use was written down lately: admitted (or refused) without a promise. */
+export function freshEntry(cache: KeyCache, hash: string, now: number) {
+  const entry = cache.get(hash, now);
+  return entry && now - entry.touched <= TOUCH_INTERVAL_MS ? entry : undefined;
+}
+
 const validKey = (found: AuthenticatedKey, now: number): boolean =>
   !found.key.revoked_at && !(found.key.expires_at && Date.parse(found.key.expires_at) <= now);
+const paused = (found: AuthenticatedKey): boolean => Boolean(found.entity.paused_at);
+const mayUse = (found: AuthenticatedKey, scope: RequiredScope | null): boolean => scope === null || hasScope(found.scopes, scope);
+
+/**
+ * The key of `hash` when this check would admit it to a route of `scope` at once, past every refusal
+ * (401, 403 paused, 403 scope): cached, last use written down lately, valid, its entity not paused.
+ * Undefined when the full check has to run. The rate limit is not part of it: a 304 takes no unit.
+ */
+export function admittedAtOnce(cache: KeyCache, hash: string, now: number, scope: RequiredScope | null): AuthenticatedKey | undefined {
+  const found = freshEntry(cache, hash, now)?.found;
+  return found && validKey(found, now) && !paused(found) && mayUse(found, scope) ? found : undefined;
+}
 
 function admit(
-  app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, key: string,
+  app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, key: string, keyHash: string,
   found: AuthenticatedKey | undefined, now: number, scope: RequiredScope | null,
 ): Promise<void> | void {
   if (!found || !validKey(found, now)) {
     request.log.info({ prefix: keyPrefix(key) }, 'rejected API key');
     throw unauthorized(reply, true);
   }
-  if (found.entity.paused_at) throw new ApiError('forbidden', 'The account is paused.');
+  if (paused(found)) throw new ApiError('forbidden', 'The account is paused.');
   // A conditional read of a key that may read it waits with its unit until the tag is known: a 304
   // takes none. Every other request is counted here, before the scope check (decisions §2's order).
   const deferred = (request.method === 'GET' || request.method === 'HEAD') && request.headers['if-none-match'] !== undefined
-    && (scope === null || hasScope(found.scopes, scope));
-  const limits = app.rateLimiter;
-  const args = [found.key.prefix, app.config.rateLimits[found.key.tier], app.config.rateLimitWindowS * 1000] as const;
-  const counted = deferred ? limits.peek(...args) : limits.hit(...args);
-  if (counted instanceof Promise) return counted.then((rateLimit) => enter(app, request, reply, found, rateLimit, scope, deferred));
-  enter(app, request, reply, found, counted, scope, deferred);
+    && mayUse(found, scope);
+  const counted = deferred ? peekUnits(app, found) : app.rateLimiter.hit(...limiterArguments(app, found));
+  if (counted instanceof Promise) return counted.then((rateLimit) => enter(app, request, reply, keyHash, found, rateLimit, scope, deferred));
+  enter(app, request, reply, keyHash, found, counted, scope, deferred);
 }
 
+const limiterArguments = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'key'>) =>
+  [found.key.prefix, app.config.rateLimits[found.key.tier], app.config.rateLimitWindowS * 1000] as const;
+
+/** The key's rate-limit state, counting nothing: the headers of an answer that takes no unit (a 304). */
+export const peekUnits = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'key'>) => app.rateLimiter.peek(...limiterArguments(app, found));
+
+/** The X-RateLimit-* headers of a state, in the order every answer sends them. */
+export const rateLimitHeaderFields = (rateLimit: RateLimitState) => ({
+  'x-ratelimit-limit': rateLimit.limit,
+  'x-ratelimit-remaining': rateLimit.remaining,
+  'x-ratelimit-reset': rateLimit.reset,
+});
+
 function rateLimitHeaders(app: FastifyInstance, reply: FastifyReply, rateLimit: RateLimitState, counted: boolean): void {
-  reply.header('x-ratelimit-limit', rateLimit.limit);
-  reply.header('x-ratelimit-remaining', rateLimit.remaining);
-  reply.header('x-ratelimit-reset', rateLimit.reset);
+  reply.headers(rateLimitHeaderFields(rateLimit));
   if (counted && !rateLimit.allowed) {
     reply.header('retry-after', rateLimit.retryAfter);
     throw new ApiError('rate_limited', `Rate limit of ${rateLimit.limit} requests per ${app.config.rateLimitWindowS} s exceeded; retry in ${rateLimit.retryAfter} s.`, { retry_after: rateLimit.retryAfter });
@@ -144,8 +182,7 @@ function rateLimitHeaders(app: FastifyInstance, reply: FastifyReply, rateLimit: 
 export function chargeDeferredUnit(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> | void {
   if (!request.uncounted) return;
   request.uncounted = false;
-  const { key } = request.auth;
-  const counted = app.rateLimiter.hit(key.prefix, app.config.rateLimits[key.tier], app.config.rateLimitWindowS * 1000);
+  const counted = app.rateLimiter.hit(...limiterArguments(app, request.auth));
   const settle = (rateLimit: RateLimitState) => {
     request.auth.rateLimit = rateLimit;
     rateLimitHeaders(app, reply, rateLimit, true);
@@ -155,15 +192,15 @@ export function chargeDeferredUnit(app: FastifyInstance, request: FastifyRequest
 }
 
 function enter(
-  app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, found: AuthenticatedKey, rateLimit: RateLimitState,
-  scope: RequiredScope | null, deferred: boolean,
+  app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, keyHash: string, found: AuthenticatedKey,
+  rateLimit: RateLimitState, scope: RequiredScope | null, deferred: boolean,
 ): void {
   rateLimitHeaders(app, reply, rateLimit, !deferred);
-  if (scope !== null && !hasScope(found.scopes, scope)) {
+  if (!mayUse(found, scope)) {
     reply.header('www-authenticate', `${REALM}, error="insufficient_scope", scope="${scope}"`);
     throw new ApiError('forbidden', `This key lacks the scope ${scope}.`);
   }
-  request.auth = { key: found.key, entity: found.entity, scopes: found.scopes, actor: found.actor, rateLimit };
+  request.auth = { key: found.key, keyHash, entity: found.entity, scopes: found.scopes, actor: found.actor, rateLimit };
   request.uncounted = deferred;
 }
 

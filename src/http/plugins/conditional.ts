@@ -32,10 +32,21 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     answers: AnswerCache;
+    /** The data versions of entities, one read shared by the requests that ask together (shared-reads.ts). */
+    entityVersions: Versions;
   }
 }
 
 const CACHE_CONTROL = 'private, no-cache';
+
+/** What a 304 says besides the key's headers: its tag, and how it may be cached. */
+export const notModifiedHeaders = (tag: string) => ({ etag: tag, 'cache-control': CACHE_CONTROL, vary: 'accept-encoding' });
+
+/**
+ * Whether a route's tag is made of the entity's data version and the URL alone (no `tagParts`, not an
+ * answer of the key): then the tag of a URL can be known from the version without the route's code.
+ */
+export const taggedByDataAndUrl = (config: FastifyContextConfig): boolean => !config.tagParts && !config.keyAnswer;
 
 /**
  * Conditional requests on every keyed GET (decisions §3). Before the handler, one indexed query reads
@@ -51,7 +62,8 @@ async function conditionalPlugin(app: FastifyInstance): Promise<void> {
   app.decorateReply('reused', false);
   app.decorateReply('provisional', false);
   // Requests that arrive together share one read of their entity's version (shared-reads.ts).
-  const versions = new SharedReads((entityId: number) => entityVersion(app.db, entityId));
+  const versions: Versions = new SharedReads((entityId: number) => entityVersion(app.db, entityId));
+  app.decorate('entityVersions', versions);
 
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -68,14 +80,19 @@ async function conditionalPlugin(app: FastifyInstance): Promise<void> {
   });
 }
 
-type Versions = SharedReads<number, string | undefined>;
+export type Versions = SharedReads<number, string | undefined>;
 
 async function currentTag(versions: Versions, config: FastifyContextConfig, request: FastifyRequest): Promise<string> {
   const entityId = request.auth.entity.id;
   if (config.keyAnswer) return entityTag(entityId, 'k', JSON.stringify(config.keyAnswer(request)));
+  return dataTag(versions, entityId, request.url, config.tagParts?.(request) ?? '');
+}
+
+/** The tag of a URL's answer at the entity's current data version. */
+export async function dataTag(versions: Versions, entityId: number, url: string, extra: string): Promise<string> {
   // The entity passed authentication; a version it no longer has (deleted since) names no answer.
   const version = await versions.read(entityId) ?? randomUUID();
-  return urlTag(entityId, version, request.url, config.tagParts?.(request) ?? '');
+  return urlTag(entityId, version, url, extra);
 }
 
 /**
@@ -104,7 +121,7 @@ async function answerEarly(app: FastifyInstance, versions: Versions, config: Fas
 }
 
 function notModified(reply: FastifyReply, tag: string): FastifyReply {
-  return reply.code(304).header('etag', tag).header('cache-control', CACHE_CONTROL).header('vary', 'accept-encoding').send();
+  return reply.code(304).headers(notModifiedHeaders(tag)).send();
 }
 
 async function beforeHandler(app: FastifyInstance, versions: Versions, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {

@@ -8,6 +8,19 @@ import { answer, errors } from '../responses.js';
 import { registerEventLoopMetrics } from '../event-loop.js';
 import { requireSingleHeader } from '../single-header.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's metrics, for paths that answer requests outside Fastify's hooks (fast-not-modified.ts). */
+    metrics: AppMetrics;
+  }
+}
+
+export interface AppMetrics {
+  register: Registry;
+  /** Counts one answered request in the duration histogram, as the onResponse hook does for Fastify's. */
+  observeRequest(method: string, route: string, statusCode: number, seconds: number): void;
+}
+
 /**
  * Prometheus metrics at GET /metrics: process metrics and one histogram of request durations by
  * route pattern (not raw URL, so ids do not multiply series). One registry per app, so several apps
@@ -53,15 +66,18 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
   // prom-client hashes the label set on every observe; the few (method, route, status) series are
   // looked up once and kept, so a request costs a map lookup and a bucket increment.
   const series = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>();
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const id = `${request.method} ${reply.statusCode} ${route}`;
+  const observeRequest = (method: string, route: string, statusCode: number, seconds: number) => {
+    const id = `${method} ${statusCode} ${route}`;
     let child = series.get(id);
     if (!child) {
-      child = duration.labels({ method: request.method, route, status_code: String(reply.statusCode) });
+      child = duration.labels({ method, route, status_code: String(statusCode) });
       series.set(id, child);
     }
-    child.observe(reply.elapsedTime / 1000);
+    child.observe(seconds);
+  };
+  app.decorate('metrics', { register, observeRequest });
+  app.addHook('onResponse', (request, reply, done) => {
+    observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     if (reply.getHeader('idempotent-replayed') === 'true') replays.inc();
     done();
   });

@@ -16,6 +16,9 @@ const CSP_DIRECTIVES = {
   upgradeInsecureRequests: null,
 };
 
+/** The one security header of API answers (see below). */
+export const API_ANSWER_HEADERS = { 'x-content-type-options': 'nosniff' } as const;
+
 /**
  * helmet's headers on documents (pages, feeds, /docs). The middleware is built once: helmet computes
  * its header values at construction (@fastify/helmet rebuilds it per request). JSON answers of the API
@@ -31,7 +34,7 @@ async function securityHeaders(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', (request, reply, done) => {
     // Images are not documents either.
     if ((request.url.startsWith('/v1/') && !request.url.startsWith('/v1/openapi.json')) || request.url.startsWith('/images/')) {
-      reply.header('x-content-type-options', 'nosniff');
+      reply.headers(API_ANSWER_HEADERS);
       return done();
     }
     apply(request.raw, reply.raw, (error?: unknown) => done(error as Error | undefined));

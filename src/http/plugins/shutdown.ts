@@ -2,6 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Whether close() has begun: answers outside Fastify's hooks (fast-not-modified.ts) leave these requests to it. */
+    isClosing(): boolean;
+  }
+}
+
 /**
  * Graceful stop (decisions §9), the app's half; `serve` adds the signals and the deadline. From the
  * moment `close()` starts: every answer, in flight or not, carries `Connection: close`, so no keep-alive
@@ -11,6 +18,7 @@ import { ApiError } from '../../domain/errors.js';
  */
 async function shutdownPlugin(app: FastifyInstance): Promise<void> {
   let closing = false;
+  app.decorate('isClosing', () => closing);
   app.addHook('preClose', (done) => {
     closing = true;
     done();

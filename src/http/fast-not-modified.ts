@@ -1,0 +1,233 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Gauge } from 'prom-client';
+import { hashKey, type RequiredScope } from '../domain/keys.js';
+import type { RateLimitState } from '../coordination/rate-limiter.js';
+import { ifNoneMatchMatches } from './entity-tags.js';
+import { clientAddressOf } from './client-address.js';
+import { REQUEST_COMPLETED, logsAt, requestLogFields } from './logging.js';
+import { admittedAtOnce, bearerToken, peekUnits, rateLimitHeaderFields } from './plugins/auth.js';
+import { dataTag, notModifiedHeaders, taggedByDataAndUrl } from './plugins/conditional.js';
+import { requestId } from './plugins/request-id.js';
+import { API_ANSWER_HEADERS } from './plugins/security-headers.js';
+import { appendRouteHook } from './route-hooks.js';
+import { repeatedHeader } from './single-header.js';
+
+/**
+ * The headers of a keyed GET's 304, in the order Fastify's hooks set them: request id (request-id.ts),
+ * nosniff (security-headers.ts), the key's rate-limit state (auth.ts), the tag (conditional.ts). The
+ * early 304 writes these; a (key, URL) is remembered only after a 304 of Fastify's carried exactly
+ * these names, in this order — so a header some hook adds one day stops the early 304s instead of
+ * being left out of them.
+ */
+function notModifiedAnswerHeaders(id: string, rateLimit: RateLimitState, tag: string) {
+  return { 'x-request-id': id, ...API_ANSWER_HEADERS, ...rateLimitHeaderFields(rateLimit), ...notModifiedHeaders(tag) };
+}
+const ANSWER_HEADER_NAMES = Object.keys(notModifiedAnswerHeaders('', { limit: 0, remaining: 0, reset: 0, allowed: true, retryAfter: 1 }, '')).join('\n');
+
+/** Headers no request may repeat (app.ts's onRequest hook, auth.ts): a repeat is Fastify's 400 to send. */
+const SINGLE_HEADERS = ['Authorization', 'Host', 'Content-Type'];
+
+/** What a 304 of Fastify's showed about one key and URL: whose data the tag names, and what it counts under. */
+interface Remembered {
+  entityId: number;
+  /** The route's pattern, the metrics' label. */
+  route: string;
+  /** The route's scope: checked again on every early answer. */
+  scope: RequiredScope | null;
+}
+
+/** The memory one remembered pair is counted for: its name's characters and the Map slot and object around them. */
+const ENTRY_OVERHEAD_BYTES = 128;
+const entryBytes = (id: string): number => id.length + ENTRY_OVERHEAD_BYTES;
+
+/**
+ * The (key hash, method, raw URL) triples a 304 of Fastify's answered lately, bounded by bytes
+ * (NOT_MODIFIED_MEMO_KB); the one used least recently goes first. Holds no key, no answer and no tag:
+ * each early answer reads the version and checks the key again.
+ */
+export class NotModifiedMemo {
+  private readonly entries = new Map<string, Remembered>();
+  private used = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  static id(keyHash: string, method: string, url: string): string {
+    return `${keyHash} ${method} ${url}`;
+  }
+
+  get(id: string): Remembered | undefined {
+    const remembered = this.entries.get(id);
+    if (remembered !== undefined) {
+      this.entries.delete(id);
+      this.entries.set(id, remembered);
+    }
+    return remembered;
+  }
+
+  remember(id: string, remembered: Remembered): void {
+    const bytes = entryBytes(id);
+    if (bytes > this.maxBytes) return;
+    if (this.entries.delete(id)) this.used -= bytes;
+    this.entries.set(id, remembered);
+    this.used += bytes;
+    for (const oldest of this.entries.keys()) {
+      if (this.used <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.used -= entryBytes(oldest);
+    }
+  }
+
+  bytes(): number {
+    return this.used;
+  }
+}
+
+interface Lane {
+  app: FastifyInstance;
+  memo: NotModifiedMemo;
+  answered: Counter;
+}
+
+/**
+ * 304s before the framework (issue #27). A poller sends the same keyed GET with the tag it holds, and
+ * most of the time nothing changed: the answer is ~400 bytes of headers, and Fastify's request, reply,
+ * hooks and child logger cost most of its time. Once Fastify has answered a (key, URL) with a 304, the
+ * next such request is answered here, in the server's `request` listener, before Fastify sees it: the
+ * key is checked by auth.ts's own rules on its cache, the version read through conditional.ts's shared
+ * reads, and the 304 written with the headers Fastify's hooks would set, counted in the same metrics
+ * and request log. Anything else — another request, a key that needs the full check, a tag that does
+ * not match, close() begun — goes to Fastify untouched (nothing of the request has been read).
+ */
+async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
+  const maxBytes = app.config.notModifiedMemoKb * 1024;
+  if (maxBytes === 0) return;
+  const memo = new NotModifiedMemo(maxBytes);
+  const lane: Lane = {
+    app, memo,
+    answered: new Counter({
+      name: 'art_catalog_http_early_not_modified_total',
+      help: 'Keyed GETs answered 304 before the framework (NOT_MODIFIED_MEMO_KB); also counted in the duration histogram.',
+      registers: [app.metrics.register],
+    }),
+  };
+  new Gauge({
+    name: 'art_catalog_http_not_modified_memo_bytes',
+    help: 'Memory counted for the (key, URL) pairs whose 304 is answered before the framework (NOT_MODIFIED_MEMO_KB is the ceiling).',
+    registers: [app.metrics.register],
+    collect() { this.set(memo.bytes()); },
+  });
+
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const config: FastifyContextConfig = route.config ?? {};
+    const { scope } = config;
+    if (scope === undefined || !taggedByDataAndUrl(config) || !methods.every((method) => method === 'GET' || method === 'HEAD')) return;
+    const remembered = { route: route.url, scope };
+    appendRouteHook(route, 'onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      rememberNotModified(memo, remembered, request, reply);
+      done();
+    });
+  });
+
+  // Fastify's server has one `request` listener, Fastify's router; the early answers go in front of it.
+  const { server } = app;
+  const listeners = server.listeners('request') as RequestListener[];
+  if (listeners.length !== 1) throw new Error(`fast-not-modified: the server has ${listeners.length} request listeners, expected Fastify's one`);
+  const fastify = listeners[0]!;
+  server.removeListener('request', fastify);
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const started = performance.now();
+    let early: Promise<boolean> | undefined;
+    try {
+      early = answerEarly(lane, request, response, started);
+    } catch {
+      early = undefined;
+    }
+    if (early === undefined) return fastify(request, response);
+    early.then((answered) => {
+      if (!answered) fastify(request, response);
+    }, (error: unknown) => {
+      if (!response.headersSent) return fastify(request, response);
+      app.log.error({ err: error }, 'early 304 sent, then failed');
+    });
+  });
+}
+
+/** After a 304 of Fastify's (a tag that matched, not `If-None-Match: *`) that carried the early 304's headers. */
+function rememberNotModified(memo: NotModifiedMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
+  if (reply.statusCode !== 304 || !request.auth) return;
+  const condition = request.headers['if-none-match'];
+  if (condition === undefined || condition.trim() === '*') return;
+  if (Object.keys(reply.getHeaders()).join('\n') !== ANSWER_HEADER_NAMES) return;
+  memo.remember(NotModifiedMemo.id(request.auth.keyHash, request.method, request.url), { ...route, entityId: request.auth.entity.id });
+}
+
+/**
+ * Undefined at once, or a promise of false, for a request Fastify is to answer; a promise of true once
+ * this has answered it. Only what an earlier 304 of Fastify's showed is answered here, only when every
+ * check Fastify's path makes would pass on cached state — each one by the function that path uses.
+ */
+function answerEarly(lane: Lane, request: IncomingMessage, response: ServerResponse, started: number): Promise<boolean> | undefined {
+  const { method, url, headers } = request;
+  if ((method !== 'GET' && method !== 'HEAD') || url === undefined || !url.startsWith('/v1/')) return undefined;
+  const condition = headers['if-none-match'];
+  if (condition === undefined || condition.trim() === '*' || lane.app.isClosing()) return undefined;
+  // A body (which a GET may carry) is for Fastify to read or refuse.
+  if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return undefined;
+  if (repeatedHeader(request.rawHeaders, SINGLE_HEADERS) !== undefined) return undefined;
+  // The log's client address through a trusted proxy is Fastify's to work out (request.ip).
+  if (lane.app.config.trustProxy !== false && logsAt(lane.app.log, 'info')) return undefined;
+  const key = bearerToken(headers.authorization);
+  if (key === undefined) return undefined;
+  const keyHash = hashKey(key);
+  const remembered = lane.memo.get(NotModifiedMemo.id(keyHash, method, url));
+  if (remembered === undefined || !admitted(lane, keyHash, remembered)) return undefined;
+  return notModified(lane, request, response, started, { method, url, condition, keyHash, remembered });
+}
+
+/** auth.ts's checks on its cached state, as Fastify's path would make them now (401, 403 paused, 403 scope). */
+function admitted(lane: Lane, keyHash: string, remembered: Remembered) {
+  const found = admittedAtOnce(lane.app.keyCache, keyHash, Date.now(), remembered.scope);
+  return found?.entity.id === remembered.entityId ? found : undefined;
+}
+
+interface Asked {
+  method: string;
+  url: string;
+  condition: string;
+  keyHash: string;
+  remembered: Remembered;
+}
+
+async function notModified(lane: Lane, request: IncomingMessage, response: ServerResponse, started: number, asked: Asked): Promise<boolean> {
+  const { app } = lane;
+  const { entityId } = asked.remembered;
+  const tag = await dataTag(app.entityVersions, entityId, asked.url, '');
+  if (!ifNoneMatchMatches(asked.condition, tag, true)) return false;
+  // Checked again after the read: a revocation, a pause or close() may have come meanwhile.
+  const found = admitted(lane, asked.keyHash, asked.remembered);
+  if (found === undefined) return false;
+  const peeked = peekUnits(app, found);
+  const rateLimit = peeked instanceof Promise ? await peeked : peeked;
+  if (app.isClosing() || request.socket.destroyed) return false;
+  const id = requestId(request);
+  response.writeHead(304, notModifiedAnswerHeaders(id, rateLimit, tag));
+  response.end();
+
+  const durationMs = performance.now() - started;
+  app.metrics.observeRequest(asked.method, asked.remembered.route, 304, durationMs / 1000);
+  lane.answered.inc();
+  if (logsAt(app.log, 'info')) {
+    const peer = request.socket.remoteAddress;
+    app.log.info({
+      reqId: id,
+      ...requestLogFields({ method: asked.method, url: asked.url, status: 304, durationMs, client: clientAddressOf(peer, peer), entityId }),
+    }, REQUEST_COMPLETED);
+  }
+  return true;
+}
+
+export default fp(fastNotModifiedPlugin, { name: 'fast-not-modified', dependencies: ['auth', 'conditional', 'metrics', 'shutdown'] });
