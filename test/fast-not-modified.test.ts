@@ -292,13 +292,19 @@ test('the memo stays within NOT_MODIFIED_MEMO_KB: the pair used least recently i
   }
 });
 
-test('an early 304 is counted in the duration histogram and logged like the framework\'s', async () => {
+test.each([
+  ['', {}, '127.0.0.1'],
+  // The peer is trusted, 2001:db8::42 is not: the client. With every hop trusted: the first address.
+  [' behind a trusted proxy', { TRUST_PROXY: '127.0.0.1' }, '2001:db8::42'],
+  [' behind TRUST_PROXY=true', { TRUST_PROXY: 'true' }, '203.0.113.1'],
+])('an early 304 is counted in the duration histogram and logged like the framework\'s%s', async (_name, env: Record<string, string>, client) => {
+  const forwarded = Object.keys(env).length > 0;
   const lines: string[] = [];
   const stream = new Writable({ write(chunk, _encoding, done) { lines.push(chunk.toString()); done(); } });
-  const logged = await listening({ LOG_LEVEL: 'info' }, stream);
+  const logged = await listening({ LOG_LEVEL: 'info', ...env }, stream);
   try {
     const g = await tenant(logged.t, { tier: 'partner' });
-    const auth = { authorization: `Bearer ${g.key}` };
+    const auth = { authorization: `Bearer ${g.key}`, ...(forwarded ? { 'x-forwarded-for': '203.0.113.1, 2001:db8::42' } : {}) };
     const first = await send(logged.base, '/v1/artworks', auth);
     const poll = { ...auth, 'if-none-match': String(first.headers.etag) };
     const framework = await send(logged.base, '/v1/artworks', poll);
@@ -314,7 +320,7 @@ test('an early 304 is counted in the duration histogram and logged like the fram
     expect(Object.keys(fromEarly)).toEqual(Object.keys(fromFramework));
     const varying = ['time', 'reqId', 'duration_ms'];
     for (const field of Object.keys(fromFramework).filter((name) => !varying.includes(name))) expect(fromEarly[field], field).toEqual(fromFramework[field]);
-    expect(fromEarly).toMatchObject({ msg: 'request completed', status: 304, entity_id: g.entityId, level: 30 });
+    expect(fromEarly).toMatchObject({ msg: 'request completed', status: 304, entity_id: g.entityId, level: 30, client });
     expect(typeof fromEarly.duration_ms).toBe('number');
   } finally {
     await logged.t.close();

@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
 import { performance } from 'node:perf_hooks';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -89,6 +90,18 @@ interface Lane {
   app: FastifyInstance;
   memo: NotModifiedMemo;
   answered: Counter;
+  /** The address Fastify's `request.ip` names for a raw request (TRUST_PROXY decides). */
+  namedAddress: (request: IncomingMessage) => string | undefined;
+}
+
+/**
+ * `request.ip` as Fastify works it out for the app's TRUST_PROXY, by the same library: the peer, or
+ * the nearest X-Forwarded-For entry the trusted proxies did not add.
+ */
+function namedAddressFor(trustProxy: FastifyInstance['config']['trustProxy']): Lane['namedAddress'] {
+  if (trustProxy === false) return (request) => request.socket.remoteAddress;
+  const trusted = trustProxy === true ? () => true : proxyAddr.compile(trustProxy);
+  return (request) => proxyAddr(request, trusted);
 }
 
 /**
@@ -106,7 +119,7 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
   if (maxBytes === 0) return;
   const memo = new NotModifiedMemo(maxBytes);
   const lane: Lane = {
-    app, memo,
+    app, memo, namedAddress: namedAddressFor(app.config.trustProxy),
     answered: new Counter({
       name: 'art_catalog_http_early_not_modified_total',
       help: 'Keyed GETs answered 304 before the framework (NOT_MODIFIED_MEMO_KB); also counted in the duration histogram.',
@@ -178,8 +191,6 @@ function answerEarly(lane: Lane, request: IncomingMessage, response: ServerRespo
   // A body (which a GET may carry) is for Fastify to read or refuse.
   if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return undefined;
   if (repeatedHeader(request.rawHeaders, SINGLE_HEADERS) !== undefined) return undefined;
-  // The log's client address through a trusted proxy is Fastify's to work out (request.ip).
-  if (lane.app.config.trustProxy !== false && logsAt(lane.app.log, 'info')) return undefined;
   const key = bearerToken(headers.authorization);
   if (key === undefined) return undefined;
   const keyHash = hashKey(key);
@@ -221,10 +232,10 @@ async function notModified(lane: Lane, request: IncomingMessage, response: Serve
   app.metrics.observeRequest(asked.method, asked.remembered.route, 304, durationMs / 1000);
   lane.answered.inc();
   if (logsAt(app.log, 'info')) {
-    const peer = request.socket.remoteAddress;
+    const client = clientAddressOf(lane.namedAddress(request), request.socket.remoteAddress);
     app.log.info({
       reqId: id,
-      ...requestLogFields({ method: asked.method, url: asked.url, status: 304, durationMs, client: clientAddressOf(peer, peer), entityId }),
+      ...requestLogFields({ method: asked.method, url: asked.url, status: 304, durationMs, client, entityId }),
     }, REQUEST_COMPLETED);
   }
   return true;
