@@ -12,8 +12,9 @@
 //    peak RSS (VmHWM, goal ≤ 350 MB), event-loop delay, and the disk its store uses per 1,000 artworks.
 //
 // Usage: npm run bench:images [-- N=8 IMPORT=1000 IMPORT_MP=1]   (results in bench/results/images.json)
+// Tracing the server: SERVE_NODE_OPTIONS="--import /abs/trace.mjs" BENCH_SERVER_LOG=server.log (see startServer).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +50,11 @@ async function startServer(dir) {
   };
   const entity = JSON.parse(execFileSync(BIN, ['entity', 'create', '--type', 'gallery', '--name', 'Bench Gallery', '--json'], { env }).toString());
   const { key } = JSON.parse(execFileSync(BIN, ['key', 'create', '--entity', String(entity.id), '--tier', 'partner', '--json'], { env }).toString());
-  const child = spawn(BIN, ['serve'], { env });
+  // SERVE_NODE_OPTIONS reaches the server alone (not the CLI calls above, whose JSON is read), and
+  // BENCH_SERVER_LOG=FILE keeps what it prints: e.g. a preloaded module that turns on --trace-gc.
+  const serveEnv = process.env.SERVE_NODE_OPTIONS ? { ...env, NODE_OPTIONS: process.env.SERVE_NODE_OPTIONS } : env;
+  const child = spawn(BIN, ['serve'], { env: serveEnv });
+  if (process.env.BENCH_SERVER_LOG) child.stdout.on('data', (chunk) => appendFileSync(process.env.BENCH_SERVER_LOG, chunk));
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk) => {
