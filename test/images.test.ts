@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -230,7 +231,10 @@ describe('a fetch that fails', () => {
     origin.routes.set('/r1', (_q, r) => r.writeHead(302, { location: '/r2' }).end());
     origin.routes.set('/r2', (_q, r) => r.writeHead(307, { location: `${origin.base}/r3` }).end());
     origin.routes.set('/r3', (_q, r) => r.writeHead(308, { location: target }).end());
-    expect((await fetchImage(`${origin.base}/r1`, { maxBytes: 1e7, timeoutMs: 5000, allowAddress: () => true })).equals(photo)).toBe(true);
+    const fetched = await fetchImage(`${origin.base}/r1`, { maxBytes: 1e7, timeoutMs: 5000, allowAddress: () => true });
+    expect(fetched.bytes.equals(photo)).toBe(true);
+    // Hashed while streaming: the same SHA-256 as the whole original's.
+    expect(fetched.hash).toBe(createHash('sha256').update(photo).digest('hex'));
   });
 });
 
@@ -248,7 +252,7 @@ describe('the fetcher', () => {
     const onlyOrigin = (address: string) => address === '127.0.0.1';
     origin.serve('/fine.jpg', photo);
     origin.routes.set('/to-private', (_q, r) => r.writeHead(302, { location: `http://127.0.0.2:${new URL(origin.base).port}/fine.jpg` }).end());
-    expect((await fetchImage(`${origin.base}/fine.jpg`, { maxBytes: 1e7, timeoutMs: 5000, allowAddress: onlyOrigin })).length).toBe(photo.length);
+    expect((await fetchImage(`${origin.base}/fine.jpg`, { maxBytes: 1e7, timeoutMs: 5000, allowAddress: onlyOrigin })).bytes.length).toBe(photo.length);
     await expect(fetchImage(`${origin.base}/to-private`, { maxBytes: 1e7, timeoutMs: 5000, allowAddress: onlyOrigin })).rejects.toThrow('address not allowed');
   });
 

@@ -98,14 +98,22 @@ async function inspect(sharp: typeof SharpModule, original: Buffer): Promise<{ w
 }
 
 /**
+ * SHA-256 (hex) of bytes already in memory, on libuv's threads: createHash would hold the event loop
+ * ~200 ms for 25 MB. (The fetcher hashes as the bytes arrive instead: fetch.ts.)
+ */
+export async function sha256(bytes: Buffer): Promise<string> {
+  return Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
+}
+
+/**
  * Decodes, checks (JPEG/PNG/WebP/AVIF/GIF/TIFF, ≤ 100 megapixels) and encodes; all of it runs on
  * libuv's threads, off the event loop. The original is decoded once, shrunk to the largest width
  * (JPEG's shrink-on-load makes that decode cheap) and every smaller width is made from those pixels.
  * Throws ImageRejected with the one line of decisions §10 ("not an image", "too large: 130 megapixels").
+ * `knownHash`: the original's SHA-256 when the caller has it already (the fetcher's).
  */
-export async function deriveImage(original: Buffer): Promise<DerivedImage> {
-  // WebCrypto hashes on libuv's threads: createHash would hold the event loop ~200 ms for 25 MB.
-  const hash = Buffer.from(await webcrypto.subtle.digest('SHA-256', original)).toString('hex');
+export async function deriveImage(original: Buffer, knownHash?: string): Promise<DerivedImage> {
+  const hash = knownHash ?? await sha256(original);
   const sharp = await configureSharp();
   const { width, height } = await inspect(sharp, original);
   const widths = derivativeWidths(width);

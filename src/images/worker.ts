@@ -1,10 +1,10 @@
-import { randomUUID, webcrypto } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/types.js';
 import {
   claimImageJob, imageOriginal, recordOriginal, renewImageClaim, saveImageOutcome, type ClaimedJob, type OriginalInfo,
 } from '../store/images.js';
 import { deriveImage, ImageRejected } from './derive.js';
-import { FetchFailed, fetchImage, type FetchOptions } from './fetch.js';
+import { FetchFailed, fetchImage, type FetchedImage, type FetchOptions } from './fetch.js';
 import { JobLease, JobLost } from './lease.js';
 import type { ImageStore } from './store/index.js';
 import { sweepImages } from './sweep.js';
@@ -165,15 +165,14 @@ export class ImageWorker {
   }
 
   private async process(job: ClaimedJob, lease: JobLease): Promise<{ hash: string | null; error: string | null }> {
-    let bytes: Buffer;
+    let fetched: FetchedImage;
     try {
-      bytes = await fetchImage(job.url, this.options.fetch, lease.signal);
+      fetched = await fetchImage(job.url, this.options.fetch, lease.signal);
     } catch (error) {
       if (error instanceof FetchFailed) return { hash: null, error: error.message };
       throw error;
     }
-    // WebCrypto hashes on libuv's threads (createHash would hold the event loop ~200 ms for 25 MB).
-    const hash = Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
+    const { bytes, hash } = fetched;
     // Identical bytes (another URL, or this one fetched again) are processed and stored once.
     const known = await imageOriginal(this.options.db, hash);
     if (known && await this.stored(known)) {
@@ -184,7 +183,7 @@ export class ImageWorker {
     }
     let derived;
     try {
-      derived = await deriveImage(bytes);
+      derived = await deriveImage(bytes, hash);
     } catch (error) {
       if (error instanceof ImageRejected) return { hash: null, error: error.message };
       throw error;
