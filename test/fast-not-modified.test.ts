@@ -7,9 +7,10 @@ import { client, keyFor, startApp, tenant, type TestApp } from './helpers.js';
 import { openRaw, parseResponses } from './support/raw-http.js';
 
 /**
- * 304s answered before the framework (src/http/fast-not-modified.ts), through real HTTP: the server's
- * request listener is what answers them, so `inject` would never reach it. Whether an answer came
- * early is read from `art_catalog_http_early_not_modified_total`.
+ * Answers before the framework (src/http/fast-not-modified.ts) — 304s, and kept small answers —
+ * through real HTTP: the server's request listener is what sends them, so `inject` would never reach
+ * it. Whether an answer came early is read from `art_catalog_http_early_not_modified_total` and
+ * `art_catalog_http_early_kept_answers_total`.
  */
 
 interface Answer {
@@ -17,13 +18,15 @@ interface Answer {
   /** Names and values as they came on the wire, in order. */
   raw: string[];
   headers: Record<string, string | string[] | undefined>;
+  body: string;
 }
 
 function send(base: string, path: string, headers: Record<string, string>, method = 'GET'): Promise<Answer> {
   return new Promise((resolve, reject) => {
     request(`${base}${path}`, { method, headers }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode!, raw: response.rawHeaders, headers: response.headers }));
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, raw: response.rawHeaders, headers: response.headers, body: Buffer.concat(chunks).toString() }));
     }).on('error', reject).end();
   });
 }
@@ -41,6 +44,7 @@ async function metric(t: TestApp, name: string, labels = ''): Promise<number | u
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 const earlyAnswers = async (t: TestApp) => (await metric(t, 'art_catalog_http_early_not_modified_total')) ?? 0;
+const earlyKept = async (t: TestApp) => (await metric(t, 'art_catalog_http_early_kept_answers_total')) ?? 0;
 
 /** The raw headers without the two that differ between any two answers: Date, and the request id's value. */
 const comparable = (raw: string[]) => raw.flatMap((value, i) => (i % 2 === 0
@@ -325,4 +329,112 @@ test.each([
   } finally {
     await logged.t.close();
   }
+});
+
+/**
+ * Kept answers go out early only where the rate limiter answers at once (in process memory); with
+ * REDIS_URL (the PostgreSQL run) every one is the framework's, and must read the same.
+ */
+const earlyKeptCount = (n: number) => (t.app.config.redisUrl ? 0 : n);
+
+/** A gallery with one artwork whose key read `path` twice through the framework: built, then kept. */
+async function reading(path: string, options: Parameters<typeof tenant>[1] = { tier: 'partner' }, description?: string) {
+  const g = await tenant(t, options);
+  const created = await client(t, g.key).post('/v1/artworks', { ...artwork('Primordial Chaos'), ...(description ? { description } : {}) });
+  const url = path.replace('ID', String(created.body.id));
+  const auth = { authorization: `Bearer ${g.key}` };
+  expect((await send(base, url, auth)).status).toBe(200);
+  const before = await earlyKept(t);
+  const kept = await send(base, url, auth);
+  expect(kept.status).toBe(200);
+  expect(await earlyKept(t)).toBe(before);
+  return { g, url, auth, kept, id: created.body.id as number };
+}
+
+/** The raw headers as `comparable` gives them, the remaining units left out too (each answer takes one). */
+const sameButUnits = (raw: string[]) => comparable(raw).map((value, i, all) => (all[i - 1] === 'x-ratelimit-remaining' ? 'N' : value));
+
+describe('a kept small answer that Fastify sent once', () => {
+  test.each(['/v1/artworks/ID', '/v1/profile'])('%s is sent early next time: the same body, the same headers in order, one unit taken', async (path) => {
+    const { url, auth, kept } = await reading(path);
+    const before = await earlyKept(t);
+    const early = await send(base, url, auth);
+    expect(early.status).toBe(200);
+    expect(await earlyKept(t)).toBe(before + earlyKeptCount(1));
+    expect(early.body).toBe(kept.body);
+    expect(sameButUnits(early.raw)).toEqual(sameButUnits(kept.raw));
+    expect(Number(early.headers['x-ratelimit-remaining'])).toBe(Number(kept.headers['x-ratelimit-remaining']) - 1);
+    expect(early.headers['x-request-id']).not.toBe(kept.headers['x-request-id']);
+  });
+
+  test('the units run out as through the framework: the key at its limit gets the framework\'s 429', async () => {
+    // The subscriber tier here: 8 a window. One for the POST, two for the reads through the framework.
+    const { url, auth } = await reading('/v1/artworks/ID', { tier: 'subscriber' });
+    const before = await earlyKept(t);
+    const remaining = [];
+    for (let i = 0; i < 5; i++) {
+      const read = await send(base, url, auth);
+      expect(read.status).toBe(200);
+      remaining.push(read.headers['x-ratelimit-remaining']);
+    }
+    expect(remaining).toEqual(['4', '3', '2', '1', '0']);
+    expect(await earlyKept(t)).toBe(before + earlyKeptCount(5));
+    const refused = await send(base, url, auth);
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body).error).toBe('rate_limited');
+    expect(refused.headers['retry-after']).toBeDefined();
+    expect(await earlyKept(t)).toBe(before + earlyKeptCount(5));
+  });
+
+  test('a write makes the next read the new answer at once', async () => {
+    const { g, url, auth, id } = await reading('/v1/artworks/ID');
+    expect((await send(base, url, auth)).status).toBe(200);
+    await client(t, g.key).put(`/v1/artworks/${id}`, { price: 4500 });
+    const after = await send(base, url, auth);
+    expect(after.status).toBe(200);
+    expect(JSON.parse(after.body).price).toBe(4500);
+  });
+
+  test('a key revoked in this process gets 401 at once', async () => {
+    const { g, url, auth } = await reading('/v1/artworks/ID');
+    expect((await send(base, url, auth)).status).toBe(200);
+    await revokeKey(t.handle.db, g.prefix);
+    expect((await send(base, url, auth)).status).toBe(401);
+  });
+
+  test('lists and the changelog (large answers: the unread-answers check first), HEADs, and answers of 1 KiB or more (compressed for whoever asks) are the framework\'s', async () => {
+    const { auth } = await reading('/v1/artworks');
+    const long = await reading('/v1/artworks/ID', { tier: 'partner' }, 'Tempera on paper, mounted on canvas. '.repeat(40));
+    expect(long.kept.body.length).toBeGreaterThan(1024);
+    const before = await earlyKept(t);
+    for (let i = 0; i < 3; i++) {
+      expect((await send(base, '/v1/artworks', auth)).status).toBe(200);
+      expect((await send(base, '/v1/changelog', auth)).status).toBe(200);
+      expect((await send(base, long.url, long.auth, 'HEAD')).status).toBe(200);
+      const read = await send(base, long.url, { ...long.auth, 'accept-encoding': 'br' });
+      expect(read.headers['content-encoding']).toBe('br');
+      expect((await send(base, long.url, long.auth)).body).toBe(long.kept.body);
+    }
+    expect(await earlyKept(t)).toBe(before);
+  });
+
+  test('an early answer is counted in the duration histogram and logged like the framework\'s', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({ write(chunk, _encoding, done) { lines.push(chunk.toString()); done(); } });
+    const logged = await listening({ LOG_LEVEL: 'info' }, stream);
+    try {
+      const g = await tenant(logged.t, { tier: 'partner' });
+      const auth = { authorization: `Bearer ${g.key}` };
+      const framework = [await send(logged.base, '/v1/profile', auth), await send(logged.base, '/v1/profile', auth)];
+      const early = await send(logged.base, '/v1/profile', auth);
+      expect(await earlyKept(logged.t)).toBe(logged.t.app.config.redisUrl ? 0 : 1);
+      expect(await metric(logged.t, 'art_catalog_http_request_duration_seconds_count', 'method="GET",route="/v1/profile",status_code="200"')).toBe(3);
+      const lineOf = (answer: Answer) => lines.map((line) => JSON.parse(line)).find((line) => line.reqId === answer.headers['x-request-id']);
+      const [fromFramework, fromEarly] = [lineOf(framework[1]!), lineOf(early)];
+      expect(Object.keys(fromEarly)).toEqual(Object.keys(fromFramework));
+      expect(fromEarly).toMatchObject({ msg: 'request completed', status: 200, entity_id: g.entityId, url: '/v1/profile' });
+    } finally {
+      await logged.t.close();
+    }
+  });
 });

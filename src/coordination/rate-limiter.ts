@@ -27,6 +27,12 @@ export interface RateLimiter {
    * decisions §3). A key without a window yet has its whole limit, in a window that would start now.
    */
   peek(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState>;
+  /**
+   * Counts one request only when it is within `limit`, answering at once; undefined, counting nothing,
+   * when it is not. Only a store in process memory has it: the early answers (fast-not-modified.ts)
+   * take their unit this way, and leave a refusal, and any shared store, to the full check.
+   */
+  hitWithin?(key: string, limit: number, windowMs: number): RateLimitState | undefined;
   close(): Promise<void>;
 }
 
@@ -72,6 +78,10 @@ export class MemoryRateLimiter implements RateLimiter {
     if (this.windows.size > this.maxEntries) this.windows.delete(this.windows.keys().next().value!);
     window.count++;
     return rateLimitState(window.count, limit, window.resetAt, now);
+  }
+
+  hitWithin(key: string, limit: number, windowMs: number): RateLimitState | undefined {
+    return this.peek(key, limit, windowMs).remaining < 1 ? undefined : this.hit(key, limit, windowMs);
   }
 
   peek(key: string, limit: number, windowMs: number): RateLimitState {

@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 
 import { SCOPES, type Scope, type Tier } from '../schemas/keys.js';
 
@@ -37,8 +37,11 @@ export function generateKey(): string {
   return KEY_PREFIX + body;
 }
 
-/** The only form of a key the service stores. */
-export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+/**
+ * The only form of a key the service stores: SHA-256, hex. Every keyed request hashes its key
+ * (auth.ts, fast-not-modified.ts): the one-shot `hash` takes ~0.22 µs where a Hash object took ~0.5.
+ */
+export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 
 /** The public handle of a key: `ak_live_` plus its next 8 characters. */
 export const keyPrefix = (key: string): string => key.slice(0, KEY_PREFIX.length + 8);

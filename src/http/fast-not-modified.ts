@@ -9,8 +9,9 @@ import type { RateLimitState } from '../coordination/rate-limiter.js';
 import { ifNoneMatchMatches } from './entity-tags.js';
 import { clientAddressOf } from './client-address.js';
 import { REQUEST_COMPLETED, logsAt, requestLogFields } from './logging.js';
-import { admittedAtOnce, bearerToken, peekUnits, rateLimitHeaderFields } from './plugins/auth.js';
-import { dataTag, notModifiedHeaders, taggedByDataAndUrl } from './plugins/conditional.js';
+import { admittedAtOnce, bearerToken, hitUnitAtOnce, peekUnits, rateLimitHeaderFields } from './plugins/auth.js';
+import { COMPRESS_MIN_BYTES } from './answer-cache.js';
+import { dataTag, keptAnswerHeaders, notModifiedHeaders, taggedByDataAndUrl } from './plugins/conditional.js';
 import { requestId } from './plugins/request-id.js';
 import { API_ANSWER_HEADERS } from './plugins/security-headers.js';
 import { appendRouteHook } from './route-hooks.js';
@@ -26,7 +27,22 @@ import { repeatedHeader } from './single-header.js';
 function notModifiedAnswerHeaders(id: string, rateLimit: RateLimitState, tag: string) {
   return { 'x-request-id': id, ...API_ANSWER_HEADERS, ...rateLimitHeaderFields(rateLimit), ...notModifiedHeaders(tag) };
 }
-const ANSWER_HEADER_NAMES = Object.keys(notModifiedAnswerHeaders('', { limit: 0, remaining: 0, reset: 0, allowed: true, retryAfter: 1 }, '')).join('\n');
+const NO_LIMIT: RateLimitState = { limit: 0, remaining: 0, reset: 0, allowed: true, retryAfter: 1 };
+const ANSWER_HEADER_NAMES = Object.keys(notModifiedAnswerHeaders('', NO_LIMIT, '')).join('\n');
+
+/**
+ * The headers of a kept small answer (a 200 the answer cache holds, under COMPRESS_MIN_BYTES and so
+ * never compressed), in the order Fastify's path sets them: request id, nosniff, the rate-limit state
+ * after this request's unit, then conditional.ts's type, tag and caching; Content-Length last, as
+ * Fastify adds it. Remembered, like the 304's, only after an answer of Fastify's carried exactly these.
+ */
+function keptEarlyHeaders(id: string, rateLimit: RateLimitState, tag: string, bytes: number) {
+  return { 'x-request-id': id, ...API_ANSWER_HEADERS, ...rateLimitHeaderFields(rateLimit), ...keptAnswerHeaders(tag), 'content-length': bytes };
+}
+const KEPT_HEADER_NAMES = Object.keys(keptEarlyHeaders('', NO_LIMIT, '', 0)).join('\n');
+
+/** What an early answer is: a 304 for a matching If-None-Match, or a kept small answer (200). */
+type Kind = '304' | '200';
 
 /** Headers no request may repeat (app.ts's onRequest hook, auth.ts): a repeat is Fastify's 400 to send. */
 const SINGLE_HEADERS = ['Authorization', 'Host', 'Content-Type'];
@@ -51,12 +67,24 @@ const entryBytes = (id: string): number => id.length + ENTRY_OVERHEAD_BYTES;
  */
 export class NotModifiedMemo {
   private readonly entries = new Map<string, Remembered>();
+  /** How many remembered pairs each (kind, method, URL) has: most requests are turned away by it before their key is hashed. */
+  private readonly requests = new Map<string, number>();
   private used = 0;
 
   constructor(private readonly maxBytes: number) {}
 
-  static id(keyHash: string, method: string, url: string): string {
-    return `${keyHash} ${method} ${url}`;
+  /** `request` first, then the key's hash (64 hex digits): the request is the id less its last 65 characters. */
+  static id(request: string, keyHash: string): string {
+    return `${request} ${keyHash}`;
+  }
+
+  static request(kind: Kind, method: string, url: string): string {
+    return `${kind} ${method} ${url}`;
+  }
+
+  /** Whether some key's pair for this request is remembered: without one, no key need be hashed. */
+  holdsRequest(request: string): boolean {
+    return this.requests.has(request);
   }
 
   get(id: string): Remembered | undefined {
@@ -71,14 +99,24 @@ export class NotModifiedMemo {
   remember(id: string, remembered: Remembered): void {
     const bytes = entryBytes(id);
     if (bytes > this.maxBytes) return;
-    if (this.entries.delete(id)) this.used -= bytes;
+    if (this.entries.has(id)) this.forget(id);
     this.entries.set(id, remembered);
     this.used += bytes;
+    const request = id.slice(0, -65);
+    this.requests.set(request, (this.requests.get(request) ?? 0) + 1);
     for (const oldest of this.entries.keys()) {
       if (this.used <= this.maxBytes) break;
-      this.entries.delete(oldest);
-      this.used -= entryBytes(oldest);
+      this.forget(oldest);
     }
+  }
+
+  private forget(id: string): void {
+    this.entries.delete(id);
+    this.used -= entryBytes(id);
+    const request = id.slice(0, -65);
+    const pairs = this.requests.get(request)! - 1;
+    if (pairs === 0) this.requests.delete(request);
+    else this.requests.set(request, pairs);
   }
 
   bytes(): number {
@@ -90,6 +128,7 @@ interface Lane {
   app: FastifyInstance;
   memo: NotModifiedMemo;
   answered: Counter;
+  keptAnswered: Counter;
   /** The address Fastify's `request.ip` names for a raw request (TRUST_PROXY decides). */
   namedAddress: (request: IncomingMessage) => string | undefined;
 }
@@ -111,8 +150,10 @@ function namedAddressFor(trustProxy: FastifyInstance['config']['trustProxy']): L
  * next such request is answered here, in the server's `request` listener, before Fastify sees it: the
  * key is checked by auth.ts's own rules on its cache, the version read through conditional.ts's shared
  * reads, and the 304 written with the headers Fastify's hooks would set, counted in the same metrics
- * and request log. Anything else — another request, a key that needs the full check, a tag that does
- * not match, close() begun — goes to Fastify untouched (nothing of the request has been read).
+ * and request log. The same for a GET Fastify answered from the answer cache with a small answer
+ * (by id, the profile): sent here next time, its rate-limit unit taken as auth.ts takes it. Anything
+ * else — another request, a key that needs the full check or has no unit left, a tag that does not
+ * match, close() begun — goes to Fastify untouched (nothing of the request has been read).
  */
 async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
   const maxBytes = app.config.notModifiedMemoKb * 1024;
@@ -125,10 +166,15 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
       help: 'Keyed GETs answered 304 before the framework (NOT_MODIFIED_MEMO_KB); also counted in the duration histogram.',
       registers: [app.metrics.register],
     }),
+    keptAnswered: new Counter({
+      name: 'art_catalog_http_early_kept_answers_total',
+      help: 'Keyed GETs answered 200 with a kept small answer before the framework (NOT_MODIFIED_MEMO_KB); also counted in the duration histogram.',
+      registers: [app.metrics.register],
+    }),
   };
   new Gauge({
     name: 'art_catalog_http_not_modified_memo_bytes',
-    help: 'Memory counted for the (key, URL) pairs whose 304 is answered before the framework (NOT_MODIFIED_MEMO_KB is the ceiling).',
+    help: 'Memory counted for the (key, URL) pairs whose 304 or kept answer is answered before the framework (NOT_MODIFIED_MEMO_KB is the ceiling).',
     registers: [app.metrics.register],
     collect() { this.set(memo.bytes()); },
   });
@@ -139,8 +185,12 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
     const { scope } = config;
     if (scope === undefined || !taggedByDataAndUrl(config) || !methods.every((method) => method === 'GET' || method === 'HEAD')) return;
     const remembered = { route: route.url, scope };
+    // Kept answers are sent early only on routes whose answers are small (by id, the profile): the
+    // others pass the unread-answers check first (slow-readers.ts).
+    const small = !config.largeAnswer;
     appendRouteHook(route, 'onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       rememberNotModified(memo, remembered, request, reply);
+      if (small) rememberKept(memo, remembered, request, reply);
       done();
     });
   });
@@ -175,7 +225,19 @@ function rememberNotModified(memo: NotModifiedMemo, route: Omit<Remembered, 'ent
   const condition = request.headers['if-none-match'];
   if (condition === undefined || condition.trim() === '*') return;
   if (Object.keys(reply.getHeaders()).join('\n') !== ANSWER_HEADER_NAMES) return;
-  memo.remember(NotModifiedMemo.id(request.auth.keyHash, request.method, request.url), { ...route, entityId: request.auth.entity.id });
+  memo.remember(NotModifiedMemo.id(NotModifiedMemo.request('304', request.method, request.url), request.auth.keyHash), { ...route, entityId: request.auth.entity.id });
+}
+
+/**
+ * After a 200 of Fastify's sent from the answer cache to a GET without If-None-Match, small enough
+ * never to be compressed, that carried the early one's headers in their order.
+ */
+function rememberKept(memo: NotModifiedMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
+  if (reply.statusCode !== 200 || !reply.reused || request.method !== 'GET' || !request.auth) return;
+  if (request.headers['if-none-match'] !== undefined) return;
+  if (!(Number(reply.getHeader('content-length')) < COMPRESS_MIN_BYTES)) return;
+  if (Object.keys(reply.getHeaders()).join('\n') !== KEPT_HEADER_NAMES) return;
+  memo.remember(NotModifiedMemo.id(NotModifiedMemo.request('200', request.method, request.url), request.auth.keyHash), { ...route, entityId: request.auth.entity.id });
 }
 
 /**
@@ -187,16 +249,21 @@ function answerEarly(lane: Lane, request: IncomingMessage, response: ServerRespo
   const { method, url, headers } = request;
   if ((method !== 'GET' && method !== 'HEAD') || url === undefined || !url.startsWith('/v1/')) return undefined;
   const condition = headers['if-none-match'];
-  if (condition === undefined || condition.trim() === '*' || lane.app.isClosing()) return undefined;
+  // A 304 for a tag; else a kept answer, for a GET (a HEAD's answer is Fastify's to shape).
+  const kind: Kind = condition === undefined ? '200' : '304';
+  if ((kind === '304' && condition!.trim() === '*') || (kind === '200' && method !== 'GET') || lane.app.isClosing()) return undefined;
+  const asking = NotModifiedMemo.request(kind, method, url);
+  if (!lane.memo.holdsRequest(asking)) return undefined;
   // A body (which a GET may carry) is for Fastify to read or refuse.
   if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return undefined;
   if (repeatedHeader(request.rawHeaders, SINGLE_HEADERS) !== undefined) return undefined;
   const key = bearerToken(headers.authorization);
   if (key === undefined) return undefined;
   const keyHash = hashKey(key);
-  const remembered = lane.memo.get(NotModifiedMemo.id(keyHash, method, url));
+  const remembered = lane.memo.get(NotModifiedMemo.id(asking, keyHash));
   if (remembered === undefined || !admitted(lane, keyHash, remembered)) return undefined;
-  return notModified(lane, request, response, started, { method, url, condition, keyHash, remembered });
+  const asked = { method, url, keyHash, remembered };
+  return kind === '304' ? notModified(lane, request, response, started, { ...asked, condition: condition! }) : keptAnswer(lane, request, response, started, asked);
 }
 
 /** auth.ts's checks on its cached state, as Fastify's path would make them now (401, 403 paused, 403 scope). */
@@ -208,12 +275,11 @@ function admitted(lane: Lane, keyHash: string, remembered: Remembered) {
 interface Asked {
   method: string;
   url: string;
-  condition: string;
   keyHash: string;
   remembered: Remembered;
 }
 
-async function notModified(lane: Lane, request: IncomingMessage, response: ServerResponse, started: number, asked: Asked): Promise<boolean> {
+async function notModified(lane: Lane, request: IncomingMessage, response: ServerResponse, started: number, asked: Asked & { condition: string }): Promise<boolean> {
   const { app } = lane;
   const { entityId } = asked.remembered;
   const tag = await dataTag(app.entityVersions, entityId, asked.url, '');
@@ -228,17 +294,48 @@ async function notModified(lane: Lane, request: IncomingMessage, response: Serve
   response.writeHead(304, notModifiedAnswerHeaders(id, rateLimit, tag));
   response.end();
 
-  const durationMs = performance.now() - started;
-  app.metrics.observeRequest(asked.method, asked.remembered.route, 304, durationMs / 1000);
+  counted(lane, request, started, asked, id, 304);
   lane.answered.inc();
+  return true;
+}
+
+/**
+ * A kept answer Fastify's path would send from the key check's hook (conditional.ts): the tag of the
+ * current version names an answer the cache holds, small enough never to be compressed. Its unit is
+ * taken as auth.ts takes it — only where the limiter answers at once (in process memory) and the unit
+ * is there to take; a key at its limit, or a shared limiter (Redis), goes to Fastify, whose 429 and
+ * counting stay the only ones.
+ */
+async function keptAnswer(lane: Lane, request: IncomingMessage, response: ServerResponse, started: number, asked: Asked): Promise<boolean> {
+  const { app } = lane;
+  const tag = await dataTag(app.entityVersions, asked.remembered.entityId, asked.url, '');
+  const kept = app.answers.get(tag);
+  if (kept === undefined || kept.body.length >= COMPRESS_MIN_BYTES || kept.link !== undefined) return false;
+  // Checked again after the read: a revocation, a pause or close() may have come meanwhile.
+  const found = admitted(lane, asked.keyHash, asked.remembered);
+  if (found === undefined || app.isClosing() || request.socket.destroyed) return false;
+  const rateLimit = hitUnitAtOnce(app, found);
+  if (rateLimit === undefined) return false;
+  const id = requestId(request);
+  response.writeHead(200, keptEarlyHeaders(id, rateLimit, tag, kept.body.length));
+  response.end(kept.body);
+  counted(lane, request, started, asked, id, 200);
+  lane.keptAnswered.inc();
+  return true;
+}
+
+/** The duration histogram and the request log line, with the labels and fields Fastify's path gives. */
+function counted(lane: Lane, request: IncomingMessage, started: number, asked: Asked, id: string, status: number): void {
+  const { app } = lane;
+  const durationMs = performance.now() - started;
+  app.metrics.observeRequest(asked.method, asked.remembered.route, status, durationMs / 1000);
   if (logsAt(app.log, 'info')) {
     const client = clientAddressOf(lane.namedAddress(request), request.socket.remoteAddress);
     app.log.info({
       reqId: id,
-      ...requestLogFields({ method: asked.method, url: asked.url, status: 304, durationMs, client, entityId }),
+      ...requestLogFields({ method: asked.method, url: asked.url, status, durationMs, client, entityId: asked.remembered.entityId }),
     }, REQUEST_COMPLETED);
   }
-  return true;
 }
 
 export default fp(fastNotModifiedPlugin, { name: 'fast-not-modified', dependencies: ['auth', 'conditional', 'metrics', 'shutdown'] });

@@ -160,6 +160,12 @@ const limiterArguments = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'k
 /** The key's rate-limit state, counting nothing: the headers of an answer that takes no unit (a 304). */
 export const peekUnits = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'key'>) => app.rateLimiter.peek(...limiterArguments(app, found));
 
+/**
+ * Takes the key's unit for an answer sent before the framework, at once: undefined (nothing taken)
+ * when the key has no unit left — its 429 is the full check's — or the limiter is shared (Redis).
+ */
+export const hitUnitAtOnce = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'key'>) => app.rateLimiter.hitWithin?.(...limiterArguments(app, found));
+
 /** The X-RateLimit-* headers of a state, in the order every answer sends them. */
 export const rateLimitHeaderFields = (rateLimit: RateLimitState) => ({
   'x-ratelimit-limit': rateLimit.limit,

@@ -38,9 +38,16 @@ declare module 'fastify' {
 }
 
 const CACHE_CONTROL = 'private, no-cache';
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** What a 304 says besides the key's headers: its tag, and how it may be cached. */
 export const notModifiedHeaders = (tag: string) => ({ etag: tag, 'cache-control': CACHE_CONTROL, vary: 'accept-encoding' });
+
+/**
+ * What a kept answer too small to compress says besides the key's headers, in the order this plugin
+ * sets them (`sendKept`, then `afterHandler`): its type, its tag, how it may be cached.
+ */
+export const keptAnswerHeaders = (tag: string) => ({ 'content-type': JSON_TYPE, etag: tag, 'cache-control': CACHE_CONTROL });
 
 /**
  * Whether a route's tag is made of the entity's data version and the URL alone (no `tagParts`, not an
@@ -160,7 +167,7 @@ async function bytesFor(request: FastifyRequest, reply: FastifyReply, answer: An
 
 async function sendKept(request: FastifyRequest, reply: FastifyReply, kept: Answer): Promise<FastifyReply> {
   reply.reused = true;
-  reply.type('application/json; charset=utf-8');
+  reply.type(JSON_TYPE);
   if (kept.link !== undefined) reply.header('link', kept.link);
   return reply.send(await bytesFor(request, reply, kept));
 }
