@@ -101,7 +101,7 @@ async function inspect(sharp: typeof SharpModule, original: Buffer): Promise<{ w
  * SHA-256 (hex) of bytes already in memory, on libuv's threads: createHash would hold the event loop
  * ~200 ms for 25 MB. (The fetcher hashes as the bytes arrive instead: fetch.ts.)
  */
-export async function sha256(bytes: Buffer): Promise<string> {
+async function sha256(bytes: Buffer): Promise<string> {
   return Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
 }
 

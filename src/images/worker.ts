@@ -5,6 +5,7 @@ import {
 } from '../store/images.js';
 import { deriveImage, ImageRejected } from './derive.js';
 import { FetchFailed, fetchImage, type FetchedImage, type FetchOptions } from './fetch.js';
+import { lowerImageThreadsPriority } from './priority.js';
 import { JobLease, JobLost } from './lease.js';
 import type { ImageStore } from './store/index.js';
 import { sweepImages } from './sweep.js';
@@ -183,6 +184,8 @@ export class ImageWorker {
     }
     let derived;
     try {
+      // The threads that will decode and encode it yield their cores to the event loop (priority.ts).
+      lowerImageThreadsPriority();
       derived = await deriveImage(bytes, hash);
     } catch (error) {
       if (error instanceof ImageRejected) return { hash: null, error: error.message };
