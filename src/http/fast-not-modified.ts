@@ -186,8 +186,9 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
     if (scope === undefined || !taggedByDataAndUrl(config) || !methods.every((method) => method === 'GET' || method === 'HEAD')) return;
     const remembered = { route: route.url, scope };
     // Kept answers are sent early only on routes whose answers are small (by id, the profile): the
-    // others pass the unread-answers check first (slow-readers.ts).
-    const small = !config.largeAnswer;
+    // others pass the unread-answers check first (slow-readers.ts). And only where the unit can be
+    // taken at once (the in-process limiter): with Redis no such pair is remembered, so none is read.
+    const small = !config.largeAnswer && app.rateLimiter.hitWithin !== undefined;
     appendRouteHook(route, 'onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       rememberNotModified(memo, remembered, request, reply);
       if (small) rememberKept(memo, remembered, request, reply);
