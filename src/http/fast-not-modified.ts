@@ -61,22 +61,17 @@ const ENTRY_OVERHEAD_BYTES = 128;
 const entryBytes = (id: string): number => id.length + ENTRY_OVERHEAD_BYTES;
 
 /**
- * The (key hash, method, raw URL) triples a 304 of Fastify's answered lately, bounded by bytes
- * (NOT_MODIFIED_MEMO_KB); the one used least recently goes first. Holds no key, no answer and no tag:
- * each early answer reads the version and checks the key again.
+ * The (kind, method, raw URL, key hash) pairs Fastify answered lately with a 304 or a kept small
+ * answer, bounded by bytes (NOT_MODIFIED_MEMO_KB); the one used least recently goes first. Holds no
+ * key, no answer and no tag: each early answer reads the version and checks the key again.
  */
-export class NotModifiedMemo {
-  private readonly entries = new Map<string, Remembered>();
-  /** How many remembered pairs each (kind, method, URL) has: most requests are turned away by it before their key is hashed. */
+export class EarlyAnswerMemo {
+  private readonly entries = new Map<string, { request: string; remembered: Remembered }>();
+  /** How many remembered pairs each request (kind, method, URL) has: most requests are turned away by it before their key is hashed. */
   private readonly requests = new Map<string, number>();
   private used = 0;
 
   constructor(private readonly maxBytes: number) {}
-
-  /** `request` first, then the key's hash (64 hex digits): the request is the id less its last 65 characters. */
-  static id(request: string, keyHash: string): string {
-    return `${request} ${keyHash}`;
-  }
 
   static request(kind: Kind, method: string, url: string): string {
     return `${kind} ${method} ${url}`;
@@ -87,22 +82,22 @@ export class NotModifiedMemo {
     return this.requests.has(request);
   }
 
-  get(id: string): Remembered | undefined {
-    const remembered = this.entries.get(id);
-    if (remembered !== undefined) {
-      this.entries.delete(id);
-      this.entries.set(id, remembered);
-    }
-    return remembered;
+  get(request: string, keyHash: string): Remembered | undefined {
+    const id = `${request} ${keyHash}`;
+    const entry = this.entries.get(id);
+    if (entry === undefined) return undefined;
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    return entry.remembered;
   }
 
-  remember(id: string, remembered: Remembered): void {
+  remember(request: string, keyHash: string, remembered: Remembered): void {
+    const id = `${request} ${keyHash}`;
     const bytes = entryBytes(id);
     if (bytes > this.maxBytes) return;
     if (this.entries.has(id)) this.forget(id);
-    this.entries.set(id, remembered);
+    this.entries.set(id, { request, remembered });
     this.used += bytes;
-    const request = id.slice(0, -65);
     this.requests.set(request, (this.requests.get(request) ?? 0) + 1);
     for (const oldest of this.entries.keys()) {
       if (this.used <= this.maxBytes) break;
@@ -111,9 +106,9 @@ export class NotModifiedMemo {
   }
 
   private forget(id: string): void {
+    const { request } = this.entries.get(id)!;
     this.entries.delete(id);
     this.used -= entryBytes(id);
-    const request = id.slice(0, -65);
     const pairs = this.requests.get(request)! - 1;
     if (pairs === 0) this.requests.delete(request);
     else this.requests.set(request, pairs);
@@ -126,7 +121,7 @@ export class NotModifiedMemo {
 
 interface Lane {
   app: FastifyInstance;
-  memo: NotModifiedMemo;
+  memo: EarlyAnswerMemo;
   answered: Counter;
   keptAnswered: Counter;
   /** The address Fastify's `request.ip` names for a raw request (TRUST_PROXY decides). */
@@ -158,7 +153,7 @@ function namedAddressFor(trustProxy: FastifyInstance['config']['trustProxy']): L
 async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
   const maxBytes = app.config.notModifiedMemoKb * 1024;
   if (maxBytes === 0) return;
-  const memo = new NotModifiedMemo(maxBytes);
+  const memo = new EarlyAnswerMemo(maxBytes);
   const lane: Lane = {
     app, memo, namedAddress: namedAddressFor(app.config.trustProxy),
     answered: new Counter({
@@ -221,24 +216,24 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
 }
 
 /** After a 304 of Fastify's (a tag that matched, not `If-None-Match: *`) that carried the early 304's headers. */
-function rememberNotModified(memo: NotModifiedMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
+function rememberNotModified(memo: EarlyAnswerMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
   if (reply.statusCode !== 304 || !request.auth) return;
   const condition = request.headers['if-none-match'];
   if (condition === undefined || condition.trim() === '*') return;
   if (Object.keys(reply.getHeaders()).join('\n') !== ANSWER_HEADER_NAMES) return;
-  memo.remember(NotModifiedMemo.id(NotModifiedMemo.request('304', request.method, request.url), request.auth.keyHash), { ...route, entityId: request.auth.entity.id });
+  memo.remember(EarlyAnswerMemo.request('304', request.method, request.url), request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
 }
 
 /**
  * After a 200 of Fastify's sent from the answer cache to a GET without If-None-Match, small enough
  * never to be compressed, that carried the early one's headers in their order.
  */
-function rememberKept(memo: NotModifiedMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
+function rememberKept(memo: EarlyAnswerMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
   if (reply.statusCode !== 200 || !reply.reused || request.method !== 'GET' || !request.auth) return;
   if (request.headers['if-none-match'] !== undefined) return;
   if (!(Number(reply.getHeader('content-length')) < COMPRESS_MIN_BYTES)) return;
   if (Object.keys(reply.getHeaders()).join('\n') !== KEPT_HEADER_NAMES) return;
-  memo.remember(NotModifiedMemo.id(NotModifiedMemo.request('200', request.method, request.url), request.auth.keyHash), { ...route, entityId: request.auth.entity.id });
+  memo.remember(EarlyAnswerMemo.request('200', request.method, request.url), request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
 }
 
 /**
@@ -253,7 +248,7 @@ function answerEarly(lane: Lane, request: IncomingMessage, response: ServerRespo
   // A 304 for a tag; else a kept answer, for a GET (a HEAD's answer is Fastify's to shape).
   const kind: Kind = condition === undefined ? '200' : '304';
   if ((kind === '304' && condition!.trim() === '*') || (kind === '200' && method !== 'GET') || lane.app.isClosing()) return undefined;
-  const asking = NotModifiedMemo.request(kind, method, url);
+  const asking = EarlyAnswerMemo.request(kind, method, url);
   if (!lane.memo.holdsRequest(asking)) return undefined;
   // A body (which a GET may carry) is for Fastify to read or refuse.
   if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return undefined;
@@ -261,7 +256,7 @@ function answerEarly(lane: Lane, request: IncomingMessage, response: ServerRespo
   const key = bearerToken(headers.authorization);
   if (key === undefined) return undefined;
   const keyHash = hashKey(key);
-  const remembered = lane.memo.get(NotModifiedMemo.id(asking, keyHash));
+  const remembered = lane.memo.get(asking, keyHash);
   if (remembered === undefined || !admitted(lane, keyHash, remembered)) return undefined;
   const asked = { method, url, keyHash, remembered };
   return kind === '304' ? notModified(lane, request, response, started, { ...asked, condition: condition! }) : keptAnswer(lane, request, response, started, asked);
