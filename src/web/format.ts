@@ -1,7 +1,11 @@
-const dateFormat = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'long', year: 'numeric' });
-const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+// Made on first use, not when the module loads: a formatter maps ICU's locale data (~6.5 MB of the node
+// binary's pages, counted in RSS), which a server that renders no page never needs (docs/performance.md).
+let dateFormat: Intl.DateTimeFormat | undefined;
+let regionNames: Intl.DisplayNames | undefined;
 
-export const formatDate = (isoDate: string): string => dateFormat.format(new Date(`${isoDate}T00:00:00Z`));
+export const formatDate = (isoDate: string): string =>
+  (dateFormat ??= new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'long', year: 'numeric' }))
+    .format(new Date(`${isoDate}T00:00:00Z`));
 
 export function formatDates(start: string | null, end: string | null): string {
   if (!start) return 'Date to be announced';
@@ -11,7 +15,7 @@ export function formatDates(start: string | null, end: string | null): string {
 export function countryName(code: string | null): string | null {
   if (!code) return null;
   try {
-    return regionNames.of(code) ?? code;
+    return (regionNames ??= new Intl.DisplayNames(['en'], { type: 'region' })).of(code) ?? code;
   } catch {
     return code;
   }
