@@ -1,6 +1,6 @@
 // What the bench scripts share: the service as a child process, the CLI, and filling a database fast.
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,7 +23,14 @@ export function startProcess(command, args, env) {
 }
 
 /** The service as `npm start` runs it: the CLI's launcher passes the V8 flags (docs/deploy.md). */
-export const startService = (env) => startProcess(BIN, ['serve'], env);
+// Tracing the server alone (not the CLI calls whose JSON a bench reads): SERVE_NODE_OPTIONS becomes
+// its NODE_OPTIONS (e.g. "--import /abs/trace.mjs", a module that turns on --trace-gc), and
+// BENCH_SERVER_LOG=FILE keeps what it prints.
+export function startService(env) {
+  const started = startProcess(BIN, ['serve'], process.env.SERVE_NODE_OPTIONS ? { ...env, NODE_OPTIONS: process.env.SERVE_NODE_OPTIONS } : env);
+  if (process.env.BENCH_SERVER_LOG) started.child.stdout.on('data', (chunk) => appendFileSync(process.env.BENCH_SERVER_LOG, chunk));
+  return started;
+}
 
 export function stop(child) {
   return new Promise((resolve) => {
