@@ -22,6 +22,20 @@ describe('public page formatting', () => {
     expect(regions).toHaveBeenCalledTimes(1);
   });
 
+  test('prices: one formatter per currency, made once; a code ICU does not know is written after the number', async () => {
+    const numbers = vi.spyOn(Intl, 'NumberFormat');
+    const { formatPrice } = await import('../src/web/format.js');
+    expect(formatPrice(12500, 'EUR')).toBe('€12,500');
+    expect(formatPrice(900, 'EUR')).toBe('€900');
+    expect(formatPrice(40, 'USD')).toBe('$40');
+    expect(numbers).toHaveBeenCalledTimes(2);
+    expect(formatPrice(1500, 'ZZZZ')).toBe('1,500 ZZZZ');
+    expect(formatPrice(1500, 'ZZZZ')).toBe('1,500 ZZZZ');
+    expect(numbers).toHaveBeenCalledTimes(3);
+    expect(formatPrice(1500, null)).toBe('1,500');
+    expect(formatPrice(null, 'EUR')).toBeNull();
+  });
+
   test('a code ICU cannot name is shown as it was stored', async () => {
     const { countryName } = await import('../src/web/format.js');
     expect(countryName('not a region')).toBe('not a region');

@@ -552,6 +552,21 @@ describe('metadata of the public pages', () => {
     expect(data.event).toEqual([expect.objectContaining({ '@type': 'ExhibitionEvent', name: 'Big Show', startDate: day(10), endDate: day(40) })]);
   });
 
+  test("the profile's JSON-LD cuts each event's description like a meta description; the event's own page keeps it whole", async () => {
+    const g = await gallery('Galerie Long Texts');
+    const description = `${'Farbe, Licht und Raum. '.repeat(400)}Ende.`;
+    const created = await g.api.post('/v1/events', { title: 'Long Show', event_type: 'exhibition', start_date: day(5), description });
+    expect(created.status).toBe(201);
+    const profile = await visit(profileUrl(g.slug));
+    const [node] = jsonLd(profile.body).event;
+    expect(node.name).toBe('Long Show');
+    expect(node.description.length).toBeLessThanOrEqual(200);
+    expect(node.description).toMatch(/^Farbe, Licht und Raum\. .*…$/);
+    expect(profile.body.length).toBeLessThan(description.length);
+    const eventPage = await visit(new URL(node.url).pathname);
+    expect(jsonLd(eventPage.body).description).toBe(description);
+  });
+
   test('an artist is a Person; an event page has Event JSON-LD and its canonical; the 404 page is noindex', async () => {
     const a = await gallery('Solo Artist', 'artist');
     expect(jsonLd((await visit(profileUrl(a.slug))).body)['@type']).toBe('Person');
