@@ -16,7 +16,7 @@ import { all, first, savepoint, type Work } from '../src/db/work.js';
 import type { ArtworksTable } from '../src/db/types.js';
 import type { Db } from '../src/db/types.js';
 import { postArtwork, postArtworkWork } from '../src/store/artworks.js';
-import { writeEach } from '../src/store/batch.js';
+import { itemsPerTransaction, writeEach } from '../src/store/batch.js';
 import type { Actor } from '../src/store/changelog.js';
 import { createEntity } from '../src/store/entities.js';
 import { DIALECT, freshDatabase, type FreshDatabase } from './support/database.js';
@@ -465,13 +465,37 @@ describe('a batch of items (writeEach)', () => {
     expect(await committedTitles(actor.entityId)).toEqual(['Item 0', 'Item 1', 'Item 3', 'Item 4']);
   });
 
-  it('a failure that is not a refusal rolls the whole batch back', async () => {
+  it('a failure that is not a refusal rolls back its transaction and fails the batch; earlier transactions stay written', async () => {
     const actor = await newEntity();
     await expect(writeEach(db, [0, 1, 2], (i) => (function* () {
       yield* all(insertRow, row(actor.entityId, `Doomed ${i}`));
       if (i === 1) yield* all(insertRow, row(actor.entityId, 'Doomed 0'));
     })())).rejects.toSatisfy(isUniqueViolation);
     expect(await committedTitles(actor.entityId)).toEqual([]);
+
+    // A batch of 100 failing at item 50: on SQLite (20 items per transaction, so that no transaction holds
+    // the event loop long) items 0-39 were committed like single POSTs; on PostgreSQL the batch is one.
+    const size = itemsPerTransaction(db);
+    expect(size).toBe(DIALECT === 'postgres' ? 100 : 20);
+    const title = (i: number) => `Item ${String(i).padStart(3, '0')}`;
+    await expect(writeEach(db, Array.from({ length: 100 }, (_, i) => i), (i) => (function* () {
+      yield* all(insertRow, row(actor.entityId, title(i)));
+      if (i === 50) throw new Error('database gone');
+    })())).rejects.toThrow('database gone');
+    const kept = Math.floor(50 / size) * size;
+    expect(await committedTitles(actor.entityId)).toEqual(Array.from({ length: kept }, (_, i) => title(i)));
+  });
+
+  it('a batch larger than a transaction: every item written once, refusals in any transaction, results in order', async () => {
+    const actor = await newEntity();
+    const outcomes = await writeEach(db, Array.from({ length: 100 }, (_, i) => i), (i) => (function* () {
+      const inserted = yield* first(insertRow, row(actor.entityId, `Many ${String(i).padStart(3, '0')}`));
+      if (i % 30 === 7) throw new ApiError('bad_request', `refused ${i}`);
+      return inserted!.title;
+    })());
+    const expected = Array.from({ length: 100 }, (_, i) => (i % 30 === 7 ? `refused ${i}` : `Many ${String(i).padStart(3, '0')}`));
+    expect(outcomes.map((o) => ('value' in o ? o.value : o.error.message))).toEqual(expected);
+    expect(await committedTitles(actor.entityId)).toEqual(expected.filter((t) => t.startsWith('Many')));
   });
 });
 

@@ -6,9 +6,8 @@ import { candidate, Catalog, changedFields, findDuplicates, listShows, type Cand
 import { formatProblem, rowProblems, type Kind, type Row, type RowProblem } from '../import/rows.js';
 import { overPruneLimit, type ImportCounts } from '../import/summary.js';
 import { deleteArtwork, getArtwork, listArtworks, postArtworksWork, postArtworkWork } from '../store/artworks.js';
-import { writeEach } from '../store/batch.js';
+import { itemsPerTransaction, writeEach } from '../store/batch.js';
 import type { Actor } from '../store/changelog.js';
-import { isPostgres } from '../store/sql.js';
 import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/events.js';
 
 /**
@@ -19,13 +18,12 @@ import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/event
  */
 
 /**
- * Rows per slice of work between two yields of the event loop, and per transaction of Apply. On SQLite a
- * transaction runs on the event loop: 100 rows held it for about 80 ms on the shared bench machine, 20
- * keep a slice within the 50 ms budget. PostgreSQL's statements do not run on the event loop, and a
- * transaction costs round trips: the API's batch size (docs/performance.md, bench/console-import.mjs).
+ * Rows per slice of work between two yields of the event loop (reading, matching). Apply writes as many
+ * rows per transaction as the API's batches do (store/batch.ts `itemsPerTransaction`): on SQLite 100
+ * rows held the loop for about 80 ms on the shared bench machine, 20 keep a slice within the 50 ms
+ * budget (docs/performance.md, bench/console-import.mjs).
  */
 const BATCH = 20;
-const writeBatchSize = (db: Db): number => (isPostgres(db) ? 100 : BATCH);
 
 export interface PlannedRow {
   label: string;
@@ -173,7 +171,7 @@ export function startApply(db: Db, actor: Actor, preview: Preview, mirror: Mirro
 
 async function runApply(db: Db, actor: Actor, preview: Preview, deleting: Preview['deletions'], job: ApplyJob): Promise<void> {
   const { kind, send } = preview;
-  const size = writeBatchSize(db);
+  const size = itemsPerTransaction(db);
   for (let at = 0; at < send.length; at += size) {
     const batch = send.slice(at, at + size);
     const outcomes = await writeBatch(db, actor, kind, batch);

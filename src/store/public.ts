@@ -52,10 +52,24 @@ const byDate = (db: Db, entityId: Params<{ entityId: number }>['entityId'], when
 /** How many upcoming and past events a profile page shows. */
 export const PROFILE_EVENTS_SHOWN = 20;
 
+/**
+ * A profile page shows its events' titles, dates and places, and the upcoming ones' descriptions only
+ * as 200-character summaries: descriptions are read cut. Whole, twenty 10 KB descriptions each way were
+ * ~400 KB per page copied from the reader thread and scanned on the event loop (docs/performance.md).
+ * 2,000 characters hold a summary unless nearly all of them are whitespace.
+ */
+const PROFILE_DESCRIPTION_READ = 2_000;
+
+const profileEventColumns = (db: Db, entityId: Params<{ entityId: number }>['entityId'], when: '>=' | '<', day: Params<{ day: string }>['day']) =>
+  byDate(db, entityId, when, day)
+    .select(['id', 'entity_id', 'title', 'slug', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date',
+      'external_url', 'image_url', 'ical_url', 'slug_version', 'last_synced_at', 'created_at', 'updated_at'])
+    .select(sql<string | null>`substr(description, 1, ${sql.lit(PROFILE_DESCRIPTION_READ)})`.as('description'));
+
 const upcomingShown = statementPerPageSize(PROFILE_EVENTS_SHOWN, (db, p: Params<{ entityId: number; day: string }>, limit) =>
-  byDate(db, p.entityId, '>=', p.day).selectAll().orderBy('start_date').orderBy('id').limit(sql.lit(limit)), { cost: 'scan' });
+  profileEventColumns(db, p.entityId, '>=', p.day).orderBy('start_date').orderBy('id').limit(sql.lit(limit)), { cost: 'scan' });
 const pastShown = statementPerPageSize(PROFILE_EVENTS_SHOWN, (db, p: Params<{ entityId: number; day: string }>, limit) =>
-  byDate(db, p.entityId, '<', p.day).selectAll().orderBy('start_date', 'desc').orderBy('id', 'desc').limit(sql.lit(limit)), { cost: 'scan' });
+  profileEventColumns(db, p.entityId, '<', p.day).orderBy('start_date', 'desc').orderBy('id', 'desc').limit(sql.lit(limit)), { cost: 'scan' });
 
 /** A profile's upcoming events (soonest first) and its latest past ones (latest first). */
 export function profileEvents(db: Db, entityId: number, today: string): Promise<{ upcoming: EventRow[]; past: EventRow[] }> {

@@ -1,11 +1,37 @@
-// Made on first use, not when the module loads: a formatter maps ICU's locale data (~6.5 MB of the node
-// binary's pages, counted in RSS), which a server that renders no page never needs (docs/performance.md).
+// ICU's first formatter of each kind costs 7-30 ms on the event loop (45 ms for the three on a slow
+// hour: its locale data is read in from the node binary's pages), more than a whole page. Made lazily,
+// that landed on the first visitor's page, the stall scenario's worst answer (docs/performance.md, the
+// sixth look). So the public routes make them when they are registered, before the server listens
+// (`prepareFormatters`); a process that serves no pages (the CLI's other commands) never maps ICU's data.
 let dateFormat: Intl.DateTimeFormat | undefined;
 let regionNames: Intl.DisplayNames | undefined;
 
-export const formatDate = (isoDate: string): string =>
-  (dateFormat ??= new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'long', year: 'numeric' }))
-    .format(new Date(`${isoDate}T00:00:00Z`));
+const dates = (): Intl.DateTimeFormat =>
+  (dateFormat ??= new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'long', year: 'numeric' }));
+const regions = (): Intl.DisplayNames => (regionNames ??= new Intl.DisplayNames(['en'], { type: 'region' }));
+
+/** Makes the formatters now (see above): dates, region names, and the currency data with one currency. */
+export function prepareFormatters(): void {
+  dates();
+  regions();
+  currencyFormat('EUR');
+}
+
+/**
+ * A page shows up to 80 dates and they repeat across pages: each formatted once (ICU's formatting costs
+ * microseconds, ~5 % of a profile page's first build). Bounded; past it, the memo starts again.
+ */
+const formattedDates = new Map<string, string>();
+
+export function formatDate(isoDate: string): string {
+  let formatted = formattedDates.get(isoDate);
+  if (formatted === undefined) {
+    formatted = dates().format(new Date(`${isoDate}T00:00:00Z`));
+    if (formattedDates.size >= 10_000) formattedDates.clear();
+    formattedDates.set(isoDate, formatted);
+  }
+  return formatted;
+}
 
 export function formatDates(start: string | null, end: string | null): string {
   if (!start) return 'Date to be announced';
@@ -15,7 +41,7 @@ export function formatDates(start: string | null, end: string | null): string {
 export function countryName(code: string | null): string | null {
   if (!code) return null;
   try {
-    return (regionNames ??= new Intl.DisplayNames(['en'], { type: 'region' })).of(code) ?? code;
+    return regions().of(code) ?? code;
   } catch {
     return code;
   }

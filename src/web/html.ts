@@ -49,13 +49,29 @@ export interface PageMeta {
 
 const SITE_NAME = 'Art Catalog';
 
-/** Meta descriptions: one paragraph, at most 200 characters, cut at a word. */
+/**
+ * Meta descriptions: one paragraph, at most `max` characters, cut at a word. Only as much of the text as
+ * the cut needs is flattened (a window that doubles until it holds more than `max` characters once
+ * flattened), so a 10 KB description costs what a short one does: flattening whole descriptions was
+ * the largest part of a profile page's first build (docs/performance.md, the stall scenario). A window's
+ * flattened text is the start of the whole text's, so the cut is the same.
+ */
 export function summary(text: string | null | undefined, max = 200): string | undefined {
-  const flat = text?.replace(/\s+/g, ' ').trim();
-  if (!flat) return undefined;
-  if (flat.length <= max) return flat;
-  const cut = flat.slice(0, max - 1);
-  return `${cut.slice(0, cut.lastIndexOf(' ') > max / 2 ? cut.lastIndexOf(' ') : cut.length)}…`;
+  if (!text) return undefined;
+  for (let window = 2 * max; ; window *= 2) {
+    const whole = window >= text.length;
+    const flat = (whole ? text : text.slice(0, window)).replace(/\s+/g, ' ').trim();
+    if (flat.length <= max) {
+      if (whole) return flat || undefined;
+      continue;
+    }
+    let cut = flat.slice(0, max - 1);
+    const space = cut.lastIndexOf(' ');
+    if (space > max / 2) cut = cut.slice(0, space);
+    // Never half of a surrogate pair (an emoji at the cut).
+    else if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+    return `${cut}…`;
+  }
 }
 
 /**

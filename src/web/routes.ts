@@ -12,6 +12,7 @@ import { todayUtc } from '../clock.js';
 import { presentImage } from '../images/present.js';
 import { imageState, imageStates } from '../store/images.js';
 import { FAVICON_SVG, SITE_CSS } from './assets.js';
+import { prepareFormatters } from './format.js';
 import { PageCache, type Built } from './cache.js';
 import { calendarFeed, cutDescription } from './ical.js';
 import { artworkPage, eventPage, homePage, notFoundPage, profilePage } from './pages.js';
@@ -193,8 +194,12 @@ async function routes(app: FastifyInstance): Promise<void> {
       ({ entity }, event) => calendarFeed({ entity, baseUrl: baseUrl() }, [event])));
 }
 
-/** The public routes, and their cache on the app (one per process, PUBLIC_CACHE_MB). */
+/**
+ * The public routes, and their cache on the app (one per process, PUBLIC_CACHE_MB). The pages'
+ * formatters are made here, before the server listens: made by the first page, they held the loop.
+ */
 export const webRoutes = fp(async (app: FastifyInstance) => {
+  prepareFormatters();
   app.decorate('publicCache', new PageCache(app.config.publicCacheMb * 1024 * 1024));
   await app.register(routes);
 }, { name: 'web-routes' });
