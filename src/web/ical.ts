@@ -11,7 +11,6 @@ import { eventPath, formatPlace, profilePath } from './format.js';
 /** The fields of an event a feed shows. */
 export type FeedEvent = Pick<EventRow, 'id' | 'slug' | 'title' | 'description' | 'location_city' | 'location_country' | 'start_date' | 'end_date' | 'updated_at'>;
 
-const CRLF = '\r\n';
 const FOLD = Buffer.from('\r\n ');
 /** RFC 5545 §3.1: lines longer than 75 octets (without the CRLF) are folded. */
 const LINE_OCTETS = 75;
@@ -28,24 +27,55 @@ export function escapeText(value: string): string {
 }
 
 /**
- * One content line, folded at 75 octets: a cut never falls inside a UTF-8 sequence (continuation
- * bytes are 10xxxxxx), and each continuation line starts with a space that counts in its 75.
+ * Writes content lines into one growing Buffer, each folded at 75 octets as it is copied in: a cut
+ * never falls inside a UTF-8 sequence (continuation bytes are 10xxxxxx), and each continuation line
+ * starts with a space that counts in its 75. One Buffer per feed, not one per line, per event and per
+ * feed: rebuilding a feed of 1,000 events after every write allocated ~4 times its 2.4 MB each time,
+ * and the mark-compacts that followed were the stall scenario's worst answers (docs/performance.md).
  */
-export function foldLine(line: string): Buffer {
-  const bytes = Buffer.from(line, 'utf8');
-  if (bytes.length <= LINE_OCTETS) return Buffer.concat([bytes, FOLD.subarray(0, 2)]);
-  const parts: Buffer[] = [];
-  let start = 0;
-  let room = LINE_OCTETS;
-  while (bytes.length - start > room) {
-    let end = start + room;
-    while ((bytes[end]! & 0xc0) === 0x80) end--;
-    parts.push(bytes.subarray(start, end), FOLD);
-    start = end;
-    room = LINE_OCTETS - 1;
+class LineWriter {
+  private out: Buffer;
+  private length = 0;
+  /** A line's UTF-8 bytes before folding; at most 3 bytes per UTF-16 unit. */
+  private scratch = Buffer.allocUnsafe(1024);
+
+  constructor(sizeHint: number) {
+    this.out = Buffer.allocUnsafe(Math.max(1024, sizeHint));
   }
-  parts.push(bytes.subarray(start), FOLD.subarray(0, 2));
-  return Buffer.concat(parts);
+
+  line(text: string): void {
+    if (this.scratch.length < text.length * 3) this.scratch = Buffer.allocUnsafe(text.length * 3);
+    const bytes = this.scratch;
+    const size = bytes.write(text, 0, 'utf8');
+    // Room for the line, a fold (3 bytes) per 74 octets and the CRLF.
+    this.reserve(size + 3 * Math.ceil(size / (LINE_OCTETS - 1)) + 2);
+    let start = 0;
+    let room = LINE_OCTETS;
+    while (size - start > room) {
+      let end = start + room;
+      while ((bytes[end]! & 0xc0) === 0x80) end--;
+      this.length += bytes.copy(this.out, this.length, start, end);
+      this.length += FOLD.copy(this.out, this.length);
+      start = end;
+      room = LINE_OCTETS - 1;
+    }
+    this.length += bytes.copy(this.out, this.length, start, size);
+    this.out[this.length++] = 0x0d;
+    this.out[this.length++] = 0x0a;
+  }
+
+  /** The bytes written; copied to their own Buffer when the slack is large (a cache counts what it keeps by its length). */
+  finish(): Buffer {
+    const written = this.out.subarray(0, this.length);
+    return this.out.length - this.length > this.length / 8 ? Buffer.from(written) : written;
+  }
+
+  private reserve(bytes: number): void {
+    if (this.length + bytes <= this.out.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(Math.ceil(this.out.length * 1.5), this.length + bytes));
+    this.out.copy(grown, 0, 0, this.length);
+    this.out = grown;
+  }
 }
 
 const compactDate = (isoDate: string) => isoDate.replaceAll('-', '');
@@ -58,36 +88,35 @@ export interface FeedContext {
   baseUrl: string;
 }
 
-export function feedHeader({ entity, baseUrl }: FeedContext): Buffer {
-  return Buffer.concat([
+function writeHeader(out: LineWriter, { entity, baseUrl }: FeedContext): void {
+  for (const line of [
     'BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Art Catalog//Events feed//EN', 'CALSCALE:GREGORIAN', 'METHOD:PUBLISH',
     `NAME:${escapeText(`${entity.name} · events`)}`, `X-WR-CALNAME:${escapeText(`${entity.name} · events`)}`,
     `URL:${baseUrl}${profilePath(entity.slug)}`,
-  ].map(foldLine));
+  ]) out.line(line);
 }
-
-export const FEED_FOOTER = Buffer.from(`END:VCALENDAR${CRLF}`);
 
 /**
  * One dated event as an all-day VEVENT (DTEND exclusive). Every value comes from stored data, DTSTAMP
  * included, so the same catalog always yields the same bytes.
  */
-export function feedEvent({ entity, baseUrl }: FeedContext, event: FeedEvent & { start_date: string }): Buffer {
-  const host = new URL(baseUrl).hostname || 'art-catalog';
+function writeEvent(out: LineWriter, { entity, baseUrl }: FeedContext, host: string, event: FeedEvent & { start_date: string }): void {
   const place = formatPlace(event.location_city, event.location_country);
-  const lines = [
-    'BEGIN:VEVENT',
-    `UID:event-${event.id}@${host}`,
-    `DTSTAMP:${utcStamp(event.updated_at)}`,
-    `DTSTART;VALUE=DATE:${compactDate(event.start_date)}`,
-    `DTEND;VALUE=DATE:${compactDate(nextDay(event.end_date ?? event.start_date))}`,
-    `SUMMARY:${escapeText(event.title)}`,
-  ];
-  if (event.description) lines.push(`DESCRIPTION:${escapeText(event.description)}`);
-  if (place) lines.push(`LOCATION:${escapeText(place)}`);
-  lines.push(`URL:${baseUrl}${eventPath(entity.slug, event.slug)}`, 'END:VEVENT');
-  return Buffer.concat(lines.map(foldLine));
+  out.line('BEGIN:VEVENT');
+  out.line(`UID:event-${event.id}@${host}`);
+  out.line(`DTSTAMP:${utcStamp(event.updated_at)}`);
+  out.line(`DTSTART;VALUE=DATE:${compactDate(event.start_date)}`);
+  out.line(`DTEND;VALUE=DATE:${compactDate(nextDay(event.end_date ?? event.start_date))}`);
+  out.line(`SUMMARY:${escapeText(event.title)}`);
+  if (event.description) out.line(`DESCRIPTION:${escapeText(event.description)}`);
+  if (place) out.line(`LOCATION:${escapeText(place)}`);
+  out.line(`URL:${baseUrl}${eventPath(entity.slug, event.slug)}`);
+  out.line('END:VEVENT');
 }
+
+/** About what a feed of these events takes, so that its Buffer rarely grows: text plus ~350 bytes of lines an event. */
+const sizeHint = (events: readonly FeedEvent[]): number =>
+  events.reduce((sum, e) => sum + 400 + 1.1 * (e.title.length + (e.description?.length ?? 0)), 400);
 
 /** Writing gives the event loop back after this long, so a cold feed never holds other requests. */
 const SLICE_MS = 4;
@@ -98,17 +127,19 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * the event loop given back between them (decisions §9: no request blocks others for long).
  */
 export async function calendarFeed(context: FeedContext, events: FeedEvent[]): Promise<Buffer> {
-  const parts = [feedHeader(context)];
+  const out = new LineWriter(sizeHint(events));
+  const host = new URL(context.baseUrl).hostname || 'art-catalog';
+  writeHeader(out, context);
   let sliceStart = performance.now();
   for (const event of events) {
-    if (event.start_date !== null) parts.push(feedEvent(context, { ...event, start_date: event.start_date }));
+    if (event.start_date !== null) writeEvent(out, context, host, { ...event, start_date: event.start_date });
     if (performance.now() - sliceStart > SLICE_MS) {
       await nextTurn();
       sliceStart = performance.now();
     }
   }
-  parts.push(FEED_FOOTER);
-  return Buffer.concat(parts);
+  out.line('END:VCALENDAR');
+  return out.finish();
 }
 
 /** Longest description a feed carries (decisions §9), in characters, the ellipsis included. */
