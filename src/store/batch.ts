@@ -32,7 +32,6 @@ export async function writeEach<I, R>(
   writeMany?: (items: readonly I[]) => Work<R[]>,
 ): Promise<ItemOutcome<R>[]> {
   const size = itemsPerTransaction(db);
-  if (items.length <= size) return writeTogether(db, items, write, writeMany);
   const outcomes: ItemOutcome<R>[] = [];
   for (let at = 0; at < items.length; at += size) outcomes.push(...await writeTogether(db, items.slice(at, at + size), write, writeMany));
   return outcomes;

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { read } from '../db/run.js';
 import { statement, statementPerPageSize, type Params } from '../db/statement.js';
-import type { ArtworkRow, Db, EntityRow, EventRow } from '../db/types.js';
+import type { ArtworkRow, Db, EntityRow, EventRow, EventsTable } from '../db/types.js';
+import { tableColumns } from '../db/columns.js';
 import { all, first } from '../db/work.js';
 
 /**
@@ -60,10 +61,13 @@ export const PROFILE_EVENTS_SHOWN = 20;
  */
 const PROFILE_DESCRIPTION_READ = 2_000;
 
+const PROFILE_EVENT_COLUMNS = tableColumns<EventsTable>()(['id', 'entity_id', 'title', 'slug', 'event_type', 'location_city',
+  'location_country', 'start_date', 'end_date', 'external_url', 'image_url', 'ical_url', 'slug_version', 'last_synced_at',
+  'created_at', 'updated_at'], ['description']);
+
 const profileEventColumns = (db: Db, entityId: Params<{ entityId: number }>['entityId'], when: '>=' | '<', day: Params<{ day: string }>['day']) =>
   byDate(db, entityId, when, day)
-    .select(['id', 'entity_id', 'title', 'slug', 'event_type', 'location_city', 'location_country', 'start_date', 'end_date',
-      'external_url', 'image_url', 'ical_url', 'slug_version', 'last_synced_at', 'created_at', 'updated_at'])
+    .select(PROFILE_EVENT_COLUMNS)
     .select(sql<string | null>`substr(description, 1, ${sql.lit(PROFILE_DESCRIPTION_READ)})`.as('description'));
 
 const upcomingShown = statementPerPageSize(PROFILE_EVENTS_SHOWN, (db, p: Params<{ entityId: number; day: string }>, limit) =>

@@ -100,13 +100,13 @@ function writeHeader(out: LineWriter, { entity, baseUrl }: FeedContext): void {
  * One dated event as an all-day VEVENT (DTEND exclusive). Every value comes from stored data, DTSTAMP
  * included, so the same catalog always yields the same bytes.
  */
-function writeEvent(out: LineWriter, { entity, baseUrl }: FeedContext, host: string, event: FeedEvent & { start_date: string }): void {
+function writeEvent(out: LineWriter, { entity, baseUrl }: FeedContext, host: string, event: FeedEvent, start: string): void {
   const place = formatPlace(event.location_city, event.location_country);
   out.line('BEGIN:VEVENT');
   out.line(`UID:event-${event.id}@${host}`);
   out.line(`DTSTAMP:${utcStamp(event.updated_at)}`);
-  out.line(`DTSTART;VALUE=DATE:${compactDate(event.start_date)}`);
-  out.line(`DTEND;VALUE=DATE:${compactDate(nextDay(event.end_date ?? event.start_date))}`);
+  out.line(`DTSTART;VALUE=DATE:${compactDate(start)}`);
+  out.line(`DTEND;VALUE=DATE:${compactDate(nextDay(event.end_date ?? start))}`);
   out.line(`SUMMARY:${escapeText(event.title)}`);
   if (event.description) out.line(`DESCRIPTION:${escapeText(event.description)}`);
   if (place) out.line(`LOCATION:${escapeText(place)}`);
@@ -132,7 +132,7 @@ export async function calendarFeed(context: FeedContext, events: FeedEvent[]): P
   writeHeader(out, context);
   let sliceStart = performance.now();
   for (const event of events) {
-    if (event.start_date !== null) writeEvent(out, context, host, { ...event, start_date: event.start_date });
+    if (event.start_date !== null) writeEvent(out, context, host, event, event.start_date);
     if (performance.now() - sliceStart > SLICE_MS) {
       await nextTurn();
       sliceStart = performance.now();
