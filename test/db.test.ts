@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
@@ -563,6 +564,39 @@ describe('scans run off the event loop (SQLite reader thread)', () => {
     }
     expect(statSync(file).size).toBeGreaterThan(sizeBefore + 500_000);
   });
+
+  it.runIf(DIALECT === 'sqlite')('closing while the reader thread starts or scans never aborts the process (300 closes at random moments)', async () => {
+    // A child process: an abort inside better-sqlite3 (worker.terminate() while the thread loads the
+    // addon, WiseLibs/better-sqlite3#1507) kills the whole process, as it killed a test worker in CI.
+    // Closing within the thread's first ~80 ms hit it within 300 closes in every run of the old code.
+    const file = database.url.slice('sqlite:'.length);
+    const script = `
+      const { SqliteReader } = await import(${JSON.stringify(new URL('../dist/db/sqlite/reader.js', import.meta.url).href)});
+      const outcomes = {};
+      for (let i = 0; i < 300; i++) {
+        const reader = new SqliteReader(${JSON.stringify(file)});
+        const scan = reader.run('select count(*) from artworks', []).then(() => 'read', (error) => error.message);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 80));
+        await reader.close();
+        outcomes[await scan] = (outcomes[await scan] ?? 0) + 1;
+      }
+      await new SqliteReader(${JSON.stringify(file)}).close();
+      const closed = new SqliteReader(${JSON.stringify(file)});
+      await closed.close();
+      console.log(JSON.stringify({ outcomes, afterClose: await closed.run('select 1', []).then(() => 'ran', (error) => error.code) }));`;
+    // A file, not `-e`: a thread inherits the process's flags, and `--input-type` is refused in one.
+    const scriptFile = join(mkdtempSync(join(tmpdir(), 'reader-close-')), 'close.mjs');
+    writeFileSync(scriptFile, script);
+    const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve) => {
+      execFile(process.execPath, [scriptFile], (error, out, err) =>
+        resolve({ stdout: out, stderr: err, code: error ? (error.code as number | null) ?? null : 0 }));
+    });
+    rmSync(dirname(scriptFile), { recursive: true, force: true });
+    expect(stderr).not.toContain('FATAL ERROR');
+    expect(code).toBe(0);
+    // Every scan sent before the close was answered: the thread ends after the work it was given.
+    expect(JSON.parse(stdout)).toEqual({ outcomes: { read: 300 }, afterClose: 'service_unavailable' });
+  }, 120_000);
 
   it('a scan whose inline predicate holds runs on the event loop and gives the same rows', async () => {
     const actor = await newEntity();

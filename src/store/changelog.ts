@@ -3,7 +3,7 @@ import type { FieldChanges } from '../domain/diff.js';
 import { sql, type Insertable, type SelectQueryBuilder } from 'kysely';
 import { columns } from '../db/columns.js';
 import { read, readBulk } from '../db/run.js';
-import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
+import { statement, statementPerPageSize, type Cost, type Param, type Params } from '../db/statement.js';
 import type { ChangelogRow, ChangelogTable, Database, Db } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
 import { applyStats, statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
@@ -99,7 +99,8 @@ export interface ChangelogQuery extends PageRequest {
  */
 const CHANGES_CHUNK = 8;
 
-interface ChangesParams { ownerId: number; since: string; after: number; offset: number }
+/** `horizon`: the read's first id not final yet (PostgreSQL, `horizonNow`); SQLite's ids are all final. */
+interface ChangesParams { ownerId: number; since: string; after: number; offset: number; horizon: number }
 
 /**
  * The ids of a page of the owner's entries, or of those after `since`, in id order; at most
@@ -110,7 +111,7 @@ interface ChangesParams { ownerId: number; since: string; after: number; offset:
  * created_at) and sorts the window's ids, so its cost is the window's, like the count of its total.
  */
 function pageIds(db: Db, p: Params<ChangesParams>, shape: 'after' | 'page', since: boolean, limit: number) {
-  let ids = final(db, db.selectFrom('changelog').select('id').where('owner_id', '=', p.ownerId));
+  let ids = final(db, p.horizon, db.selectFrom('changelog').select('id').where('owner_id', '=', p.ownerId));
   if (shape === 'after') {
     if (since) ids = ids.where(unindexed(db, 'created_at'), '>', p.since);
     return ids.where('id', '>', p.after).orderBy('id').limit(sql.lit(limit));
@@ -159,17 +160,18 @@ const changesThroughSince = changesThrough(true);
  * full, as a scan.
  */
 const SINCE_COUNT_INLINE_MAX = 2_000;
-const windowOf = (db: Db, p: Params<{ ownerId: number; since: string }>) =>
-  final(db, db.selectFrom('changelog').select('id').where('owner_id', '=', p.ownerId).where('created_at', '>', p.since));
-const changesSinceCountUpTo = statement((db, p: Params<{ ownerId: number; since: string }>) => db.selectFrom(
+type WindowParams = { ownerId: number; since: string; horizon: number };
+const windowOf = (db: Db, p: Params<WindowParams>) =>
+  final(db, p.horizon, db.selectFrom('changelog').select('id').where('owner_id', '=', p.ownerId).where('created_at', '>', p.since));
+const changesSinceCountUpTo = statement((db, p: Params<WindowParams>) => db.selectFrom(
   windowOf(db, p).limit(sql.lit(SINCE_COUNT_INLINE_MAX + 1)).as('w')).select((eb) => eb.fn.countAll<number>().as('n')));
-const changesSinceCount = statement((db, p: Params<{ ownerId: number; since: string }>) => db.selectFrom(windowOf(db, p).as('w'))
+const changesSinceCount = statement((db, p: Params<WindowParams>) => db.selectFrom(windowOf(db, p).as('w'))
   .select((eb) => eb.fn.countAll<number>().as('n')), { cost: 'scan' });
 
-function* sinceTotal(ownerId: number, since: string): Work<number, Cost> {
-  const bounded = Number((yield* first(changesSinceCountUpTo, { ownerId, since }))?.n ?? 0);
+function* sinceTotal(window: WindowParams): Work<number, Cost> {
+  const bounded = Number((yield* first(changesSinceCountUpTo, window))?.n ?? 0);
   if (bounded <= SINCE_COUNT_INLINE_MAX) return bounded;
-  return Number((yield* first(changesSinceCount, { ownerId, since }))?.n ?? 0);
+  return Number((yield* first(changesSinceCount, window))?.n ?? 0);
 }
 
 /**
@@ -177,18 +179,27 @@ function* sinceTotal(ownerId: number, since: string): Work<number, Cost> {
  * transaction still running may yet commit entries with ids above the horizon, never below it, so a
  * poller that has read up to an id never misses an entry below it. SQLite has one writer at a time:
  * its ids are final when committed.
+ *
+ * A read takes the horizon once, in a statement of its own, and every statement after it uses that
+ * value: the horizon only moves up, so entries below it stay final and visible to later statements,
+ * and the page and its check for entries still becoming final (`pendingAfter`) agree on what was
+ * final. With a horizon per statement, an entry that became final between the page's statement and
+ * the check's was neither listed nor pending: a writer polling right after its write missed it.
  */
-// A subquery, so the horizon is computed once per statement, not per row the statement reads.
-const horizon = sql<number>`(select changelog_horizon())`;
+const horizonNow = statement((db) => rawQuery<{ horizon: string | number }>(db, sql`select changelog_horizon() as horizon`));
 
-function final<O>(db: Db, query: SelectQueryBuilder<Database, 'changelog', O>): SelectQueryBuilder<Database, 'changelog', O> {
+function* readHorizon(db: Db): Work<number, Cost> {
+  return isPostgres(db) ? Number((yield* first(horizonNow, {}))!.horizon) : 0;
+}
+
+function final<O>(db: Db, horizon: Param<number>, query: SelectQueryBuilder<Database, 'changelog', O>): SelectQueryBuilder<Database, 'changelog', O> {
   return isPostgres(db) ? query.where('id', '<', horizon) : query;
 }
 
-/** Committed entries not final yet: transactions that began before theirs are still running. */
-const pendingAfter = statement((db, p: Params<{ ownerId: number; after: number }>) => db.selectNoFrom((eb) => eb.exists(
+/** Committed entries the read's horizon left out: transactions that began before theirs were still running. */
+const pendingAfter = statement((db, p: Params<{ ownerId: number; after: number; horizon: number }>) => db.selectNoFrom((eb) => eb.exists(
   db.selectFrom('changelog').select('id').where('owner_id', '=', p.ownerId).where('id', '>', p.after)
-    .where('id', '>=', horizon)).as('pending')));
+    .where('id', '>=', p.horizon)).as('pending')));
 
 /**
  * How long a changelog read waits for the entries it can see to become final (read-your-writes: a
@@ -222,24 +233,27 @@ type PageWork = Work<ChangesPage & { pending: boolean }, Cost>;
  * entries themselves are then read a chunk at a time as the answer is written.
  */
 function* cursorPage(db: Db, ownerId: number, { after = 0, limit, since, maxBytes = Infinity }: ChangelogQuery): PageWork {
-  const sizes = yield* all((since === undefined ? sizesAfterAlone : sizesAfterSince)(limit + 1), { ownerId, since: since ?? '', after, offset: 0 });
+  const horizon = yield* readHorizon(db);
+  const sizes = yield* all((since === undefined ? sizesAfterAlone : sizesAfterSince)(limit + 1),
+    { ownerId, since: since ?? '', after, offset: 0, horizon });
   let kept = 0;
   for (let bytes = 0; kept < Math.min(limit, sizes.length); kept += 1) {
     bytes += Number(sizes[kept]!.bytes) + ENTRY_OVERHEAD_BYTES;
     if (kept > 0 && bytes > maxBytes) break;
   }
   const lastId = kept === 0 ? undefined : sizes[kept - 1]!.id;
-  return yield* finish(db, ownerId, since, lastId, sizes.length > kept, after, entriesThrough(db, ownerId, since, after, lastId));
+  return yield* finish(db, { ownerId, since, horizon }, lastId, sizes.length > kept, after, entriesThrough(db, ownerId, since, after, lastId));
 }
 
 /** A numbered page: its ids first (at most `limit` + 1 integers), never cut by bytes (its successor is an offset). */
 function* numberedPage(db: Db, ownerId: number, { page = 1, limit, since }: ChangelogQuery): PageWork {
+  const horizon = yield* readHorizon(db);
   const ids = yield* all((since === undefined ? idsByPageAlone : idsByPageSince)(limit + 1),
-    { ownerId, since: since ?? '', after: 0, offset: pageOffset(page, limit) });
+    { ownerId, since: since ?? '', after: 0, offset: pageOffset(page, limit), horizon });
   const hasMore = ids.length > limit;
   const lastId = ids.at(Math.min(limit, ids.length) - 1)?.id;
   const before = ids.length === 0 ? 0 : Number(ids[0]!.id) - 1;
-  return yield* finish(db, ownerId, since, lastId, hasMore, 0, entriesThrough(db, ownerId, since, before, lastId));
+  return yield* finish(db, { ownerId, since, horizon }, lastId, hasMore, 0, entriesThrough(db, ownerId, since, before, lastId));
 }
 
 /**
@@ -261,12 +275,12 @@ function entriesThrough(db: Db, ownerId: number, since: string | undefined, afte
 }
 
 /** What every page adds: its total, and whether entries it could see are still becoming final. */
-function* finish(db: Db, ownerId: number, since: string | undefined, last: number | undefined, hasMore: boolean, after: number,
-  chunks: () => AsyncGenerator<ChangelogRow[]>): PageWork {
+function* finish(db: Db, { ownerId, since, horizon }: { ownerId: number; since: string | undefined; horizon: number },
+  last: number | undefined, hasMore: boolean, after: number, chunks: () => AsyncGenerator<ChangelogRow[]>): PageWork {
   const nextAfter = last === undefined ? null : Number(last);
   // A full page is followed by another poll anyway; only the tail waits for entries to become final.
-  const pending = isPostgres(db) && !hasMore && Boolean((yield* first(pendingAfter, { ownerId, after: nextAfter ?? after }))?.pending);
-  const total = since === undefined ? (yield* statsOf(ownerId)).changelog : yield* sinceTotal(ownerId, since);
+  const pending = isPostgres(db) && !hasMore && Boolean((yield* first(pendingAfter, { ownerId, after: nextAfter ?? after, horizon }))?.pending);
+  const total = since === undefined ? (yield* statsOf(ownerId)).changelog : yield* sinceTotal({ ownerId, since, horizon });
   return { total, hasMore, nextAfter, pending, chunks };
 }
 

@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
-type Request = { id: number; sql: string; parameters: unknown[] } | { id: number; checkpoint: true };
+type Request = { id: number; sql: string; parameters: unknown[] } | { id: number; checkpoint: true } | { close: true };
 
 const { path, busyTimeoutMs } = workerData as { path: string; busyTimeoutMs: number };
 const db = new Database(path, { readonly: true, fileMustExist: true });
@@ -37,6 +37,13 @@ function checkpoint(): unknown[][] {
 }
 
 parentPort!.on('message', (request: Request) => {
+  if ('close' in request) {
+    // The thread ends on its own once its port is closed: nothing native is under way when it stops.
+    checkpointer?.close();
+    db.close();
+    parentPort!.close();
+    return;
+  }
   const { id } = request;
   try {
     if ('checkpoint' in request) {

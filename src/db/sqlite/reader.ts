@@ -8,6 +8,8 @@ import { rowBuilder, type RowBuilder } from './prepared.js';
 const MAX_PENDING = 256;
 /** The reader's own wait for a lock another process holds, blocking only the reader thread. */
 const READER_BUSY_TIMEOUT_MS = 250;
+/** How long closing waits for the thread to finish its scans and close its connections before stopping it. */
+const CLOSE_GRACE_MS = 10_000;
 
 type Answer = { id: number; columns: string[]; rows: unknown[][] } | { id: number; error: { message: string; code?: string } };
 
@@ -32,7 +34,8 @@ export class SqliteReader {
   constructor(private readonly path: string) {}
 
   run(sql: string, parameters: readonly unknown[]): Promise<unknown[]> {
-    if (this.pending.size >= MAX_PENDING) return Promise.reject(databaseUnavailable());
+    // Closed: no new thread for a database being closed.
+    if (this.closed || this.pending.size >= MAX_PENDING) return Promise.reject(databaseUnavailable());
     return this.send({ sql, parameters });
   }
 
@@ -54,11 +57,24 @@ export class SqliteReader {
     });
   }
 
+  /**
+   * Asks the thread to close its connections and end, after the scans already sent. Not
+   * `worker.terminate()` at once: stopping a thread inside better-sqlite3's native code (loading the
+   * addon, or a statement under way) aborts the whole process (WiseLibs/better-sqlite3#1507; seen here
+   * when a server closed right after its first scan started the thread). Stopped all the same if it
+   * has not ended after CLOSE_GRACE_MS (a scan that never ends).
+   */
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker;
     this.worker = null;
-    if (worker) await worker.terminate();
+    if (!worker) return;
+    const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.postMessage({ close: true });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), CLOSE_GRACE_MS); });
+    if (await Promise.race([ended.then(() => false), late])) await worker.terminate();
+    clearTimeout(timer);
   }
 
   private start(): Worker {
