@@ -80,6 +80,48 @@ describe('an answer of 1 KiB or more', () => {
   });
 });
 
+describe('public answers', () => {
+  test('a feed of many events is sent in each coding with its length, from a copy kept per version: the same bytes every time, decoding to the plain feed', async () => {
+    const api = client(t, g.key);
+    const items = Array.from({ length: 40 }, (_, i) => ({
+      title: `Open studio ${i}`, start_date: `2031-0${1 + (i % 9)}-1${i % 10}`, description: `Evening ${i}: ${'drawings and gouaches, '.repeat(40)}`,
+    }));
+    expect((await api.post('/v1/events/batch', { items })).status).toBe(200);
+    const feed = `/profiles/${g.slug}/events.ics`;
+    const plain = await get(feed);
+    expect(plain.status).toBe(200);
+    expect(plain.bytes.length).toBeGreaterThan(30_000);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toMatch(/accept-encoding/i);
+    for (const coding of ['gzip', 'br']) {
+      const sent: Buffer[] = [];
+      for (let i = 0; i < 3; i++) {
+        const packed = await get(feed, { 'accept-encoding': coding });
+        expect(packed.headers['content-encoding']).toBe(coding);
+        expect(packed.headers.vary).toMatch(/accept-encoding/i);
+        expect(packed.headers.etag).toBe(plain.headers.etag);
+        // A kept copy has a known length; a stream compressed on the way out is sent chunked.
+        expect(Number(packed.headers['content-length'])).toBe(packed.bytes.length);
+        expect(decode(packed).equals(plain.bytes)).toBe(true);
+        sent.push(packed.bytes);
+      }
+      expect(sent[1]!.equals(sent[0]!) && sent[2]!.equals(sent[0]!)).toBe(true);
+    }
+    // A write makes a new version: a new feed, compressed anew.
+    expect((await api.post('/v1/events', { title: 'Late addition', start_date: '2031-12-01' })).status).toBe(201);
+    const after = await get(feed, { 'accept-encoding': 'gzip' });
+    expect(after.headers.etag).not.toBe(plain.headers.etag);
+    expect(decode(after).toString()).toContain('SUMMARY:Late addition');
+  });
+
+  test('a small public answer is sent as it is', async () => {
+    const raw = await get('/robots.txt', { 'accept-encoding': 'gzip, br' });
+    expect(raw.status).toBe(200);
+    expect(raw.bytes.length).toBeLessThan(1024);
+    expect(raw.headers['content-encoding']).toBeUndefined();
+  });
+});
+
 describe('what is sent as it is', () => {
   test('an answer under 1 KiB', async () => {
     const raw = await get('/v1/sync/status', { 'accept-encoding': 'gzip, br' });

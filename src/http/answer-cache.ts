@@ -1,4 +1,5 @@
 import { brotliCompress, constants, gzip } from 'node:zlib';
+import negotiate from '@fastify/accept-negotiator';
 import { LRUCache } from 'lru-cache';
 
 /** The content codings the service sends (decisions §3), best first. */
@@ -7,6 +8,15 @@ export type Encoding = (typeof ENCODINGS)[number];
 
 /** Answers smaller than this are sent as they are (decisions §3). */
 export const COMPRESS_MIN_BYTES = 1024;
+
+/** The media types worth compressing: text, JSON and XML; images and other binary formats are compressed already. */
+export const COMPRESSIBLE_TYPE = /^text\/|^application\/(?:[\w.+-]+\+)?(?:json|xml)(?:;|$)/;
+
+/** The coding a client's Accept-Encoding takes for an answer this large, or undefined for the plain bytes. */
+export function acceptedEncoding(acceptEncoding: string | undefined, bytes: number): Encoding | undefined {
+  if (!acceptEncoding || bytes < COMPRESS_MIN_BYTES) return undefined;
+  return negotiate(acceptEncoding, ENCODINGS as unknown as Encoding[]) ?? undefined;
+}
 
 /**
  * Brotli quality 4 and gzip level 6, chosen on measurement (bench/compression-levels.mjs,
@@ -21,12 +31,16 @@ export const GZIP_LEVEL = 6;
  */
 export const BROTLI_WINDOW_BITS = 18;
 
-/** A keyed GET's 200 answer: its JSON bytes, the headers that go with them, and compressed copies. */
-export interface Answer {
+/** Bytes kept for sending again, and their compressed copies. */
+export interface Compressible {
   body: Buffer;
-  link: string | undefined;
   /** Copies made or being made, one per coding. */
   encoded: Partial<Record<Encoding, Promise<Buffer>>>;
+}
+
+/** A keyed GET's 200 answer: its JSON bytes, the headers that go with them, and compressed copies. */
+export interface Answer extends Compressible {
+  link: string | undefined;
 }
 
 const compressors: Record<Encoding, (body: Buffer, done: (error: Error | null, result: Buffer) => void) => void> = {
@@ -97,7 +111,7 @@ export class AnswerCache {
 }
 
 /** The answer's copy in `encoding`, made once and shared by the requests that ask for it meanwhile. */
-export function encodedCopy(answer: Answer, encoding: Encoding): Promise<Buffer> {
+export function encodedCopy(answer: Compressible, encoding: Encoding): Promise<Buffer> {
   let copy = answer.encoded[encoding];
   if (!copy) {
     copy = compressed(answer.body, encoding);

@@ -117,7 +117,7 @@ const feedPast = statementPerPageSize(FEED_EVENTS_MAX, (db, p: Params<{ entityId
 
 const DAY_MS = 86_400_000;
 const daysFrom = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
-const distance = (day: string, e: FeedEventRow) => Math.abs(Date.parse(e.end_date ?? e.start_date!) - Date.parse(day));
+const distance = (from: number, e: FeedEventRow) => Math.abs(Date.parse(e.end_date ?? e.start_date!) - from);
 
 /**
  * The events of a feed (decisions §9): dated, their date (end, else start) at most 365 days past or
@@ -127,9 +127,13 @@ export function feedEvents(db: Db, entityId: number, today: string): Promise<Fee
   return read(db, function* () {
     const upcoming = yield* all(feedUpcoming(FEED_EVENTS_MAX), { entityId, day: today });
     const past = yield* all(feedPast(FEED_EVENTS_MAX), { entityId, day: today, from: daysFrom(today, -FEED_WINDOW_DAYS) });
+    // Each event's distance computed once, not in every comparison (2,000 rows: ~40,000 date parses).
+    const from = Date.parse(today);
     return [...upcoming, ...past]
-      .sort((a, b) => distance(today, a) - distance(today, b) || a.id - b.id)
+      .map((event) => ({ event, distance: distance(from, event) }))
+      .sort((a, b) => a.distance - b.distance || a.event.id - b.event.id)
       .slice(0, FEED_EVENTS_MAX)
+      .map(({ event }) => event)
       .sort((a, b) => (a.start_date! < b.start_date! ? -1 : a.start_date! > b.start_date! ? 1 : a.id - b.id));
   });
 }

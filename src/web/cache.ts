@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
+import type { Compressible } from '../http/answer-cache.js';
 
-/** A built public answer: its bytes and what a reply needs besides them. */
-export interface Built {
-  body: Buffer;
+/** A built public answer: its bytes, their compressed copies once asked for, and its status. */
+export interface Built extends Compressible {
   status: number;
 }
 
@@ -20,7 +20,8 @@ export class PageCache {
 
   constructor(maxBytes: number) {
     // An answer larger than the whole cache is served but not kept.
-    this.entries = new LRUCache<string, Built>({ maxSize: Math.max(1, maxBytes), sizeCalculation: (b) => Math.max(1, b.body.length + 64) });
+    // Compressed copies are made later (text compresses to a fraction: a third at most is counted for them).
+    this.entries = new LRUCache<string, Built>({ maxSize: Math.max(1, maxBytes), sizeCalculation: (b) => Math.max(1, Math.ceil(b.body.length * 1.3) + 64) });
   }
 
   async get(key: string, build: () => Promise<Built>): Promise<Built> {

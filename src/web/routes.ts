@@ -14,6 +14,7 @@ import { imageState, imageStates } from '../store/images.js';
 import { FAVICON_SVG, SITE_CSS } from './assets.js';
 import { prepareFormatters } from './format.js';
 import { PageCache, type Built } from './cache.js';
+import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, acceptedEncoding, encodedCopy } from '../http/answer-cache.js';
 import { calendarFeed, cutDescription } from './ical.js';
 import { artworkPage, eventPage, homePage, notFoundPage, profilePage } from './pages.js';
 import { addressRateLimit } from './rate-limit.js';
@@ -97,18 +98,34 @@ async function routes(app: FastifyInstance): Promise<void> {
     if (match === 'any' && exists && !(await exists())) return notFound(reply);
     if (match) return named().code(304).send();
     const cached = cache.peek(key);
-    if (cached) return named().send(cached.body);
+    if (cached) return send(request, named(), kind, cached);
     // A HEAD needs the headers only: an empty stream leaves Content-Length unset instead of 0.
     if (request.method === 'HEAD') return exists && !(await exists()) ? notFound(reply) : named().send(Readable.from([]));
     const built: Built = await cache.get(key, async () => {
       const body = await build();
-      return { body: typeof body === 'string' || body === undefined ? Buffer.from(body ?? '') : body, status: body === undefined ? 404 : 200 };
+      return { body: typeof body === 'string' || body === undefined ? Buffer.from(body ?? '') : body, status: body === undefined ? 404 : 200, encoded: {} };
     });
     if (built.status === 404) {
       cache.forget(key);
       return notFound(reply);
     }
-    return named().send(built.body);
+    return send(request, named(), kind, built);
+  }
+
+  /**
+   * A built answer in the coding the client takes, from the copy kept with it (made once, on libuv's
+   * thread pool): a feed of a few megabytes is compressed once per version, not once per request
+   * through a stream, whose first step copies the whole answer on the event loop.
+   */
+  async function send(request: FastifyRequest, reply: FastifyReply, kind: Kind, built: Built) {
+    if (!COMPRESSIBLE_TYPE.test(kind.type) || built.body.length < COMPRESS_MIN_BYTES) return reply.send(built.body);
+    // Whether or not this client takes a coding, another may: shared caches keep them apart.
+    reply.header('vary', 'accept-encoding');
+    const encoding = acceptedEncoding(request.headers['accept-encoding'], built.body.length);
+    if (!encoding) return reply.send(built.body);
+    const copy = await encodedCopy(built, encoding);
+    // The compressor's onSend leaves an answer that has its coding already.
+    return reply.header('content-encoding', encoding).send(copy);
   }
 
   /** The routes of one profile: its data version decides the cache key; unknown or paused → 404. */

@@ -2,7 +2,7 @@ import { constants } from 'node:zlib';
 import compress from '@fastify/compress';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { BROTLI_QUALITY, BROTLI_WINDOW_BITS, COMPRESS_MIN_BYTES, ENCODINGS, GZIP_LEVEL } from '../answer-cache.js';
+import { BROTLI_QUALITY, BROTLI_WINDOW_BITS, COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, ENCODINGS, GZIP_LEVEL } from '../answer-cache.js';
 
 /**
  * Text answers of 1 KiB or more in brotli or gzip when the client takes them (decisions §3): API JSON,
@@ -10,7 +10,8 @@ import { BROTLI_QUALITY, BROTLI_WINDOW_BITS, COMPRESS_MIN_BYTES, ENCODINGS, GZIP
  * they are. Answers up to the plugin's sync threshold (8 KB on 2 cores) are compressed in one call,
  * larger ones through a zlib stream, which runs on libuv's thread pool, not on the event loop. A
  * client that sends no Accept-Encoding costs one header look-up. Compressed request bodies are not
- * accepted (the contract's bodies are JSON).
+ * accepted (the contract's bodies are JSON). Answers kept for sending again (the API's answer cache,
+ * public pages and feeds) keep their compressed copies too and arrive here coded already.
  */
 async function compressionPlugin(app: FastifyInstance): Promise<void> {
   await app.register(compress, {
@@ -18,7 +19,7 @@ async function compressionPlugin(app: FastifyInstance): Promise<void> {
     threshold: COMPRESS_MIN_BYTES,
     brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_LGWIN]: BROTLI_WINDOW_BITS } },
     zlibOptions: { level: GZIP_LEVEL },
-    customTypes: /^text\/|^application\/(?:[\w.+-]+\+)?(?:json|xml)(?:;|$)/,
+    customTypes: COMPRESSIBLE_TYPE,
     globalDecompression: false,
   });
 }

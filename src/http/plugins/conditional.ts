@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Readable, Transform, pipeline } from 'node:stream';
-import negotiate from '@fastify/accept-negotiator';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { entityVersion } from '../../store/versions.js';
-import { AnswerCache, COMPRESS_MIN_BYTES, ENCODINGS, encodedCopy, type Answer, type Encoding } from '../answer-cache.js';
+import { AnswerCache, COMPRESS_MIN_BYTES, acceptedEncoding, encodedCopy, type Answer } from '../answer-cache.js';
 import { entityTag, ifNoneMatchMatches, urlTag } from '../entity-tags.js';
 import { appendRouteHook, prependRouteHook } from '../route-hooks.js';
 import { SharedReads } from '../shared-reads.js';
@@ -148,16 +147,9 @@ async function beforeHandler(app: FastifyInstance, versions: Versions, config: F
   return kept && sendKept(request, reply, kept);
 }
 
-/** The coding the client takes for an answer this large, or undefined for the plain bytes. */
-function acceptedEncoding(request: FastifyRequest, bytes: number): Encoding | undefined {
-  const accepted = request.headers['accept-encoding'];
-  if (!accepted || bytes < COMPRESS_MIN_BYTES) return undefined;
-  return negotiate(accepted, ENCODINGS as unknown as Encoding[]) ?? undefined;
-}
-
 /** The answer's bytes in the coding the client takes (set on the reply), or plain. */
 async function bytesFor(request: FastifyRequest, reply: FastifyReply, answer: Answer): Promise<Buffer> {
-  const encoding = acceptedEncoding(request, answer.body.length);
+  const encoding = acceptedEncoding(request.headers['accept-encoding'], answer.body.length);
   if (!encoding) return answer.body;
   const copy = await encodedCopy(answer, encoding);
   // The compressor's onSend leaves an answer that has its coding already.
