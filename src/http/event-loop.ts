@@ -10,9 +10,10 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
  * histogram: a timer due every 10 ms records how late it fires, so every stall is one observation of
  * its length and none is lost between scrapes (prom-client's default `nodejs_eventloop_lag_*` gauges,
  * from perf_hooks' monitorEventLoopDelay, cover only the last scrape interval). A gauge keeps the worst
- * delay since start. Returns the function that stops sampling.
+ * delay since the server started listening: `serving()` forgets what building the app held (importing
+ * and compiling, migrations: hundreds of milliseconds in one turn, with no request to delay).
  */
-export function registerEventLoopMetrics(register: Registry): () => void {
+export function registerEventLoopMetrics(register: Registry): { stop: () => void; serving: () => void } {
   const delay = new Histogram({
     name: 'art_catalog_event_loop_delay_seconds',
     help: `How late a timer due every ${SAMPLE_INTERVAL_MS} ms fired: time the event loop was blocked.`,
@@ -21,7 +22,7 @@ export function registerEventLoopMetrics(register: Registry): () => void {
   });
   const worst = new Gauge({
     name: 'art_catalog_event_loop_delay_max_seconds',
-    help: 'The longest event-loop delay seen since the process started.',
+    help: 'The longest event-loop delay seen since the server started listening.',
     registers: [register],
   });
   let max = 0;
@@ -38,5 +39,12 @@ export function registerEventLoopMetrics(register: Registry): () => void {
   }, SAMPLE_INTERVAL_MS);
   // Sampling must never keep the process alive.
   timer.unref();
-  return () => clearInterval(timer);
+  return {
+    stop: () => clearInterval(timer),
+    serving: () => {
+      delay.reset();
+      worst.set((max = 0));
+      due = performance.now() + SAMPLE_INTERVAL_MS;
+    },
+  };
 }

@@ -29,8 +29,9 @@ export interface AppMetrics {
 async function metricsPlugin(app: FastifyInstance): Promise<void> {
   const register = new Registry();
   collectDefaultMetrics({ register, prefix: 'art_catalog_' });
-  const stopEventLoopMetrics = registerEventLoopMetrics(register);
-  app.addHook('onClose', async () => stopEventLoopMetrics());
+  const eventLoop = registerEventLoopMetrics(register);
+  app.addHook('onListen', async () => eventLoop.serving());
+  app.addHook('onClose', async () => eventLoop.stop());
   const duration = new Histogram({
     name: 'art_catalog_http_request_duration_seconds',
     help: 'Time to answer HTTP requests, by method, route pattern and status code.',
