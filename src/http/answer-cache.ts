@@ -1,5 +1,6 @@
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import negotiate from '@fastify/accept-negotiator';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 
 /** The content codings the service sends (decisions §3), best first. */
@@ -13,7 +14,7 @@ export const COMPRESS_MIN_BYTES = 1024;
 export const COMPRESSIBLE_TYPE = /^text\/|^application\/(?:[\w.+-]+\+)?(?:json|xml)(?:;|$)/;
 
 /** The coding a client's Accept-Encoding takes for an answer this large, or undefined for the plain bytes. */
-export function acceptedEncoding(acceptEncoding: string | undefined, bytes: number): Encoding | undefined {
+function acceptedEncoding(acceptEncoding: string | undefined, bytes: number): Encoding | undefined {
   if (!acceptEncoding || bytes < COMPRESS_MIN_BYTES) return undefined;
   return negotiate(acceptEncoding, ENCODINGS as unknown as Encoding[]) ?? undefined;
 }
@@ -110,8 +111,21 @@ export class AnswerCache {
   }
 }
 
+/**
+ * A kept answer's bytes in the coding the client takes (its Content-Encoding and Vary set on the
+ * reply), or plain. The API's kept answers and the public pages' share it.
+ */
+export async function bytesFor(request: FastifyRequest, reply: FastifyReply, kept: Compressible): Promise<Buffer> {
+  const encoding = acceptedEncoding(request.headers['accept-encoding'], kept.body.length);
+  if (!encoding) return kept.body;
+  const copy = await encodedCopy(kept, encoding);
+  // The compressor's onSend leaves an answer that has its coding already.
+  reply.header('content-encoding', encoding).header('vary', 'accept-encoding');
+  return copy;
+}
+
 /** The answer's copy in `encoding`, made once and shared by the requests that ask for it meanwhile. */
-export function encodedCopy(answer: Compressible, encoding: Encoding): Promise<Buffer> {
+function encodedCopy(answer: Compressible, encoding: Encoding): Promise<Buffer> {
   let copy = answer.encoded[encoding];
   if (!copy) {
     copy = compressed(answer.body, encoding);

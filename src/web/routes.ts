@@ -14,7 +14,7 @@ import { imageState, imageStates } from '../store/images.js';
 import { FAVICON_SVG, SITE_CSS } from './assets.js';
 import { prepareFormatters } from './format.js';
 import { PageCache, type Built } from './cache.js';
-import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, acceptedEncoding, encodedCopy } from '../http/answer-cache.js';
+import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, bytesFor } from '../http/answer-cache.js';
 import { calendarFeed, cutDescription } from './ical.js';
 import { artworkPage, eventPage, homePage, notFoundPage, profilePage } from './pages.js';
 import { addressRateLimit } from './rate-limit.js';
@@ -121,11 +121,7 @@ async function routes(app: FastifyInstance): Promise<void> {
     if (!COMPRESSIBLE_TYPE.test(kind.type) || built.body.length < COMPRESS_MIN_BYTES) return reply.send(built.body);
     // Whether or not this client takes a coding, another may: shared caches keep them apart.
     reply.header('vary', 'accept-encoding');
-    const encoding = acceptedEncoding(request.headers['accept-encoding'], built.body.length);
-    if (!encoding) return reply.send(built.body);
-    const copy = await encodedCopy(built, encoding);
-    // The compressor's onSend leaves an answer that has its coding already.
-    return reply.header('content-encoding', encoding).send(copy);
+    return reply.send(await bytesFor(request, reply, built));
   }
 
   /** The routes of one profile: its data version decides the cache key; unknown or paused → 404. */

@@ -3,7 +3,7 @@ import { Readable, Transform, pipeline } from 'node:stream';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { entityVersion } from '../../store/versions.js';
-import { AnswerCache, COMPRESS_MIN_BYTES, acceptedEncoding, encodedCopy, type Answer } from '../answer-cache.js';
+import { AnswerCache, COMPRESS_MIN_BYTES, bytesFor, type Answer } from '../answer-cache.js';
 import { entityTag, ifNoneMatchMatches, urlTag } from '../entity-tags.js';
 import { appendRouteHook, prependRouteHook } from '../route-hooks.js';
 import { SharedReads } from '../shared-reads.js';
@@ -147,15 +147,6 @@ async function beforeHandler(app: FastifyInstance, versions: Versions, config: F
   return kept && sendKept(request, reply, kept);
 }
 
-/** The answer's bytes in the coding the client takes (set on the reply), or plain. */
-async function bytesFor(request: FastifyRequest, reply: FastifyReply, answer: Answer): Promise<Buffer> {
-  const encoding = acceptedEncoding(request.headers['accept-encoding'], answer.body.length);
-  if (!encoding) return answer.body;
-  const copy = await encodedCopy(answer, encoding);
-  // The compressor's onSend leaves an answer that has its coding already.
-  reply.header('content-encoding', encoding).header('vary', 'accept-encoding');
-  return copy;
-}
 
 async function sendKept(request: FastifyRequest, reply: FastifyReply, kept: Answer): Promise<FastifyReply> {
   reply.reused = true;
