@@ -5,6 +5,7 @@ import { statement, type Params } from '../db/statement.js';
 import type { Database, Db, ImageStatus } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
 import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
+import { recordImageMessages } from './webhooks.js';
 
 /**
  * The image pipeline's state (decisions §10, migration 007): one `images` row per URL in use, which
@@ -176,12 +177,22 @@ const bumpVersions = statement((db, p: Params<{ url: string }>) => db.updateTabl
   .where('entity_id', 'in', db.selectFrom('artworks').select('entity_id').where('image_url', '=', p.url)
     .union(db.selectFrom('events').select('entity_id').where('image_url', '=', p.url))));
 
-/** Records a job's outcome under its claim; false when the claim was lost (the outcome is dropped). */
+const statusOfUrl = statement((db, p: Params<{ url: string }>) => db.selectFrom('images').select(['status', 'checked_at']).where('url', '=', p.url));
+
+/**
+ * Records a job's outcome under its claim; false when the claim was lost (the outcome is dropped).
+ * A new state (the first outcome, or ready after failed and back) raises `image.ready` or
+ * `image.failed` in the same transaction (docs/api.md, Webhooks); a retry that fails again does not.
+ */
 export function saveImageOutcome(db: Db, outcome: Outcome): Promise<boolean> {
   return transaction(db, function* () {
+    const before = yield* first(statusOfUrl, { url: outcome.url });
     const saved = yield* first(saveOutcome, outcome);
     if (!saved) return false;
     yield* all(bumpVersions, { url: outcome.url });
+    if (outcome.status !== 'pending' && (before?.checked_at == null || before.status !== outcome.status)) {
+      yield* recordImageMessages(outcome.url, outcome.status, outcome.at);
+    }
     return true;
   });
 }
