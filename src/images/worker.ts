@@ -6,7 +6,7 @@ import {
 import { deriveImage, ImageRejected } from './derive.js';
 import { FetchFailed, fetchImage, type FetchedImage, type FetchOptions } from './fetch.js';
 import { lowerImageThreadsPriority } from './priority.js';
-import { JobLease, JobLost } from './lease.js';
+import { JobLease, JobLost } from '../jobs/lease.js';
 import type { ImageStore } from './store/index.js';
 import { sweepImages } from './sweep.js';
 
