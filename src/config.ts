@@ -106,6 +106,8 @@ export interface Config {
   imageJobLeaseS: number;
   /** JOB_LEASE_S: how long any background job stays claimed by a process that stopped renewing it; default IMAGE_JOB_LEASE_S. */
   jobLeaseS: number;
+  /** WEBHOOK_CONCURRENCY: webhook deliveries at once per process (at most 4 per endpoint across processes), default 8; 0: none. */
+  webhookConcurrency: number;
   /** FETCH_ALLOW_PRIVATE (or IMAGE_FETCH_ALLOW_PRIVATE): the outgoing fetcher may reach loopback and private addresses (tests, closed networks only). */
   fetchAllowPrivate: boolean;
 }
@@ -151,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageFetchTimeoutS: integer(env, 'IMAGE_FETCH_TIMEOUT_S', 20, 1, 600),
     imageFetchAllowPrivate: oneOf(env, 'IMAGE_FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',
     imageJobLeaseS: integer(env, 'IMAGE_JOB_LEASE_S', 60, 1, 86_400),
+    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 8, 0, 256),
     jobLeaseS: integer(env, 'JOB_LEASE_S', integer(env, 'IMAGE_JOB_LEASE_S', 60, 1, 86_400), 1, 86_400),
     fetchAllowPrivate: oneOf(env, 'FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true'
       || oneOf(env, 'IMAGE_FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',

@@ -29,6 +29,8 @@ import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { webhookJobKind } from '../webhooks/job.js';
+import { WEBHOOK_JOB, deliveriesQueued, sweepMessages } from '../store/webhooks.js';
 import { openImageStore, type ImageStore } from '../images/store/index.js';
 import { validatorCompiler } from './validation.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -191,11 +193,27 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     ...(typeof jobOptions === 'object' ? jobOptions : {}),
   });
   app.decorate('jobs', jobs);
+  jobs.register(webhookJobKind({
+    db: handle.db, concurrency: config.webhookConcurrency, publicBaseUrl: () => config.publicBaseUrl,
+    allowAddress: config.fetchAllowPrivate ? () => true : publicAddress,
+  }));
+  // A write that queued deliveries wakes this process's delivery slots once it has answered (committed).
+  app.addHook('onResponse', (_request, _reply, done) => {
+    if (deliveriesQueued.pending) {
+      deliveriesQueued.pending = false;
+      jobs.nudge(WEBHOOK_JOB.name);
+    }
+    done();
+  });
+  // Messages are kept 30 days (docs/api.md, Webhooks): swept hourly, a bounded batch at a time.
+  const sweep = setInterval(() => void sweepMessages(handle.db).catch((error: unknown) => app.log.warn({ err: error }, 'webhook message sweep failed')), 3_600_000);
+  sweep.unref();
   app.addHook('onReady', async () => {
     worker?.start();
     if (jobOptions !== false) jobs.start();
   });
   app.addHook('onClose', async () => {
+    clearInterval(sweep);
     await worker?.close();
     await jobs.close();
     await app.rateLimiter.close();

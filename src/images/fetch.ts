@@ -65,19 +65,9 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 function get(url: URL, options: FetchOptions, signal: AbortSignal): Promise<Answer> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new FetchFailed('not http or https'));
-  const allowed = options.allowAddress ?? publicAddress;
-  // A literal address is connected to without a lookup: it is checked here.
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) && !allowed(host)) return Promise.reject(new FetchFailed('address not allowed'));
-  const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
-    dnsLookup(hostname, { ...lookupOptions, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, '', 0);
-      const usable = addresses.filter((a) => allowed(a.address));
-      if (usable.length === 0) return callback(new FetchFailed('address not allowed'), '', 0);
-      if (lookupOptions.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
-      return callback(null, usable[0]!.address, usable[0]!.family);
-    });
-  };
+  const guard = addressGuard(options.allowAddress ?? publicAddress);
+  if (guard.literalRefused(url)) return Promise.reject(new FetchFailed('address not allowed'));
+  const { lookup } = guard;
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<Answer>((resolve, reject) => {
     const request = client.get(url, {
@@ -120,20 +110,48 @@ function get(url: URL, options: FetchOptions, signal: AbortSignal): Promise<Answ
       response.once('end', () => resolve({ image: { bytes: Buffer.concat(chunks, received), hash: hash.digest('hex') } }));
       response.once('error', reject);
     });
-    // Belt and braces: whatever connected, the peer's address must be allowed.
-    request.once('socket', (socket: Socket) => {
-      socket.once('connect', () => {
-        if (socket.remoteAddress && !allowed(socket.remoteAddress)) request.destroy(new FetchFailed('address not allowed'));
-      });
-    });
+    guard.watch(request);
     request.once('error', reject);
   });
+}
+
+/**
+ * The address policy of every outgoing connection (image fetches, webhook deliveries): a literal
+ * address is checked before connecting, a name on every address it resolves to (so DNS tricks do not
+ * pass), and the peer of the connection made once more.
+ */
+export function addressGuard(allowed: (address: string) => boolean) {
+  const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
+    dnsLookup(hostname, { ...lookupOptions, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, '', 0);
+      const usable = addresses.filter((a) => allowed(a.address));
+      if (usable.length === 0) return callback(new FetchFailed('address not allowed'), '', 0);
+      if (lookupOptions.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
+      return callback(null, usable[0]!.address, usable[0]!.family);
+    });
+  };
+  return {
+    lookup,
+    /** A literal address is connected to without a lookup: it is checked here. */
+    literalRefused: (url: URL): boolean => {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      return isIP(host) !== 0 && !allowed(host);
+    },
+    /** Belt and braces: whatever connected, the peer's address must be allowed. */
+    watch: (request: http.ClientRequest): void => {
+      request.once('socket', (socket: Socket) => {
+        socket.once('connect', () => {
+          if (socket.remoteAddress && !allowed(socket.remoteAddress)) request.destroy(new FetchFailed('address not allowed'));
+        });
+      });
+    },
+  };
 }
 
 const tooLarge = (bytes: number) => `too large: ${Math.ceil(bytes / MB)} MB`;
 
 /** One line for a failure the network gave (no stack, no internals). */
-function fetchError(error: unknown): string {
+export function fetchError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
   if (code === 'ECONNREFUSED') return 'connection refused';

@@ -10,7 +10,7 @@ import { applyStats, statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, typ
 import type { ListedPage, PageRequest } from './pages.js';
 import { INLINE_OFFSET_MAX, isPostgres, pageOffset, rawQuery } from './sql.js';
 import { imagesWritten } from './images.js';
-import { hasEnabledEndpoint, messagesOfEntries, recordEntryMessages } from './webhooks.js';
+import { RECORDED_MESSAGES_SQL, enqueueDeliveries, hasEnabledEndpoint, messagesOfEntries, recordEntryMessages, type QueuedMessage } from './webhooks.js';
 import { changeType } from '../domain/webhooks.js';
 
 /** Who writes: the entity the key is bound to and the changelog `source` of the key. */
@@ -53,7 +53,8 @@ const recordChanges = statement((db, p: Params<RecordedWrite>) => rawQuery(db, s
     order by e.n
     returning id, entity_type, record_id, action),
   ${messagesOfEntries(p.entityId, p.at)}
-  ${upsertStatsSlot(p)}`));
+  ${upsertStatsSlot(p)}
+  returning ${RECORDED_MESSAGES_SQL} as messages`));
 
 /**
  * Records writes: their changelog entries, the entity's counts, their image jobs and their webhook
@@ -66,13 +67,16 @@ export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], d
   const update = statsUpdate(actor.entityId, Array.isArray(delta) ? delta : [delta as StatsDelta], at);
   update.changelog = changes.length;
   if (isPostgres(db)) {
-    yield* all(recordChanges, {
+    const [recorded] = yield* all(recordChanges, {
       ...update, source: actor.source, at,
       entityTypes: changes.map((change) => change.entityType),
       recordIds: changes.map((change) => change.recordId),
       actions: changes.map((change) => change.action),
       fieldChanges: changes.map((change) => JSON.stringify(change.fieldChanges)),
     });
+    // Their deliveries join the job queue in this same transaction (none for most writes).
+    const messages = (recorded as { messages: QueuedMessage[] | null } | undefined)?.messages;
+    if (messages) yield* enqueueDeliveries(messages, at);
     return;
   }
   // Most entities have no endpoint: one index probe, and no message statement per entry.

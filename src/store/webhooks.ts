@@ -8,6 +8,7 @@ import { ApiError, notFound } from '../domain/errors.js';
 import {
   FAILING_DISABLE_MS, MAX_ENDPOINTS, MESSAGE_RETENTION_MS, generateSecret, messageId, retryDelay, storedEvents,
 } from '../domain/webhooks.js';
+import { enqueue } from '../jobs/index.js';
 import { isPostgres, rawQuery } from './sql.js';
 
 // ---- endpoints ---------------------------------------------------------------------------------
@@ -118,6 +119,33 @@ export const liveSecrets = (row: WebhookEndpointRow, now = Date.now()): string[]
 
 // ---- recording messages, in the transaction of the write that causes them ------------------------
 
+/** The job kind of webhook deliveries (src/webhooks/job.ts runs it): one job per message. */
+export const WEBHOOK_JOB = { name: 'webhook' } as const;
+
+/**
+ * Set when a transaction queued deliveries: the process nudges its delivery slots after the write
+ * has answered (src/http/app.ts), so a message starts at once instead of at the next poll.
+ */
+export const deliveriesQueued = { pending: false };
+
+/** A recorded message as its delivery job needs it. */
+export interface QueuedMessage { seq: number | string; id: string; endpoint_id: number; owner_id: number }
+
+/**
+ * Queues the delivery of recorded messages, as jobs of the one job queue (src/jobs/README.md), in the
+ * caller's transaction: fair between entities, at most ENDPOINT_CONCURRENCY in flight per endpoint
+ * (its group). `reschedule`: a message sent again (Retry) whose job may still be queued.
+ */
+export function* enqueueDeliveries(messages: readonly QueuedMessage[], at: string, existing: 'keep' | 'reschedule' = 'keep'): Work<void> {
+  for (const message of messages) {
+    yield* enqueue(WEBHOOK_JOB, {
+      key: message.id, entityId: Number(message.owner_id), group: String(message.endpoint_id),
+      payload: { seq: Number(message.seq) }, dueAt: at, at, existing,
+    });
+  }
+  if (messages.length > 0) deliveriesQueued.pending = true;
+}
+
 /** A new message's `webhook-id`, made by the statement itself when it records several at once. */
 const newId = (db: Db): RawBuilder<string> => (isPostgres(db)
   ? sql<string>`'msg_' || replace(cast(gen_random_uuid() as text), '-', '')`
@@ -149,16 +177,20 @@ export const messagesOfEntries = (ownerId: Param<number>, at: Param<string>): Ra
     join webhook_endpoints w on w.owner_id = ${ownerId} and ${takes(sql.ref('t.type'))}
     where e.entity_type in ('artwork', 'event', 'profile')
     order by e.id, w.id
-    returning seq)`;
+    returning seq, id, endpoint_id, owner_id)`;
+
+/** PostgreSQL: what the write's statement answers of its messages (`returning` of its last statement). */
+export const RECORDED_MESSAGES_SQL = sql`(select json_agg(json_build_object('seq', seq, 'id', id, 'endpoint_id', endpoint_id, 'owner_id', owner_id) order by seq) from hooks)`;
 
 interface EntryMessage { ownerId: number; changeId: number; type: string; kind: string; recordId: number; at: string }
 
 /** SQLite: the messages of one changelog entry, one per subscribed endpoint. */
-const insertEntryMessages = statement((db, p: Params<EntryMessage>) => rawQuery(db, sql`
+const insertEntryMessages = statement((db, p: Params<EntryMessage>) => rawQuery<QueuedMessage>(db, sql`
   insert into webhook_messages (id, endpoint_id, owner_id, type, change_id, record_kind, record_id, status, attempts, next_attempt_at, created_at)
   select ${newId(db)}, w.id, ${p.ownerId}, ${p.type}, ${p.changeId}, ${p.kind}, ${p.recordId}, 'pending', 0, ${p.at}, ${p.at}
   from webhook_endpoints w where w.owner_id = ${p.ownerId} and ${subscribed(db, p.type)}
-  order by w.id`));
+  order by w.id
+  returning seq, id, endpoint_id, owner_id`));
 
 const anyEnabled = statement((db, p: Params<{ ownerId: number }>) => db.selectFrom('webhook_endpoints').select('id')
   .where('owner_id', '=', p.ownerId).where('enabled', '=', 1).limit(1));
@@ -170,38 +202,40 @@ export function* hasEnabledEndpoint(ownerId: number): Work<boolean> {
 
 /** SQLite: the messages of a changelog entry just inserted with id `changeId`. */
 export function* recordEntryMessages(ownerId: number, changeId: number, type: string, kind: string, recordId: number, at: string): Work<void> {
-  yield* all(insertEntryMessages, { ownerId, changeId, type, kind, recordId, at });
+  yield* enqueueDeliveries(yield* all(insertEntryMessages, { ownerId, changeId, type, kind, recordId, at }), at);
 }
 
 /**
  * An image's new state: `image.ready` or `image.failed` for every record using the URL, to the
  * endpoints of each record's entity subscribed to it. A URL is used by few records.
  */
-const insertImageMessages = statement((db, p: Params<{ url: string; type: string; at: string }>) => rawQuery(db, sql`
+const insertImageMessages = statement((db, p: Params<{ url: string; type: string; at: string }>) => rawQuery<QueuedMessage>(db, sql`
   insert into webhook_messages (id, endpoint_id, owner_id, type, record_kind, record_id, image_url, status, attempts, next_attempt_at, created_at)
   select ${newId(db)}, w.id, r.entity_id, ${p.type}, r.kind, r.id, ${p.url}, 'pending', 0, ${p.at}, ${p.at}
   from (select 'artwork' as kind, id, entity_id from artworks where image_url = ${p.url}
     union all select 'event' as kind, id, entity_id from events where image_url = ${p.url}) r
   join webhook_endpoints w on w.owner_id = r.entity_id and ${subscribed(db, p.type)}
-  order by r.kind, r.id, w.id`));
+  order by r.kind, r.id, w.id
+  returning seq, id, endpoint_id, owner_id`));
 
 export function* recordImageMessages(url: string, status: 'ready' | 'failed', at: string): Work<void> {
-  yield* all(insertImageMessages, { url, type: `image.${status}`, at });
+  yield* enqueueDeliveries(yield* all(insertImageMessages, { url, type: `image.${status}`, at }), at);
 }
 
 /** A message whose body's `data` is known when it is recorded (feed runs), to every subscribed endpoint. */
-const insertDataMessages = statement((db, p: Params<{ ownerId: number; type: string; data: string; at: string }>) => rawQuery(db, sql`
+const insertDataMessages = statement((db, p: Params<{ ownerId: number; type: string; data: string; at: string }>) => rawQuery<QueuedMessage>(db, sql`
   insert into webhook_messages (id, endpoint_id, owner_id, type, data, status, attempts, next_attempt_at, created_at)
   select ${newId(db)}, w.id, ${p.ownerId}, ${p.type}, ${p.data}, 'pending', 0, ${p.at}, ${p.at}
   from webhook_endpoints w where w.owner_id = ${p.ownerId} and ${subscribed(db, p.type)}
-  order by w.id`));
+  order by w.id
+  returning seq, id, endpoint_id, owner_id`));
 
 /**
  * A feed run's outcome (`feed.run.completed` for applied or unchanged, `feed.run.failed` for failed
  * or needs_attention), in the transaction that saves it: `data` is `{"feed_id", "run"}`.
  */
 export function* recordFeedRunMessages(ownerId: number, feedId: number, run: unknown, type: 'feed.run.completed' | 'feed.run.failed', at: string): Work<void> {
-  yield* all(insertDataMessages, { ownerId, type, data: JSON.stringify({ feed_id: feedId, run }), at });
+  yield* enqueueDeliveries(yield* all(insertDataMessages, { ownerId, type, data: JSON.stringify({ feed_id: feedId, run }), at }), at);
 }
 
 const insertTestMessage = statement((db, p: Params<{ id: string; endpointId: number; ownerId: number; at: string }>) => db.insertInto('webhook_messages').values({
@@ -213,7 +247,10 @@ const insertTestMessage = statement((db, p: Params<{ id: string; endpointId: num
 export function sendTestMessage(db: Db, ownerId: number, endpointId: number): Promise<WebhookMessageRow> {
   return transaction(db, function* () {
     if (!(yield* first(endpointById, { ownerId, id: endpointId }))) throw notFound('Webhook endpoint');
-    return (yield* first(insertTestMessage, { id: messageId(), endpointId, ownerId, at: nowIso() }))!;
+    const at = nowIso();
+    const message = (yield* first(insertTestMessage, { id: messageId(), endpointId, ownerId, at }))!;
+    yield* enqueueDeliveries([message], at);
+    return message;
   });
 }
 
@@ -270,7 +307,10 @@ export function retryMessage(db: Db, ownerId: number, endpointId: number, id: st
     if (!(yield* first(endpointById, { ownerId, id: endpointId }))) throw notFound('Webhook endpoint');
     const message = yield* first(messageOf, { endpointId, id });
     if (!message) throw notFound('Message');
-    return (yield* first(requeue, { seq: Number(message.seq), at: nowIso() }))!;
+    const at = nowIso();
+    const requeued = (yield* first(requeue, { seq: Number(message.seq), at }))!;
+    yield* enqueueDeliveries([requeued], at, 'reschedule');
+    return requeued;
   });
 }
 
@@ -362,6 +402,18 @@ export function recordAttempt(db: Db, message: Pick<WebhookMessageRow, 'seq' | '
     }
     return { status, nextAttemptAt: next, disabled, applied };
   });
+}
+
+const failPending = statement((db, p: Params<{ seq: number }>) => db.updateTable('webhook_messages')
+  .set({ status: 'failed', next_attempt_at: null }).where('seq', '=', p.seq).where('status', '=', 'pending'));
+const insertNote = statement((db, p: Params<{ seq: number; at: string; error: string }>) => db.insertInto('webhook_attempts').values({
+  message_seq: p.seq, at: p.at, status_code: null, duration_ms: sql.lit(0), response: null, error: p.error,
+}));
+
+/** A message whose delivery the job queue gave up (its processes kept dying): failed, with the reason in its log. */
+export function* failMessage(seq: number, error: string, at: string): Work<void> {
+  yield* all(insertNote, { seq, at, error });
+  yield* all(failPending, { seq });
 }
 
 // ---- retention ----------------------------------------------------------------------------------

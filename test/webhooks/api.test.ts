@@ -5,7 +5,7 @@ import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startApp({ FETCH_ALLOW_PRIVATE: 'true' });
+  t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '0' });
 });
 afterAll(async () => {
   await t.close();

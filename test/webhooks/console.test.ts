@@ -9,7 +9,7 @@ describe('the console\'s Webhooks page', { timeout: 120_000 }, () => {
   let owner: ConsoleSession;
 
   beforeAll(async () => {
-    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true' });
+    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '0' });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     gallery = await tenant(t, { name: 'Galerie Haken' });
     owner = await signedIn(t, base, gallery.entityId, 'owner');

@@ -10,7 +10,7 @@ let t: TestApp;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let answers: Answer[] = [];
 beforeAll(async () => {
-  t = await startApp({ FETCH_ALLOW_PRIVATE: 'true' });
+  t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '0' });
   receiver = await startReceiver((_got, index) => answers[index] ?? { status: 200, body: 'ok' });
 });
 afterEach(() => {

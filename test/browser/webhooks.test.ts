@@ -16,7 +16,7 @@ describeInBrowser('the Webhooks page in a real browser', { timeout: 180_000 }, (
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
-    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true' });
+    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '0' });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     browser = await launchChromium();
     gallery = await tenant(t, { name: 'Galerie Nord' });

@@ -1,0 +1,42 @@
+import type { Db } from '../db/types.js';
+import { ATTEMPT_TIMEOUT_MS, ENDPOINT_CONCURRENCY } from '../domain/webhooks.js';
+import type { JobKind } from '../jobs/index.js';
+import { WEBHOOK_JOB, failMessage } from '../store/webhooks.js';
+import { deliverMessage } from './deliver.js';
+import { guardedPost } from './post.js';
+
+export interface WebhookJobOptions {
+  db: Db;
+  /** Deliveries at once in this process (WEBHOOK_CONCURRENCY); 0: this process delivers none. */
+  concurrency: number;
+  /** The service's public base URL, read per message (`image` links). */
+  publicBaseUrl: () => string;
+  /** Which addresses a delivery may connect to (public ones, unless FETCH_ALLOW_PRIVATE). */
+  allowAddress: (address: string) => boolean;
+}
+
+/**
+ * Webhook deliveries as jobs of the one job queue (src/jobs/README.md): a job per message, its
+ * endpoint its group, so at most ENDPOINT_CONCURRENCY requests are in flight per endpoint across every
+ * process and a slow receiver holds only its own endpoint's slots; entities take turns. A run is one
+ * attempt (src/webhooks/deliver.ts); the message's retry schedule says when the job runs again.
+ */
+export function webhookJobKind({ db, concurrency, publicBaseUrl, allowAddress }: WebhookJobOptions): JobKind<{ seq: number }> {
+  return {
+    name: WEBHOOK_JOB.name,
+    concurrency,
+    groupCap: ENDPOINT_CONCURRENCY,
+    // The attempt's own limit is 10 s; the margin covers recording its outcome.
+    timeoutMs: ATTEMPT_TIMEOUT_MS + 5_000,
+    async run(job, { signal }) {
+      const settled = await deliverMessage({ db, publicBaseUrl: publicBaseUrl(), post: guardedPost(allowAddress, signal) }, job.payload.seq);
+      if (!settled || settled.status !== 'pending' || settled.nextAttemptAt === null) return { end: 'done' };
+      return { end: 'retry', at: Date.parse(settled.nextAttemptAt) };
+    },
+    giveUp(job, reason) {
+      // An attempt past its time: tried again soon (the attempt itself records "timed out").
+      if (reason === 'took too long') return { end: 'retry', at: Date.now() + 5_000 };
+      return { end: 'done', record: () => failMessage(job.payload.seq, `delivery abandoned: ${reason}`, new Date().toISOString()) };
+    },
+  };
+}
