@@ -7,9 +7,9 @@ import { TIER_SCOPES } from '../../src/domain/keys.js';
 import { buildApp, type AppOptions } from '../../src/http/app.js';
 import { createEntity } from '../../src/store/entities.js';
 import { createKey } from '../../src/store/keys.js';
-import { freshDatabase } from './database.js';
+import { migratedDatabase } from './database.js';
 
-export { DIALECT, freshDatabase, type FreshDatabase } from './database.js';
+export { DIALECT, freshDatabase, migratedDatabase, type FreshDatabase } from './database.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -18,9 +18,9 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real app on a fresh database of its own (SQLite or PostgreSQL, per the run), torn down by `close`. */
+/** The real app on a fresh database of its own (SQLite or PostgreSQL, per the run; a copy of the run's migrated template), torn down by `close`. */
 export async function startApp(env: Record<string, string> = {}, database?: string, options: Pick<AppOptions, 'timeouts' | 'logStream' | 'imageWorker'> = {}): Promise<TestApp> {
-  const fresh = database ? undefined : await freshDatabase();
+  const fresh = database ? undefined : await migratedDatabase();
   // Each app gets its own Redis key space (when the run uses Redis), as it gets its own database.
   const config = loadConfig({
     DATABASE_URL: database ?? fresh!.url, LOG_LEVEL: 'silent',
