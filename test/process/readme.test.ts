@@ -11,7 +11,7 @@ const run = promisify(execFile);
 
 /**
  * The shell blocks from the API tour up to "Behaviour worth knowing", in order, except the one that
- * starts the server and the `push` runs (test/push.test.ts runs those on the same example files).
+ * starts the server and the `push` runs (test/process/push.test.ts runs those on the same example files).
  */
 function tourBlocks(): string[] {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');

@@ -27,7 +27,7 @@ export async function startApp(env: Record<string, string> = {}, database?: stri
     REDIS_URL: process.env.REDIS_URL ?? '', REDIS_KEY_PREFIX: `test:${randomUUID()}:`, ...env,
   });
   const handle = connect(config.databaseUrl);
-  // The image queue is worked on only by tests that ask for it (test/images.test.ts).
+  // The image queue is worked on only by tests that ask for it (test/images/images.test.ts).
   const app = await buildApp({
     config, database: handle, imageWorker: options.imageWorker ?? false,
     ...(options.logStream ? { logStream: options.logStream } : { logger: false }), ...(options.timeouts ? { timeouts: options.timeouts } : {}),
