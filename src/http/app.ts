@@ -175,20 +175,21 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     if (config.publicBaseUrlIsDefault && bound !== null && typeof bound === 'object') config.publicBaseUrl = defaultBaseUrl(config.host, bound.port);
     done();
   });
-  const worker = imageWorker && config.imageConcurrency > 0 ? new ImageWorker({
-    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log,
-    leaseMs: config.imageJobLeaseS * 1000,
-    fetch: {
-      maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
-      allowAddress: config.imageFetchAllowPrivate ? () => true : publicAddress,
-    },
-    ...(typeof imageWorker === 'object' ? imageWorker : {}),
-  }) : undefined;
-  app.decorate('imageWorker', worker);
+  // One runner for every kind of background job (src/jobs/README.md); a test's image timings apply to it.
   const jobs = new JobRunner({
     db: handle.db, log: app.log, leaseMs: config.jobLeaseS * 1000,
     ...(typeof jobOptions === 'object' ? jobOptions : {}),
+    ...(typeof imageWorker === 'object' ? imageWorker : {}),
   });
+  const worker = imageWorker && config.imageConcurrency > 0 ? new ImageWorker({
+    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log, runner: jobs,
+    fetch: {
+      maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
+      allowAddress: config.fetchAllowPrivate ? () => true : publicAddress,
+    },
+    ...(typeof imageWorker === 'object' && imageWorker.now ? { now: imageWorker.now } : {}),
+  }) : undefined;
+  app.decorate('imageWorker', worker);
   app.decorate('jobs', jobs);
   app.addHook('onReady', async () => {
     worker?.start();
