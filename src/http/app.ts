@@ -38,7 +38,7 @@ import { webRoutes } from '../web/routes.js';
 import { consolePlugin } from '../console/plugin.js';
 import { ImageWorker, type ImageWorkerOptions } from '../images/worker.js';
 import { JobRunner, type JobRunnerOptions } from '../jobs/runner.js';
-import { publicAddress } from '../images/fetch.js';
+import { addressPolicy } from '../fetch/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -185,7 +185,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log, runner: jobs,
     fetch: {
       maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
-      allowAddress: config.fetchAllowPrivate ? () => true : publicAddress,
+      allowAddress: addressPolicy(config.fetchAllowPrivate),
     },
     ...(typeof imageWorker === 'object' && imageWorker.now ? { now: imageWorker.now } : {}),
   }) : undefined;
