@@ -1,9 +1,9 @@
-import { artworkFromPost } from '../domain/artwork.js';
+import { artworkFromPost, viewsText } from '../domain/artwork.js';
 import { fieldChanges, mergeNonNull } from '../domain/diff.js';
 import { eventFromPost } from '../domain/event.js';
 import { artworkFingerprint } from '../domain/fingerprint.js';
 import { eventSlug } from '../domain/slug.js';
-import { ArtworkListItem } from '../schemas/artworks.js';
+import { ArtworkListItem, type ViewInput } from '../schemas/artworks.js';
 import { EventListItem } from '../schemas/events.js';
 import { WRITABLE, type Kind } from './columns.js';
 import type { Row } from './rows.js';
@@ -111,5 +111,8 @@ export const listShows = (kind: Kind, input: Candidate['input']): boolean => Obj
 
 /** The fields a POST of `input` would change on `record` (the merge rule: non-null fields win). */
 export function changedFields(kind: Kind, record: Record<string, unknown>, input: Candidate['input']): string[] {
-  return Object.keys(fieldChanges(record, mergeNonNull(record, input), WRITABLE[kind]));
+  // The record's views as the API shows them (with each image's state), compared as the input holds them.
+  const views = record.additional_images;
+  const compared = Array.isArray(views) ? { ...record, additional_images: viewsText(views as ViewInput[]) } : record;
+  return Object.keys(fieldChanges(compared, mergeNonNull(compared, input), WRITABLE[kind]));
 }

@@ -38,7 +38,16 @@ const enqueueMany = statement((db, p: Params<{ urls: string[]; at: string }>) =>
 const usedBy = (db: Db, url: Params<{ url: string }>['url']) => [
   db.selectFrom('artworks').select('id').where('image_url', '=', url),
   db.selectFrom('events').select('id').where('image_url', '=', url),
+  db.selectFrom('artwork_views').select('artwork_id as id').where('url', '=', url),
 ] as const;
+
+// An artwork's additional views (docs/api.md, More views of a work): one row per view's URL, by position.
+const dropViews = statement((db, p: Params<{ artworkId: number }>) => db.deleteFrom('artwork_views').where('artwork_id', '=', p.artworkId));
+const addView = statement((db, p: Params<{ artworkId: number; position: number; url: string }>) => db.insertInto('artwork_views')
+  .values({ artwork_id: p.artworkId, position: p.position, url: p.url }));
+
+const viewUrls = (views: unknown): string[] =>
+  (Array.isArray(views) ? views.map((view) => (view as { url: string }).url) : []);
 
 const lockJob = statement((db, p: Params<{ url: string }>) => lockForUpdate(db, db.selectFrom('images').select('url').where('url', '=', p.url)));
 
@@ -52,14 +61,25 @@ const release = statement((db, p: Params<{ url: string }>) => db.deleteFrom('ima
  * Read from the writes' changelog entries, so every write that records its changes (POST, PUT,
  * batch, delete, the console) queues in its own transaction.
  */
-export function* imagesWritten(db: Db, changes: ReadonlyArray<{ fieldChanges: FieldChanges }>, at: string): Work<void> {
+export function* imagesWritten(db: Db, changes: ReadonlyArray<{ fieldChanges: FieldChanges; entityType?: string; recordId?: number }>, at: string): Work<void> {
   const set = new Set<string>();
   const released = new Set<string>();
-  for (const { fieldChanges } of changes) {
+  for (const { fieldChanges, entityType, recordId } of changes) {
     const change = fieldChanges.image_url;
-    if (!change) continue;
-    if (typeof change.new === 'string') set.add(change.new);
-    if (typeof change.old === 'string') released.add(change.old);
+    if (change) {
+      if (typeof change.new === 'string') set.add(change.new);
+      if (typeof change.old === 'string') released.add(change.old);
+    }
+    // An artwork's views changed: its rows are written again, their URLs queued or released like image_url's.
+    const views = fieldChanges.additional_images;
+    if (views && entityType === 'artwork' && recordId !== undefined) {
+      yield* all(dropViews, { artworkId: recordId });
+      for (const [position, url] of viewUrls(views.new).entries()) {
+        yield* all(addView, { artworkId: recordId, position, url });
+        set.add(url);
+      }
+      for (const url of viewUrls(views.old)) released.add(url);
+    }
   }
   // Rows locked in one order everywhere: two batches taking up the same URLs never wait for each other in a cycle.
   const urls = [...set].sort();
@@ -174,7 +194,9 @@ const bumpVersions = statement((db, p: Params<{ url: string }>) => db.updateTabl
   .set((eb) => ({ version: eb('version', '+', 1) }))
   .where('slot', '=', 0)
   .where('entity_id', 'in', db.selectFrom('artworks').select('entity_id').where('image_url', '=', p.url)
-    .union(db.selectFrom('events').select('entity_id').where('image_url', '=', p.url))));
+    .union(db.selectFrom('events').select('entity_id').where('image_url', '=', p.url))
+    .union(db.selectFrom('artwork_views').innerJoin('artworks', 'artworks.id', 'artwork_views.artwork_id').select('artworks.entity_id')
+      .where('artwork_views.url', '=', p.url))));
 
 /** Records a job's outcome under its claim; false when the claim was lost (the outcome is dropped). */
 export function saveImageOutcome(db: Db, outcome: Outcome): Promise<boolean> {
@@ -356,7 +378,8 @@ export async function retryImages(db: Db, options: { entityId?: number | undefin
 // The sweep's reads: each a walk over a whole table, run rarely (once an hour) and off the event loop.
 const orphanUrls = statement((db) => db.selectFrom(
   db.selectFrom('artworks').select('image_url as url').where('image_url', 'is not', null)
-    .union(db.selectFrom('events').select('image_url as url').where('image_url', 'is not', null)).as('used'))
+    .union(db.selectFrom('events').select('image_url as url').where('image_url', 'is not', null))
+    .union(db.selectFrom('artwork_views').select('url')).as('used'))
   .select('used.url')
   .where((eb) => eb.not(eb.exists(db.selectFrom('images').select('images.url').where('images.url', '=', sql.ref<string>('used.url'))))), { cost: 'scan' });
 const unusedOriginals = statement((db, p: Params<{ before: string }>) => db.selectFrom('image_originals').select('hash')
