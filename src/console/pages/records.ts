@@ -61,7 +61,7 @@ const ARTWORKS: Kind = {
     { name: 'artist_proofs', label: 'Artist\'s proofs', input: 'integer' },
     { name: 'price', label: 'Price', input: 'integer', hint: 'A whole number, without separators or currency sign (12500).' },
     { name: 'currency', label: 'Currency', input: 'text', hint: 'ISO 4217 code, e.g. EUR.' },
-    { name: 'price_display', label: 'Price shown', input: 'select', options: PRICE_DISPLAY, hint: 'shown, on_request ("Price on request") or hidden, on public pages.' },
+    { name: 'price_display', label: 'Display on public pages', input: 'select', options: PRICE_DISPLAY, hint: 'shown, on_request ("Price on request") or hidden, on public pages.' },
     { name: 'availability', label: 'Availability', input: 'select', options: AVAILABILITY },
     { name: 'external_id', label: 'Inventory number', input: 'text' },
     { name: 'image_url', label: 'Image URL', input: 'url' },
@@ -104,7 +104,7 @@ const EVENTS: Kind = {
 const shown = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : Array.isArray(v) ? viewLines(v as StoredView[]) : '');
 
 
-/** The views as the form's lines (docs/console.md, More views). */
+/** The views as the form's lines (docs/console.md, Editing an artwork's art data). */
 const viewLines = (views: readonly StoredView[]): string =>
   views.map((v) => [v.url, v.role ?? '', v.caption ?? '', v.alt ?? ''].join(' | ').replace(/( \| )+$/, '')).join('\n');
 
