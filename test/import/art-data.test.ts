@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { artworkFromPost } from '../../src/domain/artwork.js';
-import { changedFields } from '../../src/import/plan.js';
+import { changedFields, listShows } from '../../src/import/plan.js';
 import { checkRow, isPriceOnRequest, tableRows } from '../../src/import/rows.js';
 import { readTable } from '../../src/import/table.js';
 
@@ -40,6 +40,18 @@ describe('measures and editions', () => {
     expect(measured!.body).toEqual({ title: 'A', height: 30.5, width: 20.25, depth: 4, dimension_unit: 'cm', edition_size: 50, edition_number: 3, artist_proofs: 5 });
     expect(checkRow('artworks', measured!.body)).toEqual([]);
     expect(artworkFromPost(written!.body as never)).toMatchObject({ height: 78.75, width: 63, depth: null, dimension_unit: 'in' });
+  });
+
+  test('a row giving only a dimensions text is compared with the listed record: the measures read from it need no full record', async () => {
+    const [row] = await rows('title,dimensions,price\nA,200 x 160 cm,POA\n');
+    expect(listShows('artworks', row!.body)).toBe(true);
+    const input = artworkFromPost(row!.body as never);
+    expect(input).toMatchObject({ height: 200, width: 160, dimension_unit: 'cm' });
+    const listed = { id: 1, title: 'A', dimensions: '200 x 160 cm', price: null, price_display: 'on_request', image_url: null };
+    expect(changedFields('artworks', listed, input)).toEqual([]);
+    expect(changedFields('artworks', { ...listed, price_display: 'shown' }, input)).toEqual(['price_display']);
+    const [views] = await rows('title,image_url_2\nA,https://g.example/2.jpg\n');
+    expect(listShows('artworks', views!.body)).toBe(false);
   });
 
   test('an edition number above its size is refused, naming the field', async () => {
