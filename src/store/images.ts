@@ -263,10 +263,15 @@ export const imageStatusIs = (db: Db, eb: ExpressionBuilder<Database, 'artworks'
     eb.exists(db.selectFrom('images').select('images.url').whereRef('images.url', '=', sql.ref(`${table}.image_url`)).where('images.status', '=', status)),
   ]);
 
+/** The URLs of an entity's additional views (docs/api.md, More views of a work): counted and retried like image_url's. */
+const entityViews = (db: Db, entityId: Params<{ entityId: number }>['entityId']) => db.selectFrom('artwork_views')
+  .innerJoin('artworks', 'artworks.id', 'artwork_views.artwork_id').where('artworks.entity_id', '=', entityId);
+
 // Counts over an entity's records with an image (migration 010's indexes; off the event loop on SQLite).
 const countsOfEntity = statement((db, p: Params<{ entityId: number }>) => db.selectFrom(
   db.selectFrom('artworks').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null)
     .unionAll(db.selectFrom('events').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null))
+    .unionAll(entityViews(db, p.entityId).select('artwork_views.url as image_url'))
     .as('used'))
   .innerJoin('images', 'images.url', 'used.image_url')
   .select(['images.status', (eb) => eb.fn.countAll<number>().as('n')])
@@ -285,6 +290,7 @@ export function* imageCountsWork(entityId: number): Work<ImageCounts, 'point' | 
 const allCounts = statement((db) => db.selectFrom(
   db.selectFrom('artworks').select('image_url').where('image_url', 'is not', null)
     .unionAll(db.selectFrom('events').select('image_url').where('image_url', 'is not', null))
+    .unionAll(db.selectFrom('artwork_views').select('url as image_url'))
     .as('used'))
   .innerJoin('images', 'images.url', 'used.image_url')
   .select(['images.status', (eb) => eb.fn.countAll<number>().as('n')])
@@ -293,7 +299,8 @@ const allCounts = statement((db) => db.selectFrom(
 /** The URLs an entity's records use (or every URL in use): what `images status|retry --entity` covers. */
 const entityUrls = (db: Db, entityId: Params<{ entityId: number }>['entityId']) =>
   db.selectFrom('artworks').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null)
-    .union(db.selectFrom('events').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null));
+    .union(db.selectFrom('events').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null))
+    .union(entityViews(db, entityId).select('artwork_views.url as url'));
 
 const FAILED_SHOWN = 100;
 const failedImages = (scoped: boolean) => statement((db, p: Params<{ entityId: number }>) => {

@@ -122,6 +122,8 @@ describe('additional_images and image_alt', () => {
     ]);
     const queued = await t.handle.db.selectFrom('images').select('url').where('url', 'in', views.map((v) => v.url)).execute();
     expect(queued).toHaveLength(2);
+    // The views count among the catalog's images, as the main image does.
+    expect((await api.get('/v1/sync/status')).body.images).toEqual({ pending: 3, ready: 0, failed: 0 });
     expect(await lastChange(api, id)).toMatchObject({ additional_images: { old: [], new: [expect.objectContaining({ url: views[0]!.url }), expect.objectContaining({ url: views[1]!.url })] } });
 
     // A GET body sent back (with each view's `image`) is accepted and changes nothing.
