@@ -68,6 +68,25 @@ export interface ArtworksTable {
   updated_at: string;
   /** The entity's own inventory or stock number; unique per entity where set (decisions §5). */
   external_id: string | null;
+  /** Migration 012 (docs/api.md, Artworks: the art data galleries keep). */
+  price_display: Generated<'shown' | 'on_request' | 'hidden'>;
+  height: number | null;
+  width: number | null;
+  depth: number | null;
+  dimension_unit: 'cm' | 'mm' | 'in' | null;
+  edition_size: number | null;
+  edition_number: number | null;
+  artist_proofs: number | null;
+  image_alt: string | null;
+  /** Canonical JSON text of the views ([{url, caption, alt, role}, …]); null when there are none. */
+  additional_images: string | null;
+}
+
+/** One additional view's URL per row (migration 012): which records use an image URL, by index. */
+export interface ArtworkViewsTable {
+  artwork_id: number;
+  position: number;
+  url: string;
 }
 
 export interface EventsTable {
@@ -234,6 +253,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   artists: ArtistsTable;
   artworks: ArtworksTable;
+  artwork_views: ArtworkViewsTable;
   events: EventsTable;
   changelog: ChangelogTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import { Artwork, ArtworkList, ArtworkListItem, ArtworkPostResult, Deleted } from './artworks.js';
+import { Artwork, ArtworkList, ArtworkListItem, ArtworkPostResult, ArtworkView, Deleted } from './artworks.js';
 import { BatchItemResult, BatchResponse } from './batch.js';
 import { ChangelogEntry, ChangelogPage } from './changelog.js';
 import { ErrorBody } from './common.js';
@@ -15,7 +15,7 @@ import { SyncStatus } from './sync.js';
  * serializers resolve `Ref`s to them) and emitted as `components.schemas` of the OpenAPI document.
  */
 export const COMPONENTS: readonly TSchema[] = [
-  Image, Artwork, ArtworkListItem, ArtworkList, ArtworkPostResult, Deleted,
+  Image, ArtworkView, Artwork, ArtworkListItem, ArtworkList, ArtworkPostResult, Deleted,
   Event, EventListItem, EventList, EventPostResult,
   Profile, ProfileUpdated,
   ChangelogEntry, ChangelogPage, SyncStatus,
