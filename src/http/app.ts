@@ -28,6 +28,7 @@ import { healthRoutes, type Dependency } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { openImageStore, type ImageStore } from '../images/store/index.js';
 import { validatorCompiler } from './validation.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -231,7 +232,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     await api.register(conditionalPlugin);
     // Before the routes: it learns which of them may answer a 304 early as they are added.
     await api.register(fastNotModifiedPlugin);
-    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes]) await api.register(routes);
+    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, webhookRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);
   await app.register(imageRoutes);

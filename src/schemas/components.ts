@@ -9,6 +9,7 @@ import { Image, ImageBytes } from './images.js';
 import { Me } from './me.js';
 import { Profile, ProfileUpdated } from './profile.js';
 import { SyncStatus } from './sync.js';
+import { WebhookAttempt, WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookMessage, WebhookMessagePage } from './webhooks.js';
 
 /**
  * Every named model of the API, each with an `$id`: registered once as a Fastify shared schema (the
@@ -20,5 +21,6 @@ export const COMPONENTS: readonly TSchema[] = [
   Profile, ProfileUpdated,
   ChangelogEntry, ChangelogPage, SyncStatus,
   BatchItemResult, BatchResponse,
+  WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookAttempt, WebhookMessage, WebhookMessagePage,
   Me, Health, HealthUnavailable, MetricsText, ImageBytes, ErrorBody,
 ];

@@ -6,6 +6,7 @@ import type { Database, Db, ImageStatus } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
 import { enqueueJob } from './jobs.js';
 import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
+import { recordImageMessages } from './webhooks.js';
 
 /**
  * The image pipeline's state (decisions §10, migration 007): one `images` row per URL in use, which
@@ -200,10 +201,20 @@ const bumpVersions = statement((db, p: Params<{ url: string }>) => db.updateTabl
     .union(db.selectFrom('artwork_views').innerJoin('artworks', 'artworks.id', 'artwork_views.artwork_id').select('artworks.entity_id')
       .where('artwork_views.url', '=', p.url))));
 
-/** An image job's outcome, saved as its job ends (in that transaction, only if the run held its claim). */
+const statusOfUrl = statement((db, p: Params<{ url: string }>) => db.selectFrom('images').select(['status', 'checked_at']).where('url', '=', p.url));
+
+/**
+ * An image job's outcome, saved as its job ends (in that transaction, only if the run held its claim).
+ * A new state (the first outcome, or ready after failed and back) raises `image.ready` or
+ * `image.failed` in the same transaction (docs/api.md, Webhooks); a retry that fails again does not.
+ */
 export function* saveImageOutcome(outcome: ImageOutcome): Work<void> {
+  const before = yield* first(statusOfUrl, { url: outcome.url });
   yield* all(saveOutcome, outcome);
   yield* all(bumpVersions, { url: outcome.url });
+  if (outcome.status !== 'pending' && (before?.checked_at == null || before.status !== outcome.status)) {
+    yield* recordImageMessages(outcome.url, outcome.status, outcome.at);
+  }
 }
 
 // ---- what the API and the pages show -------------------------------------------------------------
