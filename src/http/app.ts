@@ -25,6 +25,7 @@ import { artworkRoutes } from './routes/artworks.js';
 import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
+import { feedRoutes } from './routes/feeds.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
@@ -215,7 +216,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     await api.register(conditionalPlugin);
     // Before the routes: it learns which of them may answer a 304 early as they are added.
     await api.register(fastNotModifiedPlugin);
-    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes]) await api.register(routes);
+    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);
   await app.register(imageRoutes);
