@@ -45,7 +45,7 @@ export type FeedPutBody = Static<typeof FeedPut>;
 
 export const RunPost = Type.Object({
   allow_mass_delete: Type.Optional(Type.Boolean({ description: 'Mirror: delete even more than half of the records (after a run ended `needs_attention`).' })),
-}, { additionalProperties: false });
+}, { additionalProperties: false, examples: [{ allow_mass_delete: true }] });
 
 const Problem = Type.Object({
   line: Nullable(Type.Integer({ description: 'The file\'s line (CSV), row (Excel) or item (JSON).' })),
@@ -88,7 +88,7 @@ export const FeedRunList = Type.Object({
 }, { $id: 'FeedRunList', description: 'A feed\'s runs, newest first.' });
 
 export const RunsQuery = Type.Object({
-  after: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'A run id: only older runs. Pass the previous answer\'s `next_after`.' })),
+  after: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A run id: only older runs. Pass the previous answer\'s `next_after`.' })),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Runs per page, 1 to 100 (default 20).' }),
 });
 

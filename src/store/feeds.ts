@@ -157,7 +157,7 @@ export const getFeed = (db: Db, entityId: number, id: number): Promise<FeedWithR
   read(db, function* () { return yield* withLastRun(yield* ownFeed(entityId, id)); });
 
 /**
- * Changes a feed. A new URL, kind, mapping, encoding or sheet forgets the last file read (the next
+ * Changes a feed. A new URL, kind, mapping, encoding, sheet or mode forgets the last file read (the next
  * run applies the file whatever it holds); resuming clears the failures and the reason.
  */
 export async function updateFeed(db: Db, entityId: number, id: number, patch: Partial<FeedSpec>, at: string): Promise<FeedWithRun> {
@@ -169,7 +169,7 @@ export async function updateFeed(db: Db, entityId: number, id: number, patch: Pa
         sheet: feed.sheet, mode: feed.mode, interval_minutes: feed.interval_minutes, paused: feed.paused === 1,
       };
       const next: FeedSpec = { ...current, ...patch };
-      const reread = (['url', 'kind', 'encoding', 'sheet'] as const).some((k) => next[k] !== current[k])
+      const reread = (['url', 'kind', 'encoding', 'sheet', 'mode'] as const).some((k) => next[k] !== current[k])
         || JSON.stringify(next.mapping) !== JSON.stringify(current.mapping);
       if (next.url !== current.url || next.kind !== current.kind) yield* sameUrlCheck(entityId, next.kind, next.url, id);
       const resumed = current.paused && !next.paused;
@@ -224,7 +224,7 @@ export interface RunsPage {
 export const listRuns = (db: Db, entityId: number, id: number, after: number | undefined, limit: number): Promise<RunsPage> =>
   read(db, function* () {
     yield* ownFeed(entityId, id);
-    const rows = yield* all(runsPage(limit + 1), { feedId: id, after: after ?? Number.MAX_SAFE_INTEGER });
+    const rows = yield* all(runsPage(limit + 1), { feedId: id, after: after ?? 2_147_483_647 });
     const runs = rows.slice(0, limit);
     const hasMore = rows.length > limit;
     return { runs, hasMore, nextAfter: hasMore ? runs[runs.length - 1]!.id : null };

@@ -84,7 +84,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: null },
     schema: {
       operationId: 'putFeed', tags, summary: 'Change a feed (any of its writable fields)',
-      description: 'A new URL, kind, mapping, encoding or sheet makes the next run apply the file whatever it was. `paused: false` resumes a feed paused after five failed runs.',
+      description: 'A new URL, kind, mapping, encoding, sheet or mode makes the next run apply the file whatever it was. `paused: false` resumes a feed paused after five failed runs.',
       params: IdParams, body: FeedPut,
       response: { 200: answer(Feed, 'The feed.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'not_found', 'duplicate') },
     },
