@@ -9,13 +9,23 @@ import { spawnServe, type ServeProcess } from './support/serve.js';
 const ROOT = join(import.meta.dirname, '..');
 const run = promisify(execFile);
 
+/** The text of a document's section: from its heading to the next heading of the same level, or the end. */
+function section(file: string, heading: string): string {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const start = text.indexOf(`\n${heading}\n`);
+  expect(start, `${file} lacks "${heading}"`).toBeGreaterThanOrEqual(0);
+  const level = heading.slice(0, heading.indexOf(' ') + 1);
+  const end = text.indexOf(`\n${level}`, start + heading.length + 2);
+  return text.slice(start, end < 0 ? undefined : end);
+}
+
 /**
- * The shell blocks from the API tour up to "Behaviour worth knowing", in order, except the one that
- * starts the server and the `push` runs (test/push.test.ts runs those on the same example files).
+ * The shell blocks of the README's five-minute tour, then those of docs/api.md's walk through the
+ * API, in order, except the one that starts the server and the `push` runs (test/push.test.ts runs
+ * those on the same example files).
  */
 function tourBlocks(): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const tour = readme.slice(readme.indexOf('## API tour'), readme.indexOf('## Behaviour worth knowing'));
+  const tour = section('README.md', '## A five-minute tour') + section('docs/api.md', '## A walk through the API');
   return [...tour.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!)
     .filter((block) => block.trim() !== 'npm start' && !block.includes('bin/art-catalog push'));
 }
@@ -40,7 +50,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-test('every curl example of the README API tour works as written', async () => {
+test('every curl example of the README tour and of the API walk in docs/api.md works as written', async () => {
   const blocks = tourBlocks();
   expect(blocks.length).toBeGreaterThan(6);
   // One shell session: the tour's exports carry over from block to block, as in a reader's terminal.
@@ -67,4 +77,10 @@ test('the README opens with the two commands a newcomer runs, and nothing else',
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const first = /```sh\n([\s\S]*?)```/.exec(readme)![1]!;
   expect(first.trim().split('\n').map((line) => line.split('#')[0]!.trim())).toEqual(['npm ci && npm start', 'npm test']);
+});
+
+test('the README stays a front door: at most 300 lines, none longer than 160 characters', () => {
+  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
+  expect(lines.length).toBeLessThanOrEqual(300);
+  expect(lines.filter((line) => [...line].length > 160)).toEqual([]);
 });
