@@ -26,6 +26,7 @@ import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
 import { feedRoutes } from './routes/feeds.js';
+import { feedFetcher } from '../feeds/fetcher.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
@@ -173,11 +174,14 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     leaseMs: config.imageJobLeaseS * 1000,
     fetch: {
       maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
-      allowAddress: config.imageFetchAllowPrivate ? () => true : publicAddress,
+      allowAddress: config.imageFetchAllowPrivate || config.fetchAllowPrivate ? () => true : publicAddress,
     },
     ...(typeof imageWorker === 'object' ? imageWorker : {}),
   }) : undefined;
   app.decorate('imageWorker', worker);
+  // Feeds read files with the images' fetcher: its address rules, redirects and limits (src/feeds/fetcher.ts).
+  app.decorate('feedFetch', feedFetcher(config.fetchAllowPrivate ? () => true : publicAddress));
+  app.decorate('feedRuns', undefined);
   app.addHook('onReady', async () => {
     worker?.start();
   });

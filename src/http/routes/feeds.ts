@@ -8,6 +8,7 @@ import Type from 'typebox';
 import { IdParams } from '../../schemas/common.js';
 import { Feed, FeedList, FeedPost, FeedPut, FeedRun, FeedRunList, RunParams, RunPost, RunsQuery } from '../../schemas/feeds.js';
 import { feedJson, runJson } from '../../feeds/present.js';
+import type { FeedFetcher } from '../../feeds/fetcher.js';
 import { createFeed, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../responses.js';
 
@@ -17,6 +18,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Told when a feed has a run to do now (src/feeds): the runs themselves are durable in the database. */
     feedRuns: { wake(feedId: number, entityId: number): void } | undefined;
+    /** The outgoing fetcher as feeds use it (src/feeds/fetcher.ts). */
+    feedFetch: FeedFetcher;
   }
 }
 
