@@ -142,7 +142,8 @@ export function columnMap(table: Table, kind: Kind, mapping: Record<string, stri
 /** An import's `line 12` / `row 12` / `item 3` and `field: reason; field: reason` as the run's problems. */
 function rowProblems(label: string, message: string, columnOf: Map<string, string>) {
   const line = Number(/\d+/.exec(label)?.[0] ?? NaN);
-  return message.split('; ').map((part) => {
+  // Parts are `field: reason`; a reason may hold a `; ` of its own.
+  return message.split(/; (?=[a-z_]+: )/).map((part) => {
     const field = /^([a-z_]+): /.exec(part)?.[1];
     const column = field ? columnOf.get(field) ?? field : null;
     return { line: Number.isNaN(line) ? null : line, column, message: part };

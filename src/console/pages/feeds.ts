@@ -224,7 +224,7 @@ ${button('delete', 'Delete', '', 'danger')}</div>
 
 function connectForm(reply: FastifyReply, form: Form, count: number): Html {
   if (count >= 10) return html`<p class="hint">An account has at most 10 feeds: delete one to connect another.</p>`;
-  return html`<form class="panel form" method="post" action="/console/feeds/connect">${csrfField(reply)}
+  return html`<form class="panel form feeds-connect" method="post" action="/console/feeds/connect">${csrfField(reply)}
 <h2>Connect a file</h2>
 <div class="field"><label for="feed-url">Address of the file</label>
 <input id="feed-url" name="url" type="url" required maxlength="2048" placeholder="https://" value="${form.url ?? ''}">
@@ -237,7 +237,7 @@ function connectForm(reply: FastifyReply, form: Form, count: number): Html {
 }
 
 function howTo(): Html {
-  return html`<section class="panel" aria-labelledby="feeds-how">
+  return html`<section class="panel feeds-how" aria-labelledby="feeds-how">
 <h2 id="feeds-how">Where to get such an address</h2>
 <ul>
 <li><b>Google Sheets</b>: File → Share → Publish to web; choose the sheet and “Comma-separated values (.csv)”, Publish, and copy the link.</li>
