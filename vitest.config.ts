@@ -35,6 +35,20 @@ async function redisAnswers(): Promise<boolean> {
   }
 }
 
+/** Pure functions: no server, no database, no process (domain rules, formats, iCal bytes, the error catalog, image sizes). */
+const UNIT = ['test/unit/**/*.test.ts'];
+
+/**
+ * Folders whose tests can answer differently on PostgreSQL (SQL, transactions, locks, cursors, collation, Redis
+ * counters and locks in the scale set-up): they run in both the `sqlite` and the `postgres` project.
+ * Not here, so SQLite only: test/http (transport: headers, compression, the event loop), test/process (the CLI's
+ * text, the launcher, signals, the runtime), test/browser (what a browser shows does not depend on the dialect; the
+ * server's side of it is proven in test/web and test/console), test/contract (OpenAPI, the clients, lint, fuzzing of
+ * the request schemas). A test in one of those that is about storage goes into a folder below instead
+ * (e.g. test/store/crash.test.ts, test/store/missing-database.test.ts).
+ */
+const DIALECT_FOLDERS = ['api', 'store', 'web', 'console', 'images', 'import', 'jobs', 'feeds', 'webhooks', 'coordination'];
+
 export default defineConfig(async (): Promise<ViteUserConfig> => {
   const withPostgres = await postgresAnswers();
   if (!withPostgres) console.warn(`PostgreSQL at ${POSTGRES} does not answer: running the SQLite pass only.`);
@@ -45,17 +59,20 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       hookTimeout: 60_000,
       // Two cores: two workers keep files isolated without oversubscribing the machine.
       maxWorkers: 2,
+      // Where a file runs follows from its folder (test/README.md): a new file is classified by where it is put.
       projects: [
-        // SQLite pass: one process, counters in memory, idempotency locks in the database.
-        { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
-        // PostgreSQL pass: the scale set-up, with Redis for counters and locks when it answers.
+        // Pure functions (no server, no database): the result cannot depend on the dialect, one pass.
+        { extends: true as const, test: { name: 'unit', include: UNIT, env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
+        // SQLite pass: everything that needs a server, a database, a process or a browser; one process, counters in
+        // memory, idempotency locks in the database.
+        { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: UNIT, env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
+        // PostgreSQL pass: the scale set-up, with Redis for counters and locks when it answers; only the folders whose
+        // result can depend on the dialect (see DIALECT_FOLDERS).
         ...(withPostgres ? [{
           extends: true as const,
           test: {
             name: 'postgres',
-            include: ['test/**/*.test.ts'],
-            // Pure functions and the image stores do not touch a database: one pass is enough.
-            exclude: ['test/domain.test.ts', 'test/image-derive.test.ts', 'test/image-store.test.ts'],
+            include: DIALECT_FOLDERS.map((folder) => `test/${folder}/**/*.test.ts`),
             env: { TEST_DIALECT: 'postgres', TEST_DATABASE_URL: POSTGRES, ...(withRedis ? { REDIS_URL: REDIS } : {}) },
           },
         }] : []),

@@ -1,7 +1,7 @@
 import { newSecret, sha256 } from '../../src/domain/passwords.js';
 import type { Role } from '../../src/db/types.js';
 import { inviteUser } from '../../src/store/users.js';
-import type { TestApp } from '../helpers.js';
+import type { TestApp } from './app.js';
 
 export const PASSWORD = 'correct horse battery staple';
 

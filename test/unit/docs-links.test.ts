@@ -53,3 +53,19 @@ describe('links between the documents', () => {
       .toEqual(['a', 'service-unavailable-503', 'images-where-the-derivatives-live', 'links', 'links-1']);
   });
 });
+
+describe('docs/operations.md, Configuration', () => {
+  test('names every environment variable the service reads', () => {
+    const config = readFileSync(join(ROOT, 'src', 'config.ts'), 'utf8');
+    const read = new Set([
+      ...[...config.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!),
+      ...[...config.matchAll(/\(env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1]!),
+      ...['ART_CATALOG_URL', 'ART_CATALOG_KEY', 'ART_CATALOG_CACHE_DIR'],
+    ]);
+    expect(read.size).toBeGreaterThan(30);
+    const operations = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
+    const table = operations.slice(operations.indexOf('\n## Configuration\n'), operations.indexOf('\n## ', operations.indexOf('\n## Configuration\n') + 5));
+    // A setting added to src/config.ts gets its row in that table: the one list of every setting.
+    expect([...read].filter((name) => !table.includes(`\`${name}\``))).toEqual([]);
+  });
+});

@@ -1,0 +1,79 @@
+import { sql } from 'kysely';
+import { expect, test } from 'vitest';
+import { DIALECT, client, freshDatabase, startApp, tenant } from '../helpers.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+
+test('/healthz answers 200 ok while the database answers, and 503 naming the database once it does not', async () => {
+  const t = await startApp();
+  try {
+    const anonymous = client(t);
+    const ok = await anonymous.get('/healthz');
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ status: 'ok' });
+
+    await t.handle.close();
+    const down = await anonymous.get('/healthz');
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ status: 'unavailable', failing: ['database'] });
+    expect(down.headers['retry-after']).toBe('1');
+  } finally {
+    await t.app.close();
+  }
+});
+
+test.skipIf(DIALECT !== 'postgres')('PostgreSQL refusing connections, then swallowing them: requests and /healthz get 503 within a second; back, service resumes', async () => {
+  const fresh = await freshDatabase();
+  const target = new URL(fresh.url);
+  const proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
+  const through = new URL(fresh.url);
+  through.port = String(proxy.port);
+  const t = await startApp({}, through.toString());
+  try {
+    const g = await tenant(t);
+    const api = client(t, g.key);
+    expect((await api.post('/v1/artworks', { title: 'Before The Outage' })).status).toBe(201);
+
+    for (const outage of [() => proxy.refuse(), () => proxy.blackhole()]) {
+      await outage();
+      for (const request of [() => api.get('/v1/artworks'), () => api.post('/v1/artworks', { title: 'During The Outage' })]) {
+        const started = performance.now();
+        const answer = await request();
+        expect(performance.now() - started).toBeLessThan(1000);
+        expect(answer.status).toBe(503);
+        expect(answer.body).toEqual({ error: 'service_unavailable', message: expect.any(String), retry_after: 1 });
+        expect(answer.headers['retry-after']).toBe('1');
+      }
+      const health = await client(t).get('/healthz');
+      expect(health.status).toBe(503);
+      expect(health.body).toEqual({ status: 'unavailable', failing: ['database'] });
+    }
+
+    await proxy.forward();
+    await expect.poll(async () => (await api.get('/v1/artworks')).status, { timeout: 5000, interval: 100 }).toBe(200);
+    expect((await client(t).get('/healthz')).status).toBe(200);
+    expect((await api.get('/v1/artworks')).body.total).toBe(1);
+  } finally {
+    await proxy.forward();
+    await t.close();
+    await proxy.close();
+    await fresh.drop();
+  }
+});
+
+test.skipIf(DIALECT !== 'postgres')('a pool busy with long statements is load, not an outage: /healthz answers 200 at once on its own connection', async () => {
+  const t = await startApp();
+  try {
+    // Every connection of the pool (10, the default) busy for 1.5 s, and one more statement queued behind them.
+    const busy = Array.from({ length: 11 }, () => sql`select pg_sleep(1.5)`.execute(t.handle.db));
+    await new Promise((resolve) => { setTimeout(resolve, 100); });
+    const started = performance.now();
+    const health = await client(t).get('/healthz');
+    expect(health.status).toBe(200);
+    expect(health.body).toEqual({ status: 'ok' });
+    // Behind the pool's queue it would have waited for the sleeps, past /healthz's 800 ms deadline.
+    expect(performance.now() - started).toBeLessThan(700);
+    await Promise.all(busy);
+  } finally {
+    await t.close();
+  }
+});

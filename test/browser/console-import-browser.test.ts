@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
+import { PASSWORD, invite } from '../support/console.js';
+import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
+
+/** The Import page walked as a person would, in Debian's Chromium, with axe-core on every step. */
+
+const README_SHOTS = new Set(['console-import-columns-1280', 'console-import-preview-390']);
+
+/** A gallery's messy export: Windows-1252, semicolons, German and mixed-case headers, a notes column. */
+const LATIN1_CSV = Buffer.from([
+  'TITLE;artist name;Jahr;Inventar-Nr.;Price;Notiz',
+  'Mädchen am Fenster;Käthe Kollwitz;1912;KK-12;4500;gerahmt',
+  'Straße im Regen;Günther Förg;1989;GF-89;"12.500,00 €";',
+  'Café Noir;Françoise Gilot;1950;FG-50;3200;signiert',
+].join('\r\n').replace('€', '\x80'), 'latin1');
+
+describeInBrowser('the Import page in a real browser', { timeout: 180_000 }, () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  let gallery: Tenant;
+
+  beforeAll(async () => {
+    t = await startApp();
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    t.app.config.publicBaseUrl = base;
+    browser = await launchChromium();
+    gallery = await tenant(t, { name: 'Galerie Süd' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function signIn(width: number): Promise<Page> {
+    const { token } = await invite(t, gallery.entityId, 'editor');
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    await page.goto(`${base}/console/invite/${token}`);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.waitForURL(`${base}/console`);
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Import', exact: true }).click();
+    await page.waitForURL(`${base}/console/import`);
+    return page;
+  }
+
+  for (const width of [1280, 390]) {
+    test(`at ${width} px an editor uploads a Latin-1 semicolon CSV, chooses the encoding, maps two columns, reads the preview, applies and sees the summary and the new records`, async () => {
+      const page = await signIn(width);
+      await checkPage(page, `console-import-upload-${width}`, README_SHOTS);
+      await page.getByLabel('Artworks').check();
+      await page.getByLabel('File').setInputFiles({ name: 'Bestand.csv', mimeType: 'text/csv', buffer: LATIN1_CSV });
+      await page.getByRole('button', { name: 'Upload' }).click();
+
+      await expect(page.locator('h1').textContent()).resolves.toBe('Which encoding?');
+      await expect(page.locator('.sample').textContent()).resolves.toContain('Mädchen am Fenster;Käthe Kollwitz');
+      await checkPage(page);
+      await page.getByLabel('Windows-1252 / Latin-1').check();
+      await page.getByRole('button', { name: 'Continue' }).click();
+
+      await expect(page.locator('h1').textContent()).resolves.toBe('Match the columns');
+      // Suggestions are preselected; Jahr and Inventar-Nr. are two columns the person maps.
+      await expect(page.getByLabel('Field for TITLE').inputValue()).resolves.toBe('title');
+      await expect(page.getByLabel('Field for artist name').inputValue()).resolves.toBe('artist_name');
+      await expect(page.getByLabel('Field for Notiz').inputValue()).resolves.toBe('');
+      await page.getByLabel('Field for Jahr').selectOption('creation_year');
+      await page.getByLabel('Field for Inventar-Nr.').selectOption('external_id');
+      await checkPage(page, `console-import-columns-${width}`, README_SHOTS);
+      await page.getByRole('button', { name: 'Preview' }).click();
+
+      await expect(page.locator('h1').textContent()).resolves.toBe('Preview');
+      const created = width === 1280 ? 2 : 0;
+      await expect(page.locator('#import-summary').textContent()).resolves.toBe(
+        `dry run, nothing written: 3 rows: would create ${created}, update 0, leave unchanged ${2 - created}, duplicate 0, failed 1`);
+      await expect(page.getByText('write 12500 and the currency in the currency column').count()).resolves.toBe(1);
+      await checkPage(page, `console-import-preview-${width}`, README_SHOTS);
+      await page.getByRole('button', { name: 'Apply' }).click();
+
+      await page.locator('h1', { hasText: 'Import done' }).waitFor({ timeout: 30_000 });
+      await expect(page.locator('#import-summary').textContent()).resolves.toContain(`3 rows: created ${created}, updated 0, unchanged ${2 - created}, duplicate 0, failed 1`);
+      await checkPage(page, `console-import-done-${width}`, README_SHOTS);
+      await page.getByRole('link', { name: 'See the artworks' }).click();
+      await expect(page.getByRole('link', { name: 'Mädchen am Fenster' }).count()).resolves.toBe(1);
+      await expect(page.getByRole('link', { name: 'Café Noir' }).count()).resolves.toBe(1);
+      await page.close();
+    });
+  }
+
+  test('an .xlsx saved by LibreOffice Calc is uploaded, its columns suggested, applied, and its records listed', async () => {
+    const page = await signIn(1280);
+    await page.getByLabel('File').setInputFiles({ name: 'gallery-stock.xlsx', mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', buffer: readFileSync(join(import.meta.dirname, '..', 'fixtures', 'gallery-stock.xlsx')) });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await expect(page.getByLabel('Field for Inventory No.').inputValue()).resolves.toBe('external_id');
+    await expect(page.getByLabel('Field for Artist').inputValue()).resolves.toBe('artist_name');
+    await expect(page.getByLabel('Field for Year').inputValue()).resolves.toBe('creation_year');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await expect(page.locator('#import-summary').textContent()).resolves.toBe('dry run, nothing written: 3 rows: would create 3, update 0, leave unchanged 0, duplicate 0, failed 0');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.locator('h1', { hasText: 'Import done' }).waitFor({ timeout: 30_000 });
+    const { artworks } = (await client(t, gallery.key).get('/v1/artworks?limit=100')).body;
+    expect(artworks.filter((a: any) => a.external_id?.startsWith('LO-')).map((a: any) => [a.title, a.price])).toEqual([['Morning Field', 4800], ['Evening Field', 5200], ['Salt Marsh', 3100]]);
+    await page.close();
+  });
+});

@@ -1,0 +1,141 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
+import type { ImageStore } from '../../src/images/store/index.js';
+import { ImageWorker } from '../../src/images/worker.js';
+import * as images from '../../src/store/images.js';
+import { client, startApp, tenant, type TestApp, type Tenant } from '../helpers.js';
+
+/** The worker's lease: a job whose claim is lost is given up, its result never recorded. */
+
+// Renewals through the real statement unless a test makes them fail (a database out of reach).
+vi.mock('../../src/store/images.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../src/store/images.js')>();
+  return { ...actual, renewImageClaim: vi.fn(actual.renewImageClaim) };
+});
+const { renewImageClaim: actualRenew } = await vi.importActual<typeof import('../../src/store/images.js')>('../../src/store/images.js');
+
+vi.setConfig({ testTimeout: 60_000 });
+
+/** A gallery's server that holds every answer until the test lets it go. */
+let origin: Server;
+let base: string;
+const held: ServerResponse[] = [];
+let photo: Buffer;
+let t: TestApp;
+let gallery: Tenant;
+
+beforeAll(async () => {
+  photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 30, b: 90 } } }).jpeg().toBuffer();
+  origin = createServer((_request, response) => { held.push(response); });
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+  t = await startApp({ RATE_LIMIT_SUBSCRIBER: '1000000' });
+  gallery = await tenant(t);
+});
+
+afterAll(async () => {
+  for (const response of held) response.destroy();
+  origin?.closeAllConnections();
+  await new Promise((resolve) => origin?.close(resolve));
+  await t?.close();
+});
+
+afterEach(() => {
+  vi.mocked(images.renewImageClaim).mockImplementation(actualRenew);
+});
+
+/** Lets every held request go, answered with the photo (a request the worker gave up is gone already). */
+function answerHeld(): void {
+  for (const response of held.splice(0)) {
+    if (!response.destroyed) response.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo);
+  }
+}
+
+/** A store in memory that remembers every put. */
+function memoryStore(): ImageStore & { puts: string[] } {
+  const objects = new Map<string, Buffer>();
+  const puts: string[] = [];
+  return {
+    puts,
+    has: async (name) => objects.has(name),
+    put: async (name, bytes) => { puts.push(name); objects.set(name, bytes); },
+    get: async () => null,
+    head: async (name) => (objects.has(name) ? { size: objects.get(name)!.length, contentType: 'image/jpeg' } : null),
+    delete: async (name) => { objects.delete(name); },
+    list: async function* () { yield* objects.keys(); },
+    close: async () => undefined,
+  };
+}
+
+function startWorker(store: ImageStore) {
+  const warnings: Array<{ url?: string; message: string }> = [];
+  const worker = new ImageWorker({
+    db: t.handle.db, store, concurrency: 1, leaseMs: 600, pollMs: 20, sweepMs: 0,
+    fetch: { maxBytes: 1e7, timeoutMs: 30_000, allowAddress: () => true },
+    log: { info: () => undefined, warn: (object, message) => warnings.push({ ...(object as { url?: string }), message }) },
+  }).start();
+  return { worker, warnings };
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+const row = (url: string) => t.handle.db.selectFrom('images').selectAll().where('url', '=', url).executeTakeFirstOrThrow();
+
+test('a job whose claim another process took over is given up: nothing stored, no outcome recorded, a warning logged', async () => {
+  const url = `${base}/taken-over.jpg`;
+  expect((await client(t, gallery.key).post('/v1/artworks', { title: 'Taken Over', image_url: url })).status).toBe(201);
+  const store = memoryStore();
+  const { worker, warnings } = startWorker(store);
+  try {
+    expect(await until(() => held.length === 1)).toBe(true);
+    // The lease passed (a stalled process) and another process claimed the job, as claimNext does.
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    await t.handle.db.updateTable('images').set({ claim: 'another-process', locked_until: later }).where('url', '=', url).execute();
+    const noticed = await until(() => warnings.length > 0, 5_000);
+    answerHeld();
+    await until(() => worker.processed > 0, 3_000);
+    await worker.close(20_000);
+    expect(noticed).toBe(true);
+    expect(warnings).toEqual([{ url, err: undefined, message: expect.stringMatching(/^image job lost \(another process took it over.*its result is dropped$/) }]);
+    expect(store.puts).toEqual([]);
+    expect(worker.processed).toBe(0);
+    expect(await row(url)).toMatchObject({ status: 'pending', claim: 'another-process', locked_until: later, hash: null });
+  } finally {
+    await worker.close(0);
+  }
+});
+
+test('a job whose lease ran out while renewals failed (database out of reach) is given up, then taken again and finished once', async () => {
+  const url = `${base}/unrenewed.jpg`;
+  expect((await client(t, gallery.key).post('/v1/artworks', { title: 'Unrenewed', image_url: url })).status).toBe(201);
+  const store = memoryStore();
+  const { worker, warnings } = startWorker(store);
+  try {
+    expect(await until(() => held.length === 1)).toBe(true);
+    vi.mocked(images.renewImageClaim).mockRejectedValue(new Error('connection terminated unexpectedly'));
+    const lost = await until(() => warnings.some((w) => w.message.startsWith('image job lost')), 5_000);
+    expect(lost).toBe(true);
+    // First the failed renewals while the lease held (tried again), then the loss once it had passed.
+    expect(warnings[0]).toMatchObject({ url, message: 'image job lease not renewed; trying again' });
+    expect(warnings.at(-1)).toMatchObject({ url, message: 'image job lost (its lease ran out while renewals failed); its result is dropped' });
+    expect(store.puts).toEqual([]);
+    // The database is back: the job is claimed again once its lease has passed, and finished.
+    vi.mocked(images.renewImageClaim).mockImplementation(actualRenew);
+    expect(await until(() => held.length === 2 || worker.processed > 0)).toBe(true);
+    answerHeld();
+    expect(await until(() => worker.processed === 1, 40_000)).toBe(true);
+    expect(await row(url)).toMatchObject({ status: 'ready', claim: null, error: null });
+    expect(store.puts).toHaveLength(6);
+  } finally {
+    await worker.close(0);
+  }
+});

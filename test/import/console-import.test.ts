@@ -1,0 +1,167 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
+import { signedIn, type ConsoleSession } from '../support/console.js';
+import { zipBomb } from '../support/spreadsheets.js';
+
+/** The Import page through real HTTP (decisions §11), on both dialects: upload → encoding → columns → preview → Apply → summary. */
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
+
+/** A messy export: Windows-1252 bytes, semicolons, headers in mixed case and languages, a column to leave out, a price for people. */
+const LATIN1_CSV = Buffer.from([
+  'TITLE;Artist_Name;Jahr;Inventar-Nr.;Price;Notiz',
+  'Mädchen am Fenster;Käthe Kollwitz;1912;KK-12;4500;gerahmt',
+  'Straße im Regen;Günther Förg;1989;GF-89;"12.500,00 €";',
+  'Café Noir;Françoise Gilot;1950;FG-50;3200;signiert',
+  'Café Noir;Françoise Gilot;1950;FG-50;3300;Dublette',
+].join('\r\n').replace('€', '\x80'), 'latin1'); // Windows-1252 writes € as 0x80
+
+async function upload(session: ConsoleSession, name: string, bytes: Buffer, kind = 'artworks') {
+  const page = await session.get('/console/import');
+  const action = /action="(\/console\/import\?_csrf=[^"]+)"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
+  const form = new FormData();
+  form.append('kind', kind);
+  form.append('file', new Blob([new Uint8Array(bytes)]), name);
+  return session.request('POST', action, form);
+}
+
+/** Follows the Apply's progress page until the summary shows (the page refreshes itself without JavaScript). */
+async function applyAndWait(session: ConsoleSession, id: string) {
+  const applied = await session.post(`/console/import/${id}/apply`);
+  expect(applied.status).toBe(303);
+  for (let i = 0; i < 200; i++) {
+    const page = await session.get(`/console/import/${id}/progress`);
+    if (!page.text.includes('id="import-bar"')) return page;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the import did not finish');
+}
+
+const uploadId = (location: string | null) => /\/console\/import\/([\w-]+)$/.exec(location ?? '')![1]!;
+
+describe('console import', { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let base: string;
+  let gallery: Tenant;
+  let editor: ConsoleSession & { email: string };
+
+  beforeAll(async () => {
+    t = await startApp();
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    gallery = await tenant(t, { name: 'Galerie Import' });
+    editor = await signedIn(t, base, gallery.entityId, 'editor');
+  }, 120_000);
+  afterAll(async () => t.close());
+
+  const changelogTotal = async () => (await client(t, gallery.key).get('/v1/changelog')).body.total;
+
+  test('a Latin-1 semicolon CSV: the encoding is offered, columns are suggested and mapped, the preview writes nothing, Apply writes as console:<user id>', async () => {
+    const before = await changelogTotal();
+    const uploaded = await upload(editor, 'Bestand.csv', LATIN1_CSV);
+    expect(uploaded.status).toBe(303);
+    const id = uploadId(uploaded.location);
+
+    const encoding = await editor.get(`/console/import/${id}`);
+    expect(encoding.text).toContain('is not valid UTF-8: line 2 has the byte 0xE4');
+    expect(encoding.text).toContain('Mädchen am Fenster;Käthe Kollwitz');
+    expect((await editor.post(`/console/import/${id}/encoding`, { encoding: 'latin1' })).status).toBe(303);
+
+    const columns = await editor.get(`/console/import/${id}`);
+    expect(columns.text).toContain('read as Windows-1252');
+    const selected = (i: number) => /<option value="([^"]*)" selected>/.exec(columns.text.split(`name="column_${i}"`)[1]!)![1];
+    // TITLE and Artist_Name are field names in another case; Jahr and Inventar-Nr. are not, and Notiz is left out.
+    expect([0, 1, 2, 3, 4, 5].map(selected)).toEqual(['title', 'artist_name', '', '', 'price', '']);
+
+    const previewed = await editor.post(`/console/import/${id}/columns`, {
+      column_0: 'title', column_1: 'artist_name', column_2: 'creation_year', column_3: 'external_id', column_4: 'price', column_5: '',
+    });
+    expect(previewed.status).toBe(303);
+    const preview = await editor.get(`/console/import/${id}/preview`);
+    expect(preview.text).toContain('dry run, nothing written: 4 rows: would create 2, update 0, leave unchanged 0, duplicate 1, failed 1');
+    expect(preview.text).toContain('price: &#34;12.500,00 €&#34; in column &#34;Price&#34; is written with a currency sign, thousands separators and decimals; such forms are never guessed: write 12500');
+    expect(preview.text).toContain('same artwork as line 4 (external_id &#34;FG-50&#34;): not sent');
+    expect(await changelogTotal()).toBe(before);
+
+    const summary = await applyAndWait(editor, id);
+    expect(summary.text).toContain('4 rows: created 2, updated 0, unchanged 0, duplicate 1, failed 1');
+    const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
+    expect(artworks.map((a: any) => [a.title, a.artist_name, a.creation_year, a.external_id, a.price])).toEqual([
+      ['Mädchen am Fenster', 'Käthe Kollwitz', 1912, 'KK-12', 4500], ['Café Noir', 'Françoise Gilot', 1950, 'FG-50', 3200],
+    ]);
+    const userId = (await t.handle.db.selectFrom('users').select('id').where('email', '=', editor.email).executeTakeFirstOrThrow()).id;
+    const sources = (await client(t, gallery.key).get('/v1/changelog?limit=100')).body.changes.filter((c: any) => c.entity_type === 'artwork').map((c: any) => c.source);
+    expect(sources).toEqual([`console:${userId}`, `console:${userId}`]);
+  });
+
+  test('choosing UTF-8 for a file that is not UTF-8 answers the line and the byte, and what to choose instead', async () => {
+    const id = uploadId((await upload(editor, 'Bestand.csv', LATIN1_CSV)).location);
+    const refused = await editor.post(`/console/import/${id}/encoding`, { encoding: 'utf8' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('Line 2 is not valid UTF-8 (byte 0xE4). If the file was saved by an older spreadsheet program, upload it again and choose Windows-1252 / Latin-1.');
+  });
+
+  test('an .xlsx saved by LibreOffice imports after its two unknown columns are mapped; a second import of it changes nothing', async () => {
+    const bytes = readFileSync(join(FIXTURES, 'gallery-stock.xlsx'));
+    const id = uploadId((await upload(editor, 'gallery-stock.xlsx', bytes)).location);
+    const columns = await editor.get(`/console/import/${id}`);
+    expect(columns.text).toContain('3 rows of artworks');
+    const choice = { column_0: 'external_id', column_1: 'title', column_2: 'artist_name', column_3: 'creation_year', column_4: 'price', column_5: 'currency', column_6: 'availability' };
+    await editor.post(`/console/import/${id}/columns`, choice);
+    expect((await editor.get(`/console/import/${id}/preview`)).text).toContain('would create 3, update 0, leave unchanged 0, duplicate 0, failed 0');
+    expect((await applyAndWait(editor, id)).text).toContain('3 rows: created 3, updated 0, unchanged 0, duplicate 0, failed 0');
+    const again = uploadId((await upload(editor, 'gallery-stock.xlsx', bytes)).location);
+    await editor.post(`/console/import/${again}/columns`, choice);
+    expect((await applyAndWait(editor, again)).text).toContain('Nothing changed in the catalog.');
+    const stock = (await client(t, gallery.key).get('/v1/artworks?limit=100')).body.artworks.filter((a: any) => a.external_id?.startsWith('LO-'));
+    expect(stock.map((a: any) => [a.external_id, a.title, a.creation_year, a.price, a.currency, a.availability])).toEqual([
+      ['LO-1', 'Morning Field', 2021, 4800, 'EUR', 'available'], ['LO-2', 'Evening Field', 2022, 5200, 'EUR', 'reserved'], ['LO-3', 'Salt Marsh', 2019, 3100, 'EUR', 'sold'],
+    ]);
+  });
+
+  test('mirror deletes at most half of the records unless the deletions are confirmed', async () => {
+    const other = await tenant(t, { name: 'Galerie Spiegel' });
+    const mirrorEditor = await signedIn(t, base, other.entityId, 'editor');
+    await client(t, other.key).post('/v1/artworks/batch', { items: ['A', 'B', 'C', 'D'].map((title) => ({ title })) });
+    const id = uploadId((await upload(mirrorEditor, 'one.csv', Buffer.from('title\nA\n'))).location);
+    await mirrorEditor.post(`/console/import/${id}/columns`, { column_0: 'title', mirror: 'yes' });
+    const blocked = await mirrorEditor.get(`/console/import/${id}/preview`);
+    expect(blocked.text).toContain('Not mirrored: mirroring would delete 3 of the 4 artworks, more than half');
+    expect(blocked.text).toContain('Yes, delete 3 artworks, more than half');
+    expect(blocked.text).not.toContain('>Apply</button>');
+    await mirrorEditor.post(`/console/import/${id}/columns`, { column_0: 'title', mirror: 'yes', force: 'yes' });
+    expect((await mirrorEditor.get(`/console/import/${id}/preview`)).text).toContain('would create 0, update 0, leave unchanged 1, duplicate 0, failed 0, delete 3');
+    expect((await applyAndWait(mirrorEditor, id)).text).toContain('1 rows: created 0, updated 0, unchanged 1, duplicate 0, failed 0, deleted 3');
+    expect((await client(t, other.key).get('/v1/artworks')).body.artworks.map((a: any) => a.title)).toEqual(['A']);
+  });
+
+  test('a viewer gets 403 on the Import page and on an upload, and nothing is held or written', async () => {
+    const viewer = await signedIn(t, base, gallery.entityId, 'viewer');
+    expect((await viewer.get('/console/import')).status).toBe(403);
+    const form = new FormData();
+    form.append('kind', 'artworks');
+    form.append('file', new Blob(['title\nViewer Work\n']), 'v.csv');
+    const before = await changelogTotal();
+    expect((await viewer.request('POST', `/console/import?_csrf=${encodeURIComponent(viewer.csrf)}`, form)).status).toBe(403);
+    expect(await changelogTotal()).toBe(before);
+  });
+
+  test('another user cannot open an upload by its id: 404', async () => {
+    const id = uploadId((await upload(editor, 'mine.csv', Buffer.from('title\nMine\n'))).location);
+    const colleague = await signedIn(t, base, gallery.entityId, 'editor');
+    expect((await colleague.get(`/console/import/${id}`)).status).toBe(404);
+    expect((await colleague.post(`/console/import/${id}/apply`)).status).toBe(404);
+  });
+
+  test.each([
+    ['a file over 20 MB', 'big.csv', () => Buffer.alloc(21 * 1024 * 1024, 0x61), 413, 'The file is larger than 20 MB, the most an upload may be.'],
+    ['a CSV of one 20 MB line', 'line.csv', () => Buffer.alloc(20_000_000, 0x61), 400, 'Line 1 starts a record of more than 1,048,576 characters: not a CSV file with one row per line.'],
+    ['a zip bomb .xlsx', 'bomb.xlsx', () => zipBomb(8 * 1024 * 1024, 1000), 400, 'inflates to more than the 1000 bytes it declares'],
+    ['an empty file', 'empty.csv', () => Buffer.alloc(0), 400, 'The file is empty.'],
+  ])('%s is refused on the upload page with a clear message', async (_, name, bytes, status, message) => {
+    const answer = await upload(editor, name, bytes());
+    expect(answer.status).toBe(status);
+    expect(answer.text).toContain(message);
+  });
+});
