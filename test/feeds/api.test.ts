@@ -4,7 +4,7 @@ import { feedFetcher } from '../../src/feeds/fetcher.js';
 import { runFeed } from '../../src/feeds/run.js';
 import { publicAddress } from '../../src/images/fetch.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { csv, fileServer, type FileServer } from './support.js';
+import { csv, fileServer, type FileServer } from '../support/file-server.js';
 
 /** Feeds through the API (docs/api.md, Feeds), on both dialects, reading files from a local server. */
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runFeed } from '../../src/feeds/run.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { signedIn, type ConsoleSession } from '../support/console.js';
-import { csv, fileServer, type FileServer } from './support.js';
+import { csv, fileServer, type FileServer } from '../support/file-server.js';
 
 /** The console's Feeds page through real HTTP (docs/console.md, Feeds): connect → columns → preview → Save, then the feed's buttons. */
 

@@ -4,7 +4,7 @@ import { runFeed } from '../../src/feeds/run.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { PASSWORD, invite } from '../support/console.js';
 import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
-import { csv, fileServer, type FileServer } from './support.js';
+import { csv, fileServer, type FileServer } from '../support/file-server.js';
 
 /** The Feeds page walked as a person would, in Debian's Chromium, with axe-core on every step (docs/console.md, Feeds). */
 
