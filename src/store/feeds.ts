@@ -90,7 +90,9 @@ const dueFeedIds = statement((db, p: Params<{ at: string }>) => db.selectFrom('f
   .where('paused', '=', 0).where('next_run_at', '<=', p.at).orderBy('next_run_at').limit(100));
 const queuedFeedIds = statement((db) => db.selectFrom('feed_runs').innerJoin('feeds', 'feeds.id', 'feed_runs.feed_id')
   .select(['feeds.id', 'feeds.entity_id']).distinct().where('feed_runs.status', 'in', ['queued', 'running']).limit(100));
-const purgeRuns = statement((db, p: Params<{ before: string }>) => db.deleteFrom('feed_runs').where('finished_at', '<', p.before));
+// A feed's runs that ended before the cut-off: the one or two that aged since its last run.
+const purgeRuns = statement((db, p: Params<{ feedId: number; before: string }>) =>
+  db.deleteFrom('feed_runs').where('feed_id', '=', p.feedId).where('finished_at', '<', p.before));
 
 // PostgreSQL: the kind's last sync time in this connection's counts slot (src/store/stats.ts).
 const syncedSlot = statement((db, p: Params<StatsUpdate>) => rawQuery(db, upsertStatsSlot(p)));
@@ -306,6 +308,8 @@ export function finishFeedRun(db: Db, feedId: number, runId: number, outcome: Ru
       body_hash: outcome.file ? outcome.file.hash : feed.body_hash,
       failures,
     });
+    // Runs are kept 90 days: each run forgets its feed's runs that aged past that since the last one.
+    yield* first(purgeRuns, { feedId, before: new Date(Date.parse(at) - RUNS_KEPT_MS).toISOString() });
     if (outcome.status === 'applied' || outcome.status === 'unchanged') {
       const update = statsUpdate(feed.entity_id, [{ synced: feed.kind }], at);
       if (isPostgres(db)) yield* first(syncedSlot, update);
@@ -315,6 +319,3 @@ export function finishFeedRun(db: Db, feedId: number, runId: number, outcome: Ru
   });
 }
 
-/** Forgets runs that ended more than 90 days ago. */
-export const purgeFeedRuns = (db: Db, at: string): Promise<void> =>
-  transaction(db, function* () { yield* first(purgeRuns, { before: new Date(Date.parse(at) - RUNS_KEPT_MS).toISOString() }); });

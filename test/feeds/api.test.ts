@@ -135,6 +135,13 @@ describe('a feed of artworks', () => {
     expect(again.body.retry_after).toBeGreaterThan(0);
   });
 
+  test('a run forgets the feed\'s runs that ended more than 90 days ago', async () => {
+    const old = (await api.get(`/v1/feeds/${feedId}/runs?limit=100`)).body.runs.at(-1);
+    await sql`update feed_runs set finished_at = ${'2001-01-01T00:00:00.000Z'} where id = ${old.id}`.execute(t.handle.db);
+    await runNow(feedId);
+    expect((await api.get(`/v1/feeds/${feedId}/runs/${old.id}`)).status).toBe(404);
+  });
+
   test('runs page newest first by cursor', async () => {
     const first = await api.get(`/v1/feeds/${feedId}/runs?limit=2`);
     expect(first.status).toBe(200);
