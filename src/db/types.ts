@@ -196,6 +196,39 @@ export interface ImageOriginalsTable {
   created_at: string;
 }
 
+/**
+ * A durable job of any kind (migration 011, src/jobs/README.md): images, feed runs, webhook messages.
+ * `due_at` is when it may be taken; while a process works on it, `claim` names that process's claim
+ * and `due_at` is the end of its lease (renewed while it works), so a job whose process died is due
+ * again once the lease has passed.
+ */
+export interface JobsTable {
+  id: Generated<number>;
+  kind: string;
+  /** One job per (kind, key): enqueuing the same key again finds the job already queued. */
+  key: string;
+  /** The entity the job is done for: jobs are taken round-robin between entities. */
+  entity_id: number;
+  /** Jobs of one group (a webhook endpoint) run at most the kind's group cap at once. */
+  grp: string | null;
+  /** JSON, the kind's own. */
+  payload: string | null;
+  /** Failures so far (the handler's retry schedule). */
+  attempts: number;
+  /** Times the job was taken (a job whose process dies every time still ends). */
+  claims: number;
+  due_at: string;
+  claim: string | null;
+  created_at: string;
+}
+
+/** When each entity was last served a job of a kind: the least recently served entity goes first. */
+export interface JobTurnsTable {
+  kind: string;
+  entity_id: number;
+  turn: string;
+}
+
 /** A feed (docs/api.md, Feeds); `mapping` is JSON text `{"File column": "field" | null}`. */
 export interface FeedsTable {
   id: Generated<number>;
@@ -250,6 +283,8 @@ export interface Database {
   login_failures: LoginFailuresTable;
   images: ImagesTable;
   image_originals: ImageOriginalsTable;
+  jobs: JobsTable;
+  job_turns: JobTurnsTable;
   feeds: FeedsTable;
   feed_runs: FeedRunsTable;
 }

@@ -39,6 +39,7 @@ import { ApiError } from '../domain/errors.js';
 import { webRoutes } from '../web/routes.js';
 import { consolePlugin } from '../console/plugin.js';
 import { ImageWorker, type ImageWorkerOptions } from '../images/worker.js';
+import { JobRunner, type JobRunnerOptions } from '../jobs/runner.js';
 import { publicAddress } from '../images/fetch.js';
 
 declare module 'fastify' {
@@ -52,6 +53,11 @@ declare module 'fastify' {
     rateLimiter: RateLimiter;
     idempotency: IdempotencyGuard;
     imageStore: ImageStore;
+    /**
+     * The one runner of this process's background jobs (src/jobs/README.md): kinds register on it
+     * before the app is ready; it starts on `onReady` and stops on close.
+     */
+    jobs: JobRunner;
     /** This process's share of the image queue; absent with IMAGE_CONCURRENCY=0 (or when a test leaves it out). */
     imageWorker: ImageWorker | undefined;
   }
@@ -68,6 +74,8 @@ export interface AppOptions {
   imageStore?: ImageStore;
   /** Limits on slow clients; the defaults suit production, tests shorten them. */
   timeouts?: Partial<Timeouts>;
+  /** The job runner's timing (tests shorten it); `false`: this process runs no background jobs at all. */
+  jobs?: boolean | Pick<JobRunnerOptions, 'pollMs' | 'now' | 'leaseMs'>;
   /** Whether this process works on the image queue (default true); tests may also set the worker's timing. */
   imageWorker?: boolean | Pick<ImageWorkerOptions, 'pollMs' | 'now' | 'leaseMs'>;
 }
@@ -89,7 +97,7 @@ export const BODY_LIMIT = 1024 * 1024;
 
 
 /** A ready application: migrated database, every route, no listening socket (`serve` adds that). */
-export async function buildApp({ config, database, imageStore, logger, logStream, timeouts: custom, imageWorker = true }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, imageStore, logger, logStream, timeouts: custom, imageWorker = true, jobs: jobOptions = true }: AppOptions): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...custom };
   const handle = database ?? connect(config.databaseUrl, { poolSize: config.pgPoolSize, bulkReads: config.pgBulkReads, statementTimeoutMs: config.pgStatementTimeoutMs });
   try {
@@ -169,24 +177,32 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     if (config.publicBaseUrlIsDefault && bound !== null && typeof bound === 'object') config.publicBaseUrl = defaultBaseUrl(config.host, bound.port);
     done();
   });
+  // One runner for every kind of background job (src/jobs/README.md); a test's image timings apply to it.
+  const jobs = new JobRunner({
+    db: handle.db, log: app.log, leaseMs: config.jobLeaseS * 1000,
+    ...(typeof jobOptions === 'object' ? jobOptions : {}),
+    ...(typeof imageWorker === 'object' ? imageWorker : {}),
+  });
   const worker = imageWorker && config.imageConcurrency > 0 ? new ImageWorker({
-    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log,
-    leaseMs: config.imageJobLeaseS * 1000,
+    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log, runner: jobs,
     fetch: {
       maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
-      allowAddress: config.imageFetchAllowPrivate || config.fetchAllowPrivate ? () => true : publicAddress,
+      allowAddress: config.fetchAllowPrivate ? () => true : publicAddress,
     },
-    ...(typeof imageWorker === 'object' ? imageWorker : {}),
+    ...(typeof imageWorker === 'object' && imageWorker.now ? { now: imageWorker.now } : {}),
   }) : undefined;
   app.decorate('imageWorker', worker);
+  app.decorate('jobs', jobs);
   // Feeds read files with the images' fetcher: its address rules, redirects and limits (src/feeds/fetcher.ts).
   app.decorate('feedFetch', feedFetcher(config.fetchAllowPrivate ? () => true : publicAddress));
   app.decorate('feedRuns', undefined);
   app.addHook('onReady', async () => {
     worker?.start();
+    if (jobOptions !== false) jobs.start();
   });
   app.addHook('onClose', async () => {
     await worker?.close();
+    await jobs.close();
     await app.rateLimiter.close();
     // QUIT needs a live connection; a Redis that is down is simply let go.
     await redis?.quit().catch(() => redis.disconnect());

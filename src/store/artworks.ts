@@ -14,7 +14,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, Database, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { recordWrite, type Actor, type Change } from './changelog.js';
-import { enqueueClause, imageStatusIs } from './images.js';
+import { enqueueClause, imageJobsClause, imageStatusIs } from './images.js';
 import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
@@ -80,6 +80,7 @@ const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & Recorde
     insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
     select ${p.entityId}, 'artwork', id, 'create', ${p.source}, ${p.fieldChanges}, ${p.created_at} from inserted),
   queued as (${enqueueClause(p.image_url, p.created_at, sql`exists (select 1 from inserted)`)}),
+  ${imageJobsClause(p.entityId, p.created_at)},
   counted as (${upsertStatsSlot(p, sql`exists (select 1 from inserted)`)})
   select id from inserted`));
 

@@ -75,7 +75,7 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { json, ...listed } = await listArtworks(app.db, request.auth.entity.id, {
       ...paging, availability: request.query.availability, imageStatus: request.query.image_status,
     });
-    // The page's JSON comes from the database (store/artworks.ts); test/list-json.test.ts holds it to the schema.
+    // The page's JSON comes from the database (store/artworks.ts); test/api/list-json.test.ts holds it to the schema.
     const artworks = JSON.stringify(await withImages(app, JSON.parse(json) as Array<{ image_url: string | null }>));
     const members = JSON.stringify(pageMembers(request, reply, paging, listed));
     return sendJsonText(reply, `{"artworks":${artworks},${members.slice(1)}`);
