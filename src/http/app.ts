@@ -25,6 +25,8 @@ import { artworkRoutes } from './routes/artworks.js';
 import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
+import { feedRoutes } from './routes/feeds.js';
+import { feedFetcher } from '../feeds/fetcher.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
@@ -192,6 +194,9 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   }) : undefined;
   app.decorate('imageWorker', worker);
   app.decorate('jobs', jobs);
+  // Feeds read files with the images' fetcher: its address rules, redirects and limits (src/feeds/fetcher.ts).
+  app.decorate('feedFetch', feedFetcher(config.fetchAllowPrivate ? () => true : publicAddress));
+  app.decorate('feedRuns', undefined);
   app.addHook('onReady', async () => {
     worker?.start();
     if (jobOptions !== false) jobs.start();
@@ -232,7 +237,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     await api.register(conditionalPlugin);
     // Before the routes: it learns which of them may answer a 304 early as they are added.
     await api.register(fastNotModifiedPlugin);
-    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, webhookRoutes]) await api.register(routes);
+    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes, webhookRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);
   await app.register(imageRoutes);
