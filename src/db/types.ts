@@ -68,6 +68,25 @@ export interface ArtworksTable {
   updated_at: string;
   /** The entity's own inventory or stock number; unique per entity where set (decisions §5). */
   external_id: string | null;
+  /** Migration 012 (docs/api.md, Artworks: the art data galleries keep). */
+  price_display: Generated<'shown' | 'on_request' | 'hidden'>;
+  height: number | null;
+  width: number | null;
+  depth: number | null;
+  dimension_unit: 'cm' | 'mm' | 'in' | null;
+  edition_size: number | null;
+  edition_number: number | null;
+  artist_proofs: number | null;
+  image_alt: string | null;
+  /** Canonical JSON text of the views ([{url, caption, alt, role}, …]); null when there are none. */
+  additional_images: string | null;
+}
+
+/** One additional view's URL per row (migration 012): which records use an image URL, by index. */
+export interface ArtworkViewsTable {
+  artwork_id: number;
+  position: number;
+  url: string;
 }
 
 export interface EventsTable {
@@ -283,11 +302,52 @@ export interface JobTurnsTable {
   turn: string;
 }
 
+/** A feed (docs/api.md, Feeds); `mapping` is JSON text `{"File column": "field" | null}`. */
+export interface FeedsTable {
+  id: Generated<number>;
+  entity_id: number;
+  url: string;
+  kind: 'artworks' | 'events';
+  mapping: string;
+  encoding: 'utf-8' | 'windows-1252';
+  sheet: string | null;
+  mode: 'merge' | 'mirror';
+  interval_minutes: number;
+  paused: number;
+  paused_reason: string | null;
+  next_run_at: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  body_hash: string | null;
+  failures: Generated<number>;
+  run_now_at: string | null;
+  created_at: string;
+}
+
+export type FeedRunStatus = 'queued' | 'running' | 'unchanged' | 'applied' | 'needs_attention' | 'failed';
+
+/** One run of a feed; `counts`, `problems` and `new_columns` are JSON text. */
+export interface FeedRunsTable {
+  id: Generated<number>;
+  feed_id: number;
+  status: FeedRunStatus;
+  allow_mass_delete: number;
+  queued_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  http_status: number | null;
+  counts: string | null;
+  problems: string | null;
+  error: string | null;
+  new_columns: string | null;
+}
+
 export interface Database {
   entities: EntitiesTable;
   api_keys: ApiKeysTable;
   artists: ArtistsTable;
   artworks: ArtworksTable;
+  artwork_views: ArtworkViewsTable;
   events: EventsTable;
   changelog: ChangelogTable;
   idempotency_keys: IdempotencyKeysTable;
@@ -302,6 +362,8 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   jobs: JobsTable;
   job_turns: JobTurnsTable;
+  feeds: FeedsTable;
+  feed_runs: FeedRunsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -25,6 +25,8 @@ import { artworkRoutes } from './routes/artworks.js';
 import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
+import { feedRoutes } from './routes/feeds.js';
+import { feedFetcher } from '../feeds/fetcher.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
@@ -41,7 +43,7 @@ import { webRoutes } from '../web/routes.js';
 import { consolePlugin } from '../console/plugin.js';
 import { ImageWorker, type ImageWorkerOptions } from '../images/worker.js';
 import { JobRunner, type JobRunnerOptions } from '../jobs/runner.js';
-import { publicAddress } from '../images/fetch.js';
+import { addressPolicy } from '../fetch/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -178,24 +180,25 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     if (config.publicBaseUrlIsDefault && bound !== null && typeof bound === 'object') config.publicBaseUrl = defaultBaseUrl(config.host, bound.port);
     done();
   });
-  const worker = imageWorker && config.imageConcurrency > 0 ? new ImageWorker({
-    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log,
-    leaseMs: config.imageJobLeaseS * 1000,
-    fetch: {
-      maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
-      allowAddress: config.imageFetchAllowPrivate ? () => true : publicAddress,
-    },
-    ...(typeof imageWorker === 'object' ? imageWorker : {}),
-  }) : undefined;
-  app.decorate('imageWorker', worker);
+  // One runner for every kind of background job (src/jobs/README.md); a test's image timings apply to it.
   const jobs = new JobRunner({
     db: handle.db, log: app.log, leaseMs: config.jobLeaseS * 1000,
     ...(typeof jobOptions === 'object' ? jobOptions : {}),
+    ...(typeof imageWorker === 'object' ? imageWorker : {}),
   });
+  const worker = imageWorker && config.imageConcurrency > 0 ? new ImageWorker({
+    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log, runner: jobs,
+    fetch: {
+      maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
+      allowAddress: addressPolicy(config.fetchAllowPrivate),
+    },
+    ...(typeof imageWorker === 'object' && imageWorker.now ? { now: imageWorker.now } : {}),
+  }) : undefined;
+  app.decorate('imageWorker', worker);
   app.decorate('jobs', jobs);
   jobs.register(webhookJobKind({
     db: handle.db, concurrency: config.webhookConcurrency, publicBaseUrl: () => config.publicBaseUrl,
-    allowAddress: config.fetchAllowPrivate ? () => true : publicAddress,
+    allowAddress: addressPolicy(config.fetchAllowPrivate),
   }));
   // A write that queued deliveries wakes this process's delivery slots once it has answered (committed).
   app.addHook('onResponse', (_request, _reply, done) => {
@@ -208,6 +211,9 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   // Messages are kept 30 days (docs/api.md, Webhooks): swept hourly, a bounded batch at a time.
   const sweep = setInterval(() => void sweepMessages(handle.db).catch((error: unknown) => app.log.warn({ err: error }, 'webhook message sweep failed')), 3_600_000);
   sweep.unref();
+  // Feeds read files with the images' fetcher: its address rules, redirects and limits (src/feeds/fetcher.ts).
+  app.decorate('feedFetch', feedFetcher(addressPolicy(config.fetchAllowPrivate)));
+  app.decorate('feedRuns', undefined);
   app.addHook('onReady', async () => {
     worker?.start();
     if (jobOptions !== false) jobs.start();
@@ -249,7 +255,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     await api.register(conditionalPlugin);
     // Before the routes: it learns which of them may answer a 304 early as they are added.
     await api.register(fastNotModifiedPlugin);
-    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, webhookRoutes]) await api.register(routes);
+    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes, webhookRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);
   await app.register(imageRoutes);

@@ -63,7 +63,7 @@ const recordChanges = statement((db, p: Params<RecordedWrite>) => rawQuery(db, s
  */
 export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], delta: StatsDelta | readonly StatsDelta[], at: string): Work<void> {
   // An image_url set, changed or let go queues or releases its image job in this same transaction.
-  yield* imagesWritten(db, changes, at);
+  yield* imagesWritten(db, actor.entityId, changes, at);
   const update = statsUpdate(actor.entityId, Array.isArray(delta) ? delta : [delta as StatsDelta], at);
   update.changelog = changes.length;
   if (isPostgres(db)) {

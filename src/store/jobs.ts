@@ -177,7 +177,7 @@ const deleteClaimed = statement((db, p: Params<{ id: number; claim: string }>) =
   .where('id', '=', p.id).where('claim', '=', p.claim).returning('id'));
 
 const again = statement((db, p: Params<{ id: number; claim: string; dueAt: string; attempts: number }>) => db.updateTable('jobs')
-  .set({ due_at: p.dueAt, attempts: p.attempts, claim: null }).where('id', '=', p.id).where('claim', '=', p.claim).returning('id'));
+  .set({ due_at: p.dueAt, attempts: p.attempts, claims: 0, claim: null }).where('id', '=', p.id).where('claim', '=', p.claim).returning('id'));
 
 // Forgotten once its jobs ran out: its next job goes first again (it waited for nobody meanwhile).
 const dropTurn = statement((db, p: Params<{ kind: string; entityId: number }>) => db.deleteFrom('job_turns')

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { WebhookAttemptRow, WebhookEndpointRow, WebhookMessageRow } from '../db/types.js';
 import { listedEvents } from '../domain/webhooks.js';
-import { publicAddress } from '../images/fetch.js';
+import { publicAddress } from '../fetch/index.js';
 
 /** An endpoint as the API shows it: never its secret. */
 export const toEndpoint = (row: WebhookEndpointRow) => ({

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { publicAddress } from '../../src/images/fetch.js';
+import { publicAddress } from '../../src/fetch/index.js';
 import { guardedPost } from '../../src/webhooks/post.js';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 import { startReceiver, type Received } from '../support/webhook-receiver.js';
@@ -117,12 +117,11 @@ describe('addresses are checked as the fetcher\'s', () => {
     }
   });
 
-  test('a redirect is answered, not followed; the answer is read to the byte limit', async () => {
+  test('a redirect is a failure and is not followed; the answer is read to the byte limit', async () => {
     const receiver = await startReceiver((got) => (got.path === '/go' ? { status: 307, headers: { location: '/there' } } : { status: 200, body: 'y'.repeat(100_000) }));
     try {
       const post = guardedPost(() => true);
-      const redirected = await post({ url: `${receiver.url}/go`, headers: {}, body: '{}', timeoutMs: 2000, maxBytes: 65_536 });
-      expect(redirected.status).toBe(307);
+      await expect(post({ url: `${receiver.url}/go`, headers: {}, body: '{}', timeoutMs: 2000, maxBytes: 65_536 })).rejects.toThrow('redirected (HTTP 307)');
       expect(receiver.received.map((r) => r.path)).toEqual(['/go']);
       const big = await post({ url: `${receiver.url}/big`, headers: {}, body: '{}', timeoutMs: 2000, maxBytes: 65_536 });
       expect(big.body).toHaveLength(65_536);
