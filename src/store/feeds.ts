@@ -1,3 +1,5 @@
+import { runJson } from '../feeds/present.js';
+import { recordFeedRunMessages } from './webhooks.js';
 import { sql } from 'kysely';
 import { ApiError, notFound } from '../domain/errors.js';
 import { isUniqueViolation } from '../db/errors.js';
@@ -308,6 +310,9 @@ export function finishFeedRun(db: Db, feedId: number, runId: number, outcome: Ru
       body_hash: outcome.file ? outcome.file.hash : feed.body_hash,
       failures,
     });
+    // The run's outcome goes to the entity's webhooks in this same transaction (docs/api.md, Webhooks).
+    const type = outcome.status === 'applied' || outcome.status === 'unchanged' ? 'feed.run.completed' : 'feed.run.failed';
+    yield* recordFeedRunMessages(feed.entity_id, feedId, runJson(run), type, at);
     // Runs are kept 90 days: each run forgets its feed's runs that aged past that since the last one.
     yield* first(purgeRuns, { feedId, before: new Date(Date.parse(at) - RUNS_KEPT_MS).toISOString() });
     if (outcome.status === 'applied' || outcome.status === 'unchanged') {
