@@ -195,7 +195,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   app.decorate('imageWorker', worker);
   app.decorate('jobs', jobs);
   // Feeds read files with the images' fetcher: its address rules, redirects and limits (src/feeds/fetcher.ts).
-  app.decorate('feedFetch', feedFetcher(config.fetchAllowPrivate ? () => true : publicAddress));
+  app.decorate('feedFetch', feedFetcher(addressPolicy(config.fetchAllowPrivate)));
   app.decorate('feedRuns', undefined);
   app.addHook('onReady', async () => {
     worker?.start();
