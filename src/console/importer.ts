@@ -108,7 +108,7 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
     } else {
       named.add(match.record.id);
       // The list shows most fields; a row that sets one it does not show is compared with the whole record.
-      const record = listShows(kind, c.input) ? match.record : await getRecord(db, kind, actor.entityId, match.record.id);
+      const record = listShows(kind, c.row.body) ? match.record : await getRecord(db, kind, actor.entityId, match.record.id);
       const fields = changedFields(kind, record, c.input);
       if (fields.length > 0) preview.updates.push({ label: c.row.label, id: match.record.id, title: c.input.title, fields });
       else {

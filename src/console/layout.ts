@@ -13,6 +13,7 @@ export const SECTIONS = [
   { id: 'feeds', label: 'Feeds', href: '/console/feeds', role: 'editor' },
   { id: 'changelog', label: 'Changelog', href: '/console/changelog', role: 'viewer' },
   { id: 'keys', label: 'Keys', href: '/console/keys', role: 'owner' },
+  { id: 'webhooks', label: 'Webhooks', href: '/console/webhooks', role: 'owner' },
   { id: 'people', label: 'People', href: '/console/people', role: 'owner' },
 ] as const satisfies readonly { id: string; label: string; href: string; role: Role }[];
 export type Section = (typeof SECTIONS)[number]['id'];

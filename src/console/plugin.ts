@@ -10,6 +10,7 @@ import { guardRoute, Refused, secureCookies } from './guard.js';
 import { heading, render } from './layout.js';
 import { changelogPage } from './pages/changelog.js';
 import { keyPages } from './pages/keys.js';
+import { webhookPages } from './pages/webhooks.js';
 import { listPages } from './pages/lists.js';
 import { peoplePages } from './pages/people.js';
 import { UPLOAD_MAX_BYTES } from '../import/limits.js';
@@ -27,7 +28,9 @@ declare module 'fastify' {
 }
 
 /** Every page module of the console (src/console/README.md). */
-const PAGES: FastifyPluginAsync[] = [sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, keyPages, peoplePages];
+const PAGES: FastifyPluginAsync[] = [
+  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, keyPages, webhookPages, peoplePages,
+];
 
 
 /**

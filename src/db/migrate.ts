@@ -12,7 +12,9 @@ import { consoleUsers } from './migrations/008_console_users.js';
 import { textSearch } from './migrations/009_text_search.js';
 import { entityImages } from './migrations/010_entity_images.js';
 import { jobs } from './migrations/011_jobs.js';
+import { artData } from './migrations/012_art_data.js';
 import { feeds } from './migrations/013_feeds.js';
+import { webhooks } from './migrations/014_webhooks.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -31,7 +33,9 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '009_text_search': textSearch(dialect),
         '010_entity_images': entityImages,
         '011_jobs': jobs(dialect),
+        '012_art_data': artData(dialect),
         '013_feeds': feeds(dialect),
+        '014_webhooks': webhooks(dialect),
       }),
     },
   });

@@ -68,6 +68,25 @@ export interface ArtworksTable {
   updated_at: string;
   /** The entity's own inventory or stock number; unique per entity where set (decisions §5). */
   external_id: string | null;
+  /** Migration 012 (docs/api.md, Artworks: the art data galleries keep). */
+  price_display: Generated<'shown' | 'on_request' | 'hidden'>;
+  height: number | null;
+  width: number | null;
+  depth: number | null;
+  dimension_unit: 'cm' | 'mm' | 'in' | null;
+  edition_size: number | null;
+  edition_number: number | null;
+  artist_proofs: number | null;
+  image_alt: string | null;
+  /** Canonical JSON text of the views ([{url, caption, alt, role}, …]); null when there are none. */
+  additional_images: string | null;
+}
+
+/** One additional view's URL per row (migration 012): which records use an image URL, by index. */
+export interface ArtworkViewsTable {
+  artwork_id: number;
+  position: number;
+  url: string;
 }
 
 export interface EventsTable {
@@ -196,6 +215,60 @@ export interface ImageOriginalsTable {
   created_at: string;
 }
 
+/** A webhook receiver of an entity (migration 014). */
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  owner_id: number;
+  url: string;
+  /** `*` or the subscribed types, space-separated. */
+  events: string;
+  description: string;
+  /** 1 or 0. */
+  enabled: number;
+  disabled_reason: string | null;
+  /** `whsec_` + base64 of 32 bytes: it signs, so it is kept; never logged, never listed. */
+  secret: string;
+  old_secret: string | null;
+  old_secret_expires_at: string | null;
+  /** The first failed message since the last delivered one. */
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type WebhookMessageStatus = 'pending' | 'delivered' | 'failed';
+
+/** A message to one endpoint (migration 014). */
+export interface WebhookMessagesTable {
+  seq: Generated<number>;
+  /** The `webhook-id` it is sent with, `msg_` + 32 hex digits. */
+  id: string;
+  endpoint_id: number;
+  owner_id: number;
+  type: string;
+  change_id: number | null;
+  record_kind: string | null;
+  record_id: number | null;
+  image_url: string | null;
+  /** The body's `data` as JSON text, once made. */
+  data: string | null;
+  status: WebhookMessageStatus;
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  created_at: string;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  message_seq: number;
+  at: string;
+  status_code: number | null;
+  duration_ms: number;
+  /** The first 1 KB of the response body. */
+  response: string | null;
+  error: string | null;
+}
+
 /**
  * A durable job of any kind (migration 011, src/jobs/README.md): images, feed runs, webhook messages.
  * `due_at` is when it may be taken; while a process works on it, `claim` names that process's claim
@@ -274,6 +347,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   artists: ArtistsTable;
   artworks: ArtworksTable;
+  artwork_views: ArtworkViewsTable;
   events: EventsTable;
   changelog: ChangelogTable;
   idempotency_keys: IdempotencyKeysTable;
@@ -283,6 +357,9 @@ export interface Database {
   login_failures: LoginFailuresTable;
   images: ImagesTable;
   image_originals: ImageOriginalsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_attempts: WebhookAttemptsTable;
   jobs: JobsTable;
   job_turns: JobTurnsTable;
   feeds: FeedsTable;
@@ -298,3 +375,6 @@ export type EventRow = Selectable<EventsTable>;
 export type ChangelogRow = Selectable<ChangelogTable>;
 export type UserRow = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookMessageRow = Selectable<WebhookMessagesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

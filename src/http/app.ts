@@ -32,6 +32,7 @@ import { FEED_RUN_JOB } from '../store/feeds.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { openImageStore, type ImageStore } from '../images/store/index.js';
 import { validatorCompiler } from './validation.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -42,7 +43,7 @@ import { webRoutes } from '../web/routes.js';
 import { consolePlugin } from '../console/plugin.js';
 import { ImageWorker, type ImageWorkerOptions } from '../images/worker.js';
 import { JobRunner, type JobRunnerOptions } from '../jobs/runner.js';
-import { publicAddress } from '../images/fetch.js';
+import { addressPolicy } from '../fetch/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -189,7 +190,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log, runner: jobs,
     fetch: {
       maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
-      allowAddress: config.fetchAllowPrivate ? () => true : publicAddress,
+      allowAddress: addressPolicy(config.fetchAllowPrivate),
     },
     ...(typeof imageWorker === 'object' && imageWorker.now ? { now: imageWorker.now } : {}),
   }) : undefined;
@@ -240,7 +241,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     await api.register(conditionalPlugin);
     // Before the routes: it learns which of them may answer a 304 early as they are added.
     await api.register(fastNotModifiedPlugin);
-    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes]) await api.register(routes);
+    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes, webhookRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);
   await app.register(imageRoutes);

@@ -40,16 +40,22 @@ export const logsAt = (log: FastifyBaseLogger, level: 'info' | 'error'): boolean
   return typeof isLevelEnabled === 'function' && isLevelEnabled.call(log, level);
 };
 
-/** Query parameters whose values may be secrets; no route reads one, but a caller may send anything. */
-const SECRET_PARAMETER = /key|token|secret|password|auth|signature/i;
+/**
+ * Query parameters whose values may be secrets: the upload form's CSRF token (`_csrf`, in its action's
+ * query) and anything a caller sends that is named like one (docs/deploy.md, Logs).
+ */
+const SECRET_PARAMETER = /key|token|secret|password|auth|signature|csrf|session|credential/i;
+/** Paths that carry a secret: an invite link's token (re-inviting is the password reset). */
+const SECRET_PATH = /^(\/console\/invite\/)[^/?#]+/;
 
-/** The URL as logged: a query parameter that looks like a secret keeps its name, not its value. */
+/** The URL as logged: a secret in the path or a query parameter that looks like one keeps its place, not its value. */
 export function loggableUrl(url: string): string {
   const query = url.indexOf('?');
-  if (query < 0) return url;
+  const path = (query < 0 ? url : url.slice(0, query)).replace(SECRET_PATH, '$1redacted');
+  if (query < 0) return path;
   const params = new URLSearchParams(url.slice(query + 1));
   for (const name of new Set(params.keys())) if (SECRET_PARAMETER.test(name)) params.set(name, 'redacted');
-  return `${url.slice(0, query)}?${params.toString()}`;
+  return `${path}?${params.toString()}`;
 }
 
 /**

@@ -25,3 +25,21 @@ export const XLSX_RATIO_FROM_BYTES = 1024 * 1024;
 /** A size for messages: `20 MB`, `64 MiB`, `70.3 MiB`. */
 export const megabytes = (bytes: number): string =>
   (bytes % 1e6 === 0 ? `${bytes / 1e6} MB` : `${Number((bytes / (1024 * 1024)).toFixed(1))} MiB`);
+
+/**
+ * A file's columns (docs/api.md, Bounds on what a file may hold): a header or a JSON file's distinct
+ * keys at most 200, each name at most 200 characters. Checked while the file is read, before its rows
+ * are held: a JSON file of 50,000 items with a key each would otherwise be 50,000 × 50,000 cells.
+ */
+export const MAX_COLUMNS = 200;
+export const MAX_COLUMN_NAME_CHARS = 200;
+
+/** A table's cells (rows × columns) at most: 20,000 rows of 200 columns, or 400,000 rows of 10. */
+export const MAX_CELLS = 4_000_000;
+
+/**
+ * An Excel file's cells and shared strings, counted in its parts' XML before the workbook is loaded
+ * (exceljs holds each as an object of a few hundred bytes): 1,000,000 cells is 50,000 rows of 20 columns.
+ */
+export const XLSX_MAX_CELLS = 1_000_000;
+export const XLSX_MAX_SHARED_STRINGS = 1_000_000;

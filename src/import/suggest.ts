@@ -3,13 +3,19 @@
  * misspelling ("titel" → "title"), else one that has `name` as a part ("year" → "creation_year").
  */
 export function closest(name: string, candidates: readonly string[]): string | undefined {
+  // Only a candidate within `close` edits is offered, and an edit distance is at least the difference
+  // of the lengths: a candidate farther in length than that is never measured. So the work is bounded
+  // by the candidates' lengths (a field name), whatever the length of `name` (docs/api.md, Bounds on
+  // what a file may hold).
+  const close = Math.max(2, Math.floor(name.length / 3));
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of candidates) {
+    if (Math.abs(name.length - candidate.length) > close) continue;
     const distance = editDistance(name, candidate);
     if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
   }
-  if (bestDistance <= Math.max(2, Math.floor(name.length / 3))) return best;
+  if (bestDistance <= close) return best;
   return candidates.find((candidate) => candidate.split('_').includes(name));
 }
 

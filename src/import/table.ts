@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { parse } from 'csv-parse';
-import { MAX_RECORD_CHARS } from './limits.js';
+import { MAX_CELLS, MAX_COLUMNS, MAX_COLUMN_NAME_CHARS, MAX_RECORD_CHARS } from './limits.js';
 import { FileProblem } from './problem.js';
 import { decodeFile, detectDelimiter, type Encoding } from './text.js';
 import { xlsxTable } from './xlsx.js';
@@ -61,8 +61,41 @@ function jsonTable(text: string): Table {
     throw new FileProblem('a JSON file must hold an array of objects');
   }
   const items = data as Record<string, unknown>[];
-  const columns = [...new Set(items.flatMap((item) => Object.keys(item)))];
+  // Keys are gathered item by item and bounded as they come, before any row is made.
+  const seen = new Set<string>();
+  for (const item of items) {
+    for (const key of Object.keys(item)) {
+      if (seen.has(key)) continue;
+      seen.add(key);
+      checkColumnName(key, 'key');
+      if (seen.size > MAX_COLUMNS) throw tooManyColumns('the items use', 'distinct keys');
+    }
+  }
+  const columns = [...seen];
+  checkCells(items.length, columns.length, 'items');
   return { format: 'json', columns, rows: items.map((item, i) => ({ label: `item ${i + 1}`, cells: columns.map((column) => item[column]) })) };
+}
+
+/** A file's columns are bounded (docs/api.md, Bounds on what a file may hold): past a bound, one message and nothing read further. */
+export function checkColumns(columns: readonly string[], what: 'column' | 'key' = 'column'): void {
+  if (columns.length > MAX_COLUMNS) throw tooManyColumns('the header has', 'columns');
+  for (const column of columns) checkColumnName(column, what);
+}
+
+function checkColumnName(name: string, what: 'column' | 'key'): void {
+  if (name.length > MAX_COLUMN_NAME_CHARS) {
+    throw new FileProblem(`a ${what} name is ${name.length.toLocaleString('en-US')} characters long (${JSON.stringify(name.slice(0, 40))}…); a name may be at most ${MAX_COLUMN_NAME_CHARS} characters`);
+  }
+}
+
+const tooManyColumns = (subject: string, what: string) =>
+  new FileProblem(`${subject} more than ${MAX_COLUMNS} ${what}; a file may have at most ${MAX_COLUMNS} columns`);
+
+/** Rows × columns at most MAX_CELLS: a file of many short rows and many columns is refused before its cells are made. */
+export function checkCells(rows: number, columns: number, what: string): void {
+  if (rows * columns > MAX_CELLS) {
+    throw new FileProblem(`${rows.toLocaleString('en-US')} ${what} of ${columns} columns are more than the ${MAX_CELLS.toLocaleString('en-US')} cells one import may hold; split the file`);
+  }
 }
 
 interface CsvRecord { record: string[]; info: { lines: number }; raw: string }
@@ -78,11 +111,22 @@ async function csvTable(text: string): Promise<Table> {
   // Each record becomes its row as it is read, within the slice that read it.
   parser.on('readable', () => {
     let parsed: CsvRecord | null;
-    while ((parsed = parser.read() as CsvRecord | null) !== null) {
-      const { record, info, raw } = parsed;
-      if (!header) header = record;
-      // A row of empty cells (`;;;;` at the end of a spreadsheet export) is no row.
-      else if (record.some((cell) => cell.trim() !== '')) rows.push({ label: `line ${firstLine(info.lines, raw)}`, cells: record });
+    try {
+      while ((parsed = parser.read() as CsvRecord | null) !== null) {
+        const { record, info, raw } = parsed;
+        if (!header) {
+          checkColumns(record);
+          header = record;
+        } else if (record.some((cell) => cell.trim() !== '')) {
+          // A row of empty cells (`;;;;` at the end of a spreadsheet export) is no row.
+          checkCells(rows.length + 1, header.length, 'rows');
+          rows.push({ label: `line ${firstLine(info.lines, raw)}`, cells: record });
+        }
+      }
+    } catch (error) {
+      // A bound passed: the parser stops with it, and the rows read so far are let go.
+      rows.length = 0;
+      parser.destroy(error as Error);
     }
   });
   let failure: unknown;
@@ -105,6 +149,7 @@ async function csvTable(text: string): Promise<Table> {
     await done;
   } catch (error) {
     parser.destroy();
+    if (error instanceof FileProblem) throw error;
     const { code, lines } = error as { code?: string; lines?: number };
     if (code === 'CSV_MAX_RECORD_SIZE') {
       throw new FileProblem(`line ${lines ?? 1} starts a record of more than ${MAX_RECORD_CHARS.toLocaleString('en-US')} characters: not a CSV file with one row per line`, { cause: error });

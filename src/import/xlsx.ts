@@ -1,6 +1,6 @@
 import type ExcelJS from 'exceljs';
 import { FileProblem } from './problem.js';
-import type { Table } from './table.js';
+import { checkColumns, type Table } from './table.js';
 import { checkArchive } from './zip.js';
 
 /**
@@ -41,6 +41,12 @@ export async function xlsxTable(bytes: Buffer, sheetName: string | undefined): P
     if (cells.every((cell) => cell.trim() === '')) return;
     if (!columns) {
       while (cells.length > 0 && cells.at(-1)!.trim() === '') cells.pop();
+      try {
+        checkColumns(cells);
+      } catch (error) {
+        problem = error as FileProblem;
+        return;
+      }
       columns = cells;
       return;
     }

@@ -1,5 +1,5 @@
 import { createInflateRaw } from 'node:zlib';
-import { XLSX_MAX_INFLATED_BYTES, XLSX_MAX_RATIO, XLSX_RATIO_FROM_BYTES, megabytes } from './limits.js';
+import { XLSX_MAX_CELLS, XLSX_MAX_INFLATED_BYTES, XLSX_MAX_RATIO, XLSX_MAX_SHARED_STRINGS, XLSX_RATIO_FROM_BYTES, megabytes } from './limits.js';
 import { FileProblem } from './problem.js';
 
 /**
@@ -35,7 +35,32 @@ export async function checkArchive(bytes: Buffer): Promise<void> {
       throw bomb(`the part ${JSON.stringify(part.name.slice(0, 100))} inflates ${Math.round(part.inflated / Math.max(1, part.compressed))} times`);
     }
   }
-  for (const part of parts) await checkInflatedSize(bytes, part);
+  const counts = { cells: 0, strings: 0 };
+  for (const part of parts) await checkInflatedSize(bytes, part, counts);
+}
+
+/**
+ * What an Excel reader would make objects of, counted in the inflated XML as it streams past: the
+ * cells of every sheet (`<c ` elements) and the shared strings (`<si>`), bounded before the workbook
+ * is loaded (docs/api.md, Bounds on what a file may hold).
+ */
+interface Counts { cells: number; strings: number }
+const COUNTED: { part: RegExp; tag: Buffer; key: keyof Counts; most: number; what: string }[] = [
+  { part: /^xl\/worksheets\/[^/]+\.xml$/i, tag: Buffer.from('<c '), key: 'cells', most: XLSX_MAX_CELLS, what: 'cells' },
+  { part: /^xl\/sharedStrings\.xml$/i, tag: Buffer.from('<si>'), key: 'strings', most: XLSX_MAX_SHARED_STRINGS, what: 'shared strings' },
+];
+
+/** Occurrences of `tag` in a stream's chunks, one counted once even when split between two chunks. */
+function tagCounter(tag: Buffer): (chunk: Buffer) => number {
+  let tail = Buffer.alloc(0);
+  return (chunk) => {
+    const text = tail.length > 0 ? Buffer.concat([tail, chunk]) : chunk;
+    let found = 0;
+    for (let at = text.indexOf(tag); at >= 0; at = text.indexOf(tag, at + tag.length)) found++;
+    // The last bytes that could start a tag are kept for the next chunk; no whole tag lies in them.
+    tail = Buffer.from(text.subarray(Math.max(0, text.length - (tag.length - 1))));
+    return found;
+  };
 }
 
 /** The archive's central directory: where each part is and the sizes it declares. */
@@ -73,13 +98,23 @@ function findEndOfDirectory(bytes: Buffer): number {
 }
 
 /** Inflates one part as a stream, off the event loop, holding no output; refuses it once it outgrows its declared size. */
-async function checkInflatedSize(bytes: Buffer, part: Part): Promise<void> {
+async function checkInflatedSize(bytes: Buffer, part: Part, counts: Counts): Promise<void> {
   const at = part.localHeader;
   if (at + 30 > bytes.length || bytes.readUInt32LE(at) !== LOCAL_HEADER) throw new FileProblem('not a readable Excel file: a zip entry is damaged');
   const start = at + 30 + bytes.readUInt16LE(at + 26) + bytes.readUInt16LE(at + 28);
   const data = bytes.subarray(start, start + part.compressed);
+  const counted = COUNTED.find((c) => c.part.test(part.name));
+  const count = counted && tagCounter(counted.tag);
+  const tally = (chunk: Buffer): FileProblem | undefined => {
+    if (!counted || !count) return undefined;
+    counts[counted.key] += count(chunk);
+    if (counts[counted.key] <= counted.most) return undefined;
+    return new FileProblem(`the workbook holds more than ${counted.most.toLocaleString('en-US')} ${counted.what}, more than one import may read; split it into several files`);
+  };
   if (part.method === 0) {
     if (data.length !== part.inflated) throw new FileProblem('not a readable Excel file: a stored zip entry has the wrong size');
+    const problem = tally(data);
+    if (problem) throw problem;
     return;
   }
   if (part.method !== 8) throw new FileProblem(`not a readable Excel file: zip compression method ${part.method} is not one spreadsheets use`);
@@ -88,9 +123,12 @@ async function checkInflatedSize(bytes: Buffer, part: Part): Promise<void> {
     let seen = 0;
     inflate.on('data', (chunk: Buffer) => {
       seen += chunk.length;
-      if (seen > part.inflated) {
+      const problem = seen > part.inflated
+        ? bomb(`the part ${JSON.stringify(part.name.slice(0, 100))} inflates to more than the ${part.inflated} bytes it declares`)
+        : tally(chunk);
+      if (problem) {
         inflate.destroy();
-        reject(bomb(`the part ${JSON.stringify(part.name.slice(0, 100))} inflates to more than the ${part.inflated} bytes it declares`));
+        reject(problem);
       }
     });
     inflate.on('error', () => reject(new FileProblem('not a readable Excel file: a zip entry does not inflate')));

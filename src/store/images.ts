@@ -6,6 +6,7 @@ import type { Database, Db, ImageStatus } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
 import { enqueueJob } from './jobs.js';
 import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
+import { recordImageMessages } from './webhooks.js';
 
 /**
  * The image pipeline's state (decisions §10, migration 007): one `images` row per URL in use, which
@@ -73,7 +74,16 @@ const releaseJob = statement((db, p: Params<{ url: string }>) => db.deleteFrom('
 const usedBy = (db: Db, url: Params<{ url: string }>['url']) => [
   db.selectFrom('artworks').select('id').where('image_url', '=', url),
   db.selectFrom('events').select('id').where('image_url', '=', url),
+  db.selectFrom('artwork_views').select('artwork_id as id').where('url', '=', url),
 ] as const;
+
+// An artwork's additional views (docs/api.md, More views of a work): one row per view's URL, by position.
+const dropViews = statement((db, p: Params<{ artworkId: number }>) => db.deleteFrom('artwork_views').where('artwork_id', '=', p.artworkId));
+const addView = statement((db, p: Params<{ artworkId: number; position: number; url: string }>) => db.insertInto('artwork_views')
+  .values({ artwork_id: p.artworkId, position: p.position, url: p.url }));
+
+const viewUrls = (views: unknown): string[] =>
+  (Array.isArray(views) ? views.map((view) => (view as { url: string }).url) : []);
 
 const lockJob = statement((db, p: Params<{ url: string }>) => lockForUpdate(db, db.selectFrom('images').select('url').where('url', '=', p.url)));
 
@@ -87,14 +97,27 @@ const release = statement((db, p: Params<{ url: string }>) => db.deleteFrom('ima
  * Read from the writes' changelog entries, so every write that records its changes (POST, PUT,
  * batch, delete, the console) queues in its own transaction.
  */
-export function* imagesWritten(db: Db, entityId: number, changes: ReadonlyArray<{ fieldChanges: FieldChanges }>, at: string): Work<void> {
+export function* imagesWritten(
+  db: Db, entityId: number, changes: ReadonlyArray<{ fieldChanges: FieldChanges; entityType?: string; recordId?: number }>, at: string,
+): Work<void> {
   const set = new Set<string>();
   const released = new Set<string>();
-  for (const { fieldChanges } of changes) {
+  for (const { fieldChanges, entityType, recordId } of changes) {
     const change = fieldChanges.image_url;
-    if (!change) continue;
-    if (typeof change.new === 'string') set.add(change.new);
-    if (typeof change.old === 'string') released.add(change.old);
+    if (change) {
+      if (typeof change.new === 'string') set.add(change.new);
+      if (typeof change.old === 'string') released.add(change.old);
+    }
+    // An artwork's views changed: its rows are written again, their URLs queued or released like image_url's.
+    const views = fieldChanges.additional_images;
+    if (views && entityType === 'artwork' && recordId !== undefined) {
+      yield* all(dropViews, { artworkId: recordId });
+      for (const [position, url] of viewUrls(views.new).entries()) {
+        yield* all(addView, { artworkId: recordId, position, url });
+        set.add(url);
+      }
+      for (const url of viewUrls(views.old)) released.add(url);
+    }
   }
   // Rows locked in one order everywhere: two batches taking up the same URLs never wait for each other in a cycle.
   const urls = [...set].sort();
@@ -174,12 +197,24 @@ const bumpVersions = statement((db, p: Params<{ url: string }>) => db.updateTabl
   .set((eb) => ({ version: eb('version', '+', 1) }))
   .where('slot', '=', 0)
   .where('entity_id', 'in', db.selectFrom('artworks').select('entity_id').where('image_url', '=', p.url)
-    .union(db.selectFrom('events').select('entity_id').where('image_url', '=', p.url))));
+    .union(db.selectFrom('events').select('entity_id').where('image_url', '=', p.url))
+    .union(db.selectFrom('artwork_views').innerJoin('artworks', 'artworks.id', 'artwork_views.artwork_id').select('artworks.entity_id')
+      .where('artwork_views.url', '=', p.url))));
 
-/** An image job's outcome, saved as its job ends (in that transaction, only if the run held its claim). */
+const statusOfUrl = statement((db, p: Params<{ url: string }>) => db.selectFrom('images').select(['status', 'checked_at']).where('url', '=', p.url));
+
+/**
+ * An image job's outcome, saved as its job ends (in that transaction, only if the run held its claim).
+ * A new state (the first outcome, or ready after failed and back) raises `image.ready` or
+ * `image.failed` in the same transaction (docs/api.md, Webhooks); a retry that fails again does not.
+ */
 export function* saveImageOutcome(outcome: ImageOutcome): Work<void> {
+  const before = yield* first(statusOfUrl, { url: outcome.url });
   yield* all(saveOutcome, outcome);
   yield* all(bumpVersions, { url: outcome.url });
+  if (outcome.status !== 'pending' && (before?.checked_at == null || before.status !== outcome.status)) {
+    yield* recordImageMessages(outcome.url, outcome.status, outcome.at);
+  }
 }
 
 // ---- what the API and the pages show -------------------------------------------------------------
@@ -237,10 +272,15 @@ export const imageStatusIs = (db: Db, eb: ExpressionBuilder<Database, 'artworks'
     eb.exists(db.selectFrom('images').select('images.url').whereRef('images.url', '=', sql.ref(`${table}.image_url`)).where('images.status', '=', status)),
   ]);
 
+/** The URLs of an entity's additional views (docs/api.md, More views of a work): counted and retried like image_url's. */
+const entityViews = (db: Db, entityId: Params<{ entityId: number }>['entityId']) => db.selectFrom('artwork_views')
+  .innerJoin('artworks', 'artworks.id', 'artwork_views.artwork_id').where('artworks.entity_id', '=', entityId);
+
 // Counts over an entity's records with an image (migration 010's indexes; off the event loop on SQLite).
 const countsOfEntity = statement((db, p: Params<{ entityId: number }>) => db.selectFrom(
   db.selectFrom('artworks').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null)
     .unionAll(db.selectFrom('events').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null))
+    .unionAll(entityViews(db, p.entityId).select('artwork_views.url as image_url'))
     .as('used'))
   .innerJoin('images', 'images.url', 'used.image_url')
   .select(['images.status', (eb) => eb.fn.countAll<number>().as('n')])
@@ -259,6 +299,7 @@ export function* imageCountsWork(entityId: number): Work<ImageCounts, 'point' | 
 const allCounts = statement((db) => db.selectFrom(
   db.selectFrom('artworks').select('image_url').where('image_url', 'is not', null)
     .unionAll(db.selectFrom('events').select('image_url').where('image_url', 'is not', null))
+    .unionAll(db.selectFrom('artwork_views').select('url as image_url'))
     .as('used'))
   .innerJoin('images', 'images.url', 'used.image_url')
   .select(['images.status', (eb) => eb.fn.countAll<number>().as('n')])
@@ -267,7 +308,8 @@ const allCounts = statement((db) => db.selectFrom(
 /** The URLs an entity's records use (or every URL in use): what `images status|retry --entity` covers. */
 const entityUrls = (db: Db, entityId: Params<{ entityId: number }>['entityId']) =>
   db.selectFrom('artworks').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null)
-    .union(db.selectFrom('events').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null));
+    .union(db.selectFrom('events').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null))
+    .union(entityViews(db, entityId).select('artwork_views.url as url'));
 
 const FAILED_SHOWN = 100;
 const failedImages = (scoped: boolean) => statement((db, p: Params<{ entityId: number }>) => {
@@ -364,7 +406,8 @@ export async function retryImages(db: Db, options: { entityId?: number | undefin
 // The sweep's reads: each a walk over a whole table, run rarely (once an hour) and off the event loop.
 const orphanUrls = statement((db) => db.selectFrom(
   db.selectFrom('artworks').select('image_url as url').where('image_url', 'is not', null)
-    .union(db.selectFrom('events').select('image_url as url').where('image_url', 'is not', null)).as('used'))
+    .union(db.selectFrom('events').select('image_url as url').where('image_url', 'is not', null))
+    .union(db.selectFrom('artwork_views').select('url')).as('used'))
   .select('used.url')
   .where((eb) => eb.not(eb.exists(db.selectFrom('images').select('images.url').where('images.url', '=', sql.ref<string>('used.url'))))), { cost: 'scan' });
 const unusedOriginals = statement((db, p: Params<{ before: string }>) => db.selectFrom('image_originals').select('hash')

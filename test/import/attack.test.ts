@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { readRows } from '../../src/import/rows.js';
+import { closest } from '../../src/import/suggest.js';
+import { readTable } from '../../src/import/table.js';
+import { FileProblem } from '../../src/import/problem.js';
+import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
+import { signedIn, type ConsoleSession } from '../support/console.js';
+import { workbook, zip } from '../support/spreadsheets.js';
+
+/**
+ * What an editor or a key holder can hand the one reader of src/import (docs/api.md, Bounds on what a
+ * file may hold): files made to exhaust memory or hold the event loop. Each is refused with one clear
+ * message, nothing is written, and another gallery's API keeps answering meanwhile.
+ */
+
+/** The issue's JSON bomb: 650 KB, 50,000 items with a key each, that the old reader made 2.5 billion cells of. */
+const jsonBomb = (items = 50_000): Buffer => Buffer.from(`[${Array.from({ length: items }, (_, i) => `{"k${i}":1}`).join(',')}]`);
+
+const refusal = async (bytes: Buffer, name: string): Promise<string> => {
+  const error = await readTable(bytes, { name }).then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(FileProblem);
+  return (error as Error).message;
+};
+
+/** An .xlsx whose one sheet has `cells` number cells (each with its own value, so the XML does not compress like a bomb). */
+function xlsxOfCells(cells: number): Buffer {
+  const parts: string[] = ['<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'];
+  for (let i = 0; i < cells; i++) parts.push(`<c r="A${i + 1}"><v>${(i * 7919) % 1_000_003}</v></c>`);
+  parts.push('</sheetData></worksheet>');
+  return zip([
+    { name: '[Content_Types].xml', data: Buffer.from('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>') },
+    { name: 'xl/worksheets/sheet1.xml', data: Buffer.from(parts.join('')) },
+  ]);
+}
+
+describe('the reader refuses files made to exhaust it', () => {
+  test('the JSON bomb of the issue (50,000 items, a key each) is refused in well under a second, before any row is made', async () => {
+    const started = performance.now();
+    expect(await refusal(jsonBomb(), 'bomb.json')).toBe('the items use more than 200 distinct keys; a file may have at most 200 columns');
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  test('a JSON key, a CSV header cell and an Excel header cell of 201 characters are refused, naming the bound', async () => {
+    const long = 'x'.repeat(201);
+    expect(await refusal(Buffer.from(JSON.stringify([{ title: 'A', [long]: 1 }])), 'long.json')).toMatch(/^a key name is 201 characters long \("x{40}"…\); a name may be at most 200 characters$/);
+    expect(await refusal(Buffer.from(`title,${long}\nA,1\n`), 'long.csv')).toMatch(/^a column name is 201 characters long/);
+    expect(await refusal(await workbook({ Sheet1: [['title', long], ['A', 1]] }), 'long.xlsx')).toMatch(/^a column name is 201 characters long/);
+  });
+
+  test('201 columns are refused in a CSV header, an Excel header and a JSON file; 200 are read', async () => {
+    const names = (n: number) => ['title', ...Array.from({ length: n - 1 }, (_, i) => `c${i}`)];
+    expect(await refusal(Buffer.from(`${names(201).join(',')}\n${names(201).map(() => '1').join(',')}\n`), 'wide.csv'))
+      .toBe('the header has more than 200 columns; a file may have at most 200 columns');
+    expect(await refusal(await workbook({ Sheet1: [names(201), names(201).map(() => 1)] }), 'wide.xlsx'))
+      .toBe('the header has more than 200 columns; a file may have at most 200 columns');
+    expect(await refusal(Buffer.from(JSON.stringify([Object.fromEntries(names(201).map((n) => [n, 1]))])), 'wide.json'))
+      .toBe('the items use more than 200 distinct keys; a file may have at most 200 columns');
+    expect((await readTable(Buffer.from(`${names(200).join(',')}\n${names(200).map(() => '1').join(',')}\n`), { name: 'ok.csv' })).columns).toHaveLength(200);
+  });
+
+  test('a JSON file of many empty items after one wide item is refused by its cells, not made into millions of them', async () => {
+    const wide = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`c${i}`, 1]));
+    const bytes = Buffer.from(`[${JSON.stringify(wide)}${',{}'.repeat(30_000)}]`);
+    expect(await refusal(bytes, 'sparse.json')).toBe('30,001 items of 200 columns are more than the 4,000,000 cells one import may hold; split the file');
+  });
+
+  test('an Excel sheet of more than 1,000,000 cells is refused while its archive is checked, before exceljs loads it', async () => {
+    const bytes = xlsxOfCells(1_000_001);
+    const started = performance.now();
+    expect(await refusal(bytes, 'cells.xlsx'))
+      .toBe('the workbook holds more than 1,000,000 cells, more than one import may read; split it into several files');
+    expect(performance.now() - started).toBeLessThan(5_000);
+  }, 60_000);
+
+  test('a suggestion for a 5,000,000-character column name takes milliseconds, not seconds', () => {
+    const started = performance.now();
+    expect(closest('t'.repeat(5_000_000), ['title', 'artist_name', 'creation_year'])).toBeUndefined();
+    expect(closest('titel', ['title', 'artist_name'])).toBe('title');
+    expect(performance.now() - started).toBeLessThan(50);
+  });
+
+  test('push reads files through the same reader: the JSON bomb stops it with the same message', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attack-'));
+    try {
+      writeFileSync(join(dir, 'bomb.json'), jsonBomb());
+      await expect(readRows(join(dir, 'bomb.json'), 'artworks')).rejects.toThrow('the items use more than 200 distinct keys');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+async function upload(session: ConsoleSession, name: string, bytes: Buffer) {
+  const page = await session.get('/console/import');
+  const action = /action="(\/console\/import\?_csrf=[^"]+)"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
+  const form = new FormData();
+  form.append('kind', 'artworks');
+  form.append('file', new Blob([new Uint8Array(bytes)]), name);
+  return session.request('POST', action, form);
+}
+
+describe('the console Import page under attack', { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let base: string;
+  let attacker: Tenant;
+  let other: Tenant;
+  let editor: ConsoleSession;
+
+  beforeAll(async () => {
+    t = await startApp();
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    attacker = await tenant(t, { name: 'Galerie Bomb' });
+    other = await tenant(t, { name: 'Galerie Other' });
+    editor = await signedIn(t, base, attacker.entityId, 'editor');
+    await client(t, other.key).post('/v1/artworks', { title: 'Still here' });
+  }, 120_000);
+  afterAll(async () => t.close());
+
+  test('the JSON bomb uploaded on the Import page: one message, nothing written, the process alive, another gallery\'s reads within 50 ms', async () => {
+    const before = (await client(t, attacker.key).get('/v1/changelog')).body.total;
+    const heapBefore = process.memoryUsage().heapUsed;
+    const answered = await upload(editor, 'bomb.json', jsonBomb());
+    expect(answered.status).toBe(400);
+    expect(answered.text).toContain('The items use more than 200 distinct keys; a file may have at most 200 columns.');
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(200 * 1024 * 1024);
+    expect((await client(t, attacker.key).get('/v1/changelog')).body.total).toBe(before);
+    const durations: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const started = performance.now();
+      const read = await client(t, other.key).get('/v1/artworks');
+      durations.push(performance.now() - started);
+      expect(read.status).toBe(200);
+      expect(read.body.artworks[0].title).toBe('Still here');
+    }
+    durations.sort((a, b) => a - b);
+    expect(durations[18]).toBeLessThan(50);
+  });
+});
