@@ -196,8 +196,8 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   }) : undefined;
   app.decorate('imageWorker', worker);
   app.decorate('jobs', jobs);
-  // Feeds read files with the images' fetcher: its address rules, redirects and limits (src/feeds/fetcher.ts).
-  app.decorate('feedFetch', feedFetcher(config.fetchAllowPrivate ? () => true : publicAddress));
+  // Feeds read files through the one outgoing fetcher (src/feeds/fetcher.ts).
+  app.decorate('feedFetch', feedFetcher(addressPolicy(config.fetchAllowPrivate)));
   // Feed runs are jobs of the one queue (src/feeds/job.ts); a write that queues one wakes this process's slots.
   jobs.register(feedRunJob({ db: handle.db, fetch: app.feedFetch }, config.feedConcurrency));
   app.decorate('feedRuns', { wake: () => jobs.nudge(FEED_RUN_JOB) });
