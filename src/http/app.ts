@@ -27,6 +27,8 @@ import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
 import { feedRoutes } from './routes/feeds.js';
 import { feedFetcher } from '../feeds/fetcher.js';
+import { feedRunJob } from '../feeds/job.js';
+import { FEED_RUN_JOB } from '../store/feeds.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
@@ -211,9 +213,11 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   // Messages are kept 30 days (docs/api.md, Webhooks): swept hourly, a bounded batch at a time.
   const sweep = setInterval(() => void sweepMessages(handle.db).catch((error: unknown) => app.log.warn({ err: error }, 'webhook message sweep failed')), 3_600_000);
   sweep.unref();
-  // Feeds read files with the images' fetcher: its address rules, redirects and limits (src/feeds/fetcher.ts).
+  // Feeds read files through the one outgoing fetcher (src/feeds/fetcher.ts).
   app.decorate('feedFetch', feedFetcher(addressPolicy(config.fetchAllowPrivate)));
-  app.decorate('feedRuns', undefined);
+  // Feed runs are jobs of the one queue (src/feeds/job.ts); a write that queues one wakes this process's slots.
+  jobs.register(feedRunJob({ db: handle.db, fetch: app.feedFetch }, config.feedConcurrency));
+  app.decorate('feedRuns', { wake: () => jobs.nudge(FEED_RUN_JOB) });
   app.addHook('onReady', async () => {
     worker?.start();
     if (jobOptions !== false) jobs.start();

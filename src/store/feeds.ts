@@ -10,6 +10,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { Selectable } from 'kysely';
 import { applyStats, statsUpdate, upsertStatsSlot, type StatsUpdate } from './stats.js';
 import { isPostgres, rawQuery } from './sql.js';
+import { cancel, enqueue } from '../jobs/index.js';
 
 /**
  * Feeds and their runs (docs/api.md, Feeds). A feed's run goes queued → running → its outcome; the job
@@ -28,6 +29,11 @@ export const FAILURES_TO_PAUSE = 5;
 /** Runs are kept this long. */
 export const RUNS_KEPT_MS = 90 * 24 * 3600_000;
 export const RUNS_PAGE_MAX = 100;
+
+/** The job kind of feed runs (src/feeds/job.ts): one job per feed, keyed `feed:<id>`. */
+export const FEED_RUN_JOB = 'feed-run';
+const jobKey = (feedId: number): string => `feed:${feedId}`;
+export const feedIdOfJob = (key: string): number => Number(key.slice('feed:'.length));
 
 export interface FeedSpec {
   url: string;
@@ -96,6 +102,11 @@ const queuedFeedIds = statement((db) => db.selectFrom('feed_runs').innerJoin('fe
 const purgeRuns = statement((db, p: Params<{ feedId: number; before: string }>) =>
   db.deleteFrom('feed_runs').where('feed_id', '=', p.feedId).where('finished_at', '<', p.before));
 
+// A queued job not taken by a process is moved to the feed's new time; a job being run is left alone
+// (its end queues the next one from the feed's state).
+const moveWaitingJob = statement((db, p: Params<{ kind: string; key: string; dueAt: string }>) => db.updateTable('jobs')
+  .set({ due_at: p.dueAt }).where('kind', '=', p.kind).where('key', '=', p.key).where('claim', 'is', null));
+
 // PostgreSQL: the kind's last sync time in this connection's counts slot (src/store/stats.ts).
 const syncedSlot = statement((db, p: Params<StatsUpdate>) => rawQuery(db, upsertStatsSlot(p)));
 
@@ -127,6 +138,36 @@ const asRow = (spec: FeedSpec) => ({
   mode: spec.mode, interval_minutes: spec.interval_minutes, paused: spec.paused ? 1 : 0,
 });
 
+
+/**
+ * The feed's job, due when the feed next wants a run: at once for a queued run, else at its schedule;
+ * none for a paused feed with nothing queued. In the caller's transaction.
+ */
+function* scheduleFeed(feed: FeedRow, queued: boolean, at: string): Work<void> {
+  const dueAt = queued ? at : feed.paused === 1 ? null : feed.next_run_at;
+  if (dueAt === null) return;
+  yield* enqueue({ name: FEED_RUN_JOB }, { key: jobKey(feed.id), entityId: feed.entity_id, dueAt, at });
+  yield* first(moveWaitingJob, { kind: FEED_RUN_JOB, key: jobKey(feed.id), dueAt });
+}
+
+/** After a run's job: the feed's next job, from its state now (nothing once it is deleted). */
+export function* nextFeedJob(feedId: number, at: string): Work<void> {
+  const feed = yield* first(feedByIdOnly, { id: feedId });
+  if (!feed) return;
+  yield* scheduleFeed(feed, (yield* first(unfinishedRun, { feedId })) !== undefined, at);
+}
+
+/** A run the job queue gave up (it took too long, or its processes kept dying): it ends `failed` with the reason. */
+export function giveUpFeedRun(db: Db, feedId: number, reason: string, at: string): Work<void> {
+  return (function* () {
+    const run = yield* first(unfinishedRun, { feedId });
+    if (run?.status === 'running') {
+      yield* finishRun(db, feedId, run.id, { status: 'failed', httpStatus: null, counts: null, problems: [], error: reason, newColumns: [] }, at);
+    }
+    yield* nextFeedJob(feedId, at);
+  })();
+}
+
 /** A new feed and its first run, queued at once (docs/api.md, Feeds). */
 export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: string): Promise<FeedWithRun> {
   try {
@@ -141,6 +182,7 @@ export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: s
         etag: null, last_modified: null, body_hash: null, run_now_at: null, created_at: at,
       }))!;
       const run = spec.paused ? null : (yield* first(insertRun, { feedId: feed.id, allowMassDelete: 0, at }))!;
+      yield* scheduleFeed(feed, run !== null, at);
       return { feed, lastRun: run };
     });
   } catch (error) {
@@ -184,6 +226,7 @@ export async function updateFeed(db: Db, entityId: number, id: number, patch: Pa
         etag: reread ? null : feed.etag, last_modified: reread ? null : feed.last_modified, body_hash: reread ? null : feed.body_hash,
         failures: resumed ? 0 : feed.failures,
       }))!;
+      yield* scheduleFeed(updated, (yield* first(unfinishedRun, { feedId: id })) !== undefined, at);
       return yield* withLastRun(updated);
     });
   } catch (error) {
@@ -198,6 +241,7 @@ export function deleteFeed(db: Db, entityId: number, id: number): Promise<void> 
     yield* ownFeed(entityId, id);
     yield* first(removeRunsOfFeed, { feedId: id });
     yield* first(removeFeed, { id });
+    yield* cancel({ name: FEED_RUN_JOB }, jobKey(id));
   });
 }
 
@@ -214,7 +258,9 @@ export function queueRun(db: Db, entityId: number, id: number, allowMassDelete: 
       throw new ApiError('rate_limited', `This feed was run less than a minute ago: try again in ${wait} s.`, { retry_after: wait });
     }
     yield* first(setRunNow, { id, at });
-    return (yield* first(insertRun, { feedId: id, allowMassDelete: allowMassDelete ? 1 : 0, at }))!;
+    const run = (yield* first(insertRun, { feedId: id, allowMassDelete: allowMassDelete ? 1 : 0, at }))!;
+    yield* scheduleFeed(feed, true, at);
+    return run;
   });
 }
 
@@ -290,7 +336,11 @@ export interface RunOutcome {
  * pause the feed with the run's error), and for `applied` and `unchanged` the kind's last sync time.
  */
 export function finishFeedRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, at: string): Promise<FeedRunRow | undefined> {
-  return transaction(db, function* () {
+  return transaction(db, () => finishRun(db, feedId, runId, outcome, at));
+}
+
+function* finishRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, at: string): Work<FeedRunRow | undefined> {
+  {
     const run = yield* first(finishRunRow, {
       id: runId, status: outcome.status, finished_at: at, http_status: outcome.httpStatus,
       counts: outcome.counts ? JSON.stringify(outcome.counts) : null, problems: JSON.stringify(outcome.problems),
@@ -321,6 +371,6 @@ export function finishFeedRun(db: Db, feedId: number, runId: number, outcome: Ru
       else yield* applyStats(update);
     }
     return run;
-  });
+  }
 }
 

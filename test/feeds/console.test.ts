@@ -15,7 +15,8 @@ describe('console feeds', { timeout: 120_000 }, () => {
 
   beforeAll(async () => {
     files = await fileServer();
-    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true' });
+    // Runs are driven by the test (runFeed, as the feed's job does), not by the app's job runner.
+    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '0' });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     gallery = await tenant(t, { name: 'Galerie Feeds' });
     editor = await signedIn(t, base, gallery.entityId, 'editor');
