@@ -11,6 +11,7 @@ import { images } from './migrations/007_images.js';
 import { consoleUsers } from './migrations/008_console_users.js';
 import { textSearch } from './migrations/009_text_search.js';
 import { entityImages } from './migrations/010_entity_images.js';
+import { signInLimits } from './migrations/015_sign_in_limits.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -28,6 +29,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '008_console_users': consoleUsers(dialect),
         '009_text_search': textSearch(dialect),
         '010_entity_images': entityImages,
+        '015_sign_in_limits': signInLimits,
       }),
     },
   });
