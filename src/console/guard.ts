@@ -19,10 +19,24 @@ declare module 'fastify' {
   }
 }
 
-export const SESSION_COOKIE = 'console_session';
+/** The console's cookies: their names, the CSRF cookie's path, and whether they need HTTPS. */
+export interface ConsoleCookies {
+  secure: boolean;
+  session: string;
+  csrf: string;
+  csrfPath: string;
+}
 
-/** Whether the console's cookies need HTTPS: as PUBLIC_BASE_URL says. */
-export const secureCookies = (publicBaseUrl: string): boolean => publicBaseUrl.startsWith('https:');
+/**
+ * As PUBLIC_BASE_URL says (docs/deploy.md, Console cookies): on https, Secure and `__Host-` prefixed, so
+ * that a sibling subdomain cannot plant a session cookie (a `__Host-` cookie has no Domain and Path=/,
+ * and browsers refuse to set one otherwise); on http (a local setup), the plain names.
+ */
+export function consoleCookies(publicBaseUrl: string): ConsoleCookies {
+  return publicBaseUrl.startsWith('https:')
+    ? { secure: true, session: '__Host-console_session', csrf: '__Host-console_csrf', csrfPath: '/' }
+    : { secure: false, session: 'console_session', csrf: 'console_csrf', csrfPath: '/console' };
+}
 const RANK: Record<Role, number> = { viewer: 0, editor: 1, owner: 2 };
 
 export const mayAct = (user: SignedIn, role: Role): boolean => RANK[user.role] >= RANK[role];
@@ -47,7 +61,7 @@ type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error)
  * sign-in page), then for a form post the origin and the CSRF token (preHandler, once the form is
  * parsed; `csrfProtection` is @fastify/csrf-protection's hook), then the role.
  */
-export function guardRoute(route: RouteOptions, csrfProtection: Hook, publicOrigin: string): void {
+export function guardRoute(route: RouteOptions, csrfProtection: Hook, publicOrigin: string, cookies: ConsoleCookies): void {
   const role = route.config?.role;
   if (role === undefined) throw new Error(`console route ${String(route.method)} ${route.url} declares no role (config.role)`);
   // Pages, not API operations: left out of the OpenAPI document.
@@ -64,13 +78,13 @@ export function guardRoute(route: RouteOptions, csrfProtection: Hook, publicOrig
   }
   if (role !== 'anyone') {
     appendRouteHook(route, 'onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-      const id = request.cookies[SESSION_COOKIE];
+      const id = request.cookies[cookies.session];
       const user = id ? await sessionUser(request.server.db, sha256(id)) : undefined;
       if (user) {
         request.user = user;
         return;
       }
-      if (id) reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      if (id) reply.clearCookie(cookies.session, { path: '/', secure: cookies.secure });
       const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
       return reply.code(303).header('location', `/console/sign-in${next}`).header('cache-control', 'no-store').send();
     });

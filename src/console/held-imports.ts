@@ -6,18 +6,22 @@ import type { ApplyJob, MirrorChoice, Preview } from './importer.js';
 
 /**
  * Uploads the Import page holds between its steps (decisions §11: nothing is written before Apply).
- * Held in this process's memory, bounded: one per user (a new upload replaces the last), at most
- * MAX_HELD in all (the oldest that is not being applied makes room), each for HOLD_MS after its last
- * use. Each is tied to the user and the session that uploaded it; another user's or session's id
- * answers 404.
+ * Held in this process's memory, bounded (docs/console.md, Import): one per user (a new upload replaces
+ * the last), at most PER_ENTITY per gallery (its own oldest that is not being applied makes room; when
+ * both are being applied, the upload waits its turn), at most MAX_HELD in all (the oldest of any
+ * gallery that is not being applied makes room), each for HOLD_MS after its last use. So a few
+ * editors cannot hold every slot: each held upload counts against its own gallery. Each is tied to the
+ * user and the session that uploaded it; another user's or session's id answers 404.
  */
 
 const MAX_HELD = 16;
+export const PER_ENTITY = 2;
 const HOLD_MS = 30 * 60_000;
 
 export interface HeldImport {
   id: string;
   userId: number;
+  entityId: number;
   session: string;
   name: string;
   kind: Kind;
@@ -41,10 +45,19 @@ export interface HeldImport {
 export class HeldImports {
   private readonly held = new Map<string, HeldImport>();
 
-  /** Holds a new upload for `userId`'s session, replacing that user's earlier one; undefined when every slot is being applied. */
+  /**
+   * Holds a new upload for `userId`'s session, replacing that user's earlier one; undefined when the
+   * gallery's slots, or every slot, are being applied.
+   */
   hold(upload: Omit<HeldImport, 'id' | 'touched'>): HeldImport | undefined {
     this.expire();
     for (const [id, other] of this.held) if (other.userId === upload.userId && !running(other)) this.held.delete(id);
+    const ours = [...this.held.values()].filter((h) => h.entityId === upload.entityId);
+    if (ours.length >= PER_ENTITY) {
+      const oldest = ours.filter((h) => !running(h)).sort((a, b) => a.touched - b.touched)[0];
+      if (!oldest) return undefined;
+      this.held.delete(oldest.id);
+    }
     if (this.held.size >= MAX_HELD) {
       const oldest = [...this.held.values()].filter((h) => !running(h)).sort((a, b) => a.touched - b.touched)[0];
       if (!oldest) return undefined;

@@ -6,7 +6,7 @@ import multipart from '@fastify/multipart';
 import { ApiError } from '../domain/errors.js';
 import { html } from '../web/html.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
-import { guardRoute, Refused, secureCookies } from './guard.js';
+import { consoleCookies, guardRoute, Refused } from './guard.js';
 import { heading, render } from './layout.js';
 import { changelogPage } from './pages/changelog.js';
 import { keyPages } from './pages/keys.js';
@@ -38,7 +38,7 @@ const PAGES: FastifyPluginAsync[] = [
  * plugins, its guard and its HTML error pages touch no other route of the app.
  */
 export async function consolePlugin(app: FastifyInstance): Promise<void> {
-  const secure = secureCookies(app.config.publicBaseUrl);
+  const cookies = consoleCookies(app.config.publicBaseUrl);
   app.decorateRequest('user', null as unknown as FastifyRequest['user']);
   // Import and Feeds read files through the same held steps (columns, preview).
   app.decorate('heldImports', new HeldImports());
@@ -46,8 +46,8 @@ export async function consolePlugin(app: FastifyInstance): Promise<void> {
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 100, parts: 101 } });
   await app.register(csrfProtection, {
-    cookieKey: 'console_csrf',
-    cookieOpts: { path: '/console', httpOnly: true, sameSite: 'lax', secure },
+    cookieKey: cookies.csrf,
+    cookieOpts: { path: cookies.csrfPath, httpOnly: true, sameSite: 'lax', secure: cookies.secure },
     // Forms send the token as a field; an upload form (multipart, read by its handler) in its action's query.
     getToken: (request: FastifyRequest) => {
       const body = request.body as Record<string, unknown> | undefined;
@@ -62,7 +62,7 @@ export async function consolePlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('referrer-policy', 'same-origin');
   });
-  app.addHook('onRoute', (route) => guardRoute(route, app.csrfProtection.bind(app), publicOrigin));
+  app.addHook('onRoute', (route) => guardRoute(route, app.csrfProtection.bind(app), publicOrigin, cookies));
 
   app.setErrorHandler((error: FastifyError, request, reply) => errorPage(request, reply, error));
   app.setNotFoundHandler((request, reply) => render(request, reply, {

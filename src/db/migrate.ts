@@ -15,6 +15,7 @@ import { jobs } from './migrations/011_jobs.js';
 import { artData } from './migrations/012_art_data.js';
 import { feeds } from './migrations/013_feeds.js';
 import { webhooks } from './migrations/014_webhooks.js';
+import { signInLimits } from './migrations/015_sign_in_limits.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -36,6 +37,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '012_art_data': artData(dialect),
         '013_feeds': feeds(dialect),
         '014_webhooks': webhooks(dialect),
+        '015_sign_in_limits': signInLimits,
       }),
     },
   });

@@ -185,6 +185,12 @@ export interface LoginFailuresTable {
   locked_until: string | null;
 }
 
+export interface SignInAddressesTable {
+  address_hash: string;
+  attempts: number;
+  window_start: string;
+}
+
 export type ImageStatus = 'pending' | 'ready' | 'failed';
 
 /** An image URL in use and its job (migration 007). */
@@ -355,6 +361,7 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   login_failures: LoginFailuresTable;
+  sign_in_addresses: SignInAddressesTable;
   images: ImagesTable;
   image_originals: ImageOriginalsTable;
   webhook_endpoints: WebhookEndpointsTable;

@@ -13,7 +13,62 @@ export const PASSWORD_MIN = 12;
 /** Longer inputs are refused before hashing: a megabyte of "password" costs nothing to send. */
 export const PASSWORD_MAX = 1_000;
 
-function derive(password: string, salt: Buffer, cost: typeof COST): Promise<Buffer> {
+/**
+ * At most 4 hashes at once per process (docs/deploy.md, Sign-in limits): each takes a thread of
+ * libuv's pool, which also serves file reads (the image store) and DNS; a burst of sign-ins would
+ * otherwise take all four threads. A hash beyond them waits at most HASH_WAIT_MS for a turn, then is
+ * refused with HashesBusy (a 503: try again in a moment).
+ */
+export const HASHES_AT_ONCE = 4;
+export const HASH_WAIT_MS = 2_000;
+
+export class HashesBusy extends Error {
+  constructor() {
+    super('too many sign-ins at once');
+  }
+}
+
+let hashing = 0;
+const waiting: (() => void)[] = [];
+
+/** Hashes running now in this process (metrics, tests). */
+export const hashesRunning = (): number => hashing;
+
+async function hashTurn(): Promise<void> {
+  if (hashing < HASHES_AT_ONCE) {
+    hashing++;
+    return;
+  }
+  await new Promise<void>((resolve, reject) => {
+    const turn = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      waiting.splice(waiting.indexOf(turn), 1);
+      reject(new HashesBusy());
+    }, HASH_WAIT_MS);
+    waiting.push(turn);
+  });
+}
+
+function endTurn(): void {
+  // The turn passes straight to the longest waiting hash; `hashing` counts it still.
+  const next = waiting.shift();
+  if (next) next();
+  else hashing--;
+}
+
+async function derive(password: string, salt: Buffer, cost: typeof COST): Promise<Buffer> {
+  await hashTurn();
+  try {
+    return await deriveNow(password, salt, cost);
+  } finally {
+    endTurn();
+  }
+}
+
+function deriveNow(password: string, salt: Buffer, cost: typeof COST): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // scrypt needs 128·N·r bytes; Node's default ceiling (32 MiB) is below that.
     scrypt(password.normalize('NFC'), salt, KEY_BYTES, { ...cost, maxmem: 256 * cost.N * cost.r }, (error, key) => (error ? reject(error) : resolve(key)));

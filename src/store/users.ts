@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { nowIso } from '../clock.js';
 import { sql } from 'kysely';
 import { read, single, transaction } from '../db/run.js';
@@ -158,11 +159,20 @@ const sessionsOfEntity = statement((db, p: Params<{ entityId: number }>) => db.d
 export const endSessionsOfEntity = (db: Db, entityId: number): Promise<void> =>
   transaction(db, () => all(sessionsOfEntity, { entityId })).then(() => undefined);
 
-// --- sign-in failures ---
+// --- sign-in failures and attempts (docs/deploy.md, Sign-in limits) ---
 
-/** 10 failures of one email within 15 minutes lock it for 15 minutes (decisions §11). */
+/** 10 failures of one email from one client address within 15 minutes lock that pair for 15 minutes. */
 export const LOCK_FAILURES = 10;
 export const LOCK_WINDOW_MS = 15 * 60 * 1000;
+/** Every client address may try at most 20 sign-ins per 15 minutes, right or wrong. */
+export const ADDRESS_ATTEMPTS = 20;
+export const ADDRESS_WINDOW_MS = 15 * 60 * 1000;
+
+/**
+ * The key of a sign-in failure: the email and the client address together, hashed, so that a stranger's
+ * wrong passwords lock the email only from the stranger's address, never the owner's.
+ */
+export const failureKey = (email: string, address: string): string => createHash('sha256').update(`${email}\n${address}`).digest('hex');
 
 const failuresOf = statement((db, p: Params<{ emailHash: string }>) => db.selectFrom('login_failures').selectAll().where('email_hash', '=', p.emailHash));
 /**
@@ -182,15 +192,55 @@ const countFailure = statement((db, p: Params<{ emailHash: string; now: string; 
 });
 const clearFailures = statement((db, p: Params<{ emailHash: string }>) => db.deleteFrom('login_failures').where('email_hash', '=', p.emailHash));
 
+/** `failureKey` of the email and address is locked. */
 export async function isLocked(db: Db, emailHash: string, now = Date.now()): Promise<boolean> {
   const row = await read(db, () => first(failuresOf, { emailHash }));
   return row?.locked_until != null && Date.parse(row.locked_until) > now;
 }
 
-/** Counts a failure of an email; the tenth within 15 minutes locks it for 15 minutes. */
+/** Counts a failure of an email from an address (`failureKey`); the tenth within 15 minutes locks the pair for 15 minutes. */
 export function recordFailure(db: Db, emailHash: string, now = Date.now()): Promise<void> {
   const iso = (ms: number) => new Date(ms).toISOString();
   return single(db, () => all(countFailure, { emailHash, now: iso(now), cutoff: iso(now - LOCK_WINDOW_MS), lockedUntil: iso(now + LOCK_WINDOW_MS) })).then(() => undefined);
 }
 
 export const clearFailuresOf = (db: Db, emailHash: string): Promise<void> => transaction(db, () => all(clearFailures, { emailHash })).then(() => undefined);
+
+/** One attempt of an address counted, in one statement (parallel attempts all count); answers the window as it now stands. */
+const countAttempt = statement((db, p: Params<{ addressHash: string; now: string; cutoff: string }>) => db.insertInto('sign_in_addresses')
+  .values({ address_hash: p.addressHash, attempts: 1, window_start: p.now })
+  .onConflict((oc) => oc.column('address_hash').doUpdateSet({
+    attempts: sql<number>`case when sign_in_addresses.window_start <= ${p.cutoff} then 1 else sign_in_addresses.attempts + 1 end`,
+    window_start: sql<string>`case when sign_in_addresses.window_start <= ${p.cutoff} then ${p.now} else sign_in_addresses.window_start end`,
+  }))
+  .returning(['attempts', 'window_start']));
+
+/**
+ * Counts a sign-in attempt of a client address; answers how many seconds it must wait when this one
+ * is past ADDRESS_ATTEMPTS in its window (the attempt is refused before any password is hashed), else
+ * undefined.
+ */
+export async function countAttemptOf(db: Db, address: string, now = Date.now()): Promise<number | undefined> {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const addressHash = createHash('sha256').update(address).digest('hex');
+  const rows = await single(db, () => all(countAttempt, { addressHash, now: iso(now), cutoff: iso(now - ADDRESS_WINDOW_MS) }));
+  const row = rows[0];
+  if (!row || Number(row.attempts) <= ADDRESS_ATTEMPTS) return undefined;
+  return Math.max(1, Math.ceil((Date.parse(row.window_start) + ADDRESS_WINDOW_MS - now) / 1000));
+}
+
+const purgeFailures = statement((db, p: Params<{ cutoff: string; now: string }>) => db.deleteFrom('login_failures')
+  .where('window_start', '<=', p.cutoff).where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', p.now)])));
+const purgeAttempts = statement((db, p: Params<{ cutoff: string }>) => db.deleteFrom('sign_in_addresses').where('window_start', '<=', p.cutoff));
+
+/**
+ * Deletes the failure and attempt rows whose window has passed (and whose lock has ended): a row per
+ * random email a stranger types would otherwise stay for good. Run at most once a minute per process.
+ */
+export function purgeSignInRows(db: Db, now = Date.now()): Promise<void> {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return transaction(db, function* () {
+    yield* all(purgeFailures, { cutoff: iso(now - LOCK_WINDOW_MS), now: iso(now) });
+    yield* all(purgeAttempts, { cutoff: iso(now - ADDRESS_WINDOW_MS) });
+  }).then(() => undefined);
+}

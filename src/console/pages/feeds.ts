@@ -8,7 +8,7 @@ import type { Kind } from '../../import/columns.js';
 import type { FeedRunType, FeedType } from '../../schemas/feeds.js';
 import { createFeed, deleteFeed, getFeed, listFeeds, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
 import { html, type Html } from '../../web/html.js';
-import { SESSION_COOKIE } from '../guard.js';
+import { consoleCookies } from '../guard.js';
 import type { HeldImport } from '../held-imports.js';
 import { csrfField, heading, notice, render, table, when } from '../layout.js';
 import { readUpload } from './import.js';
@@ -35,7 +35,8 @@ const NOTICES: Record<string, [kind: 'ok' | 'error', text: string]> = {
 };
 
 export async function feedPages(app: FastifyInstance): Promise<void> {
-  const sessionOf = (request: FastifyRequest) => sha256(request.cookies[SESSION_COOKIE] ?? '');
+  const { session: sessionCookie } = consoleCookies(app.config.publicBaseUrl);
+  const sessionOf = (request: FastifyRequest) => sha256(request.cookies[sessionCookie] ?? '');
   const go = (reply: FastifyReply, path: string) => reply.code(303).header('location', path).send();
   const entityOf = (request: FastifyRequest) => request.user.entity.id;
 

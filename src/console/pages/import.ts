@@ -8,7 +8,7 @@ import { countsLine } from '../../import/summary.js';
 import { readTable } from '../../import/table.js';
 import { encodingNamed } from '../../import/text.js';
 import { html, type Html } from '../../web/html.js';
-import { actorOf, SESSION_COOKIE } from '../guard.js';
+import { actorOf, consoleCookies } from '../guard.js';
 import type { HeldImport } from '../held-imports.js';
 import { previewImport, startApply, type Preview } from '../importer.js';
 import { csrfField, heading, notice, render, table } from '../layout.js';
@@ -30,7 +30,8 @@ const KIND_LABEL: Record<Kind, string> = { artworks: 'Artworks', events: 'Events
 
 export async function importPage(app: FastifyInstance): Promise<void> {
   const held = app.heldImports;
-  const sessionOf = (request: FastifyRequest) => sha256(request.cookies[SESSION_COOKIE] ?? '');
+  const { session: sessionCookie } = consoleCookies(app.config.publicBaseUrl);
+  const sessionOf = (request: FastifyRequest) => sha256(request.cookies[sessionCookie] ?? '');
   const find = (request: FastifyRequest<{ Params: { id: string } }>): HeldImport => {
     const upload = held.get(request.params.id, request.user.userId, sessionOf(request));
     if (!upload) throw Object.assign(new Error('This import is no longer held (uploads are kept for 30 minutes). Upload the file again.'), { statusCode: 404 });
@@ -61,10 +62,10 @@ export async function importPage(app: FastifyInstance): Promise<void> {
     }
     if (kindValue !== 'artworks' && kindValue !== 'events') return uploadPage(request, reply, 'Choose what the file holds: artworks or events.', 400);
     const upload = held.hold({
-      userId: request.user.userId, session: sessionOf(request), name: file.filename, kind: kindValue, bytes,
+      userId: request.user.userId, entityId: request.user.entity.id, session: sessionOf(request), name: file.filename, kind: kindValue, bytes,
       encoding: 'utf8', map: new Map(), mirror: { prune: false, force: false },
     });
-    if (!upload) return uploadPage(request, reply, 'Too many imports are being applied right now. Try again in a minute.', 503);
+    if (!upload) return uploadPage(request, reply, 'Too many imports are being applied right now (at most two per gallery at once). Try again when one has finished.', 503);
     const problem = await readUpload(upload, { offerEncoding: true });
     if (problem) return uploadPage(request, reply, problem, 400);
     return go(reply, `/console/import/${upload.id}`);

@@ -7,9 +7,11 @@ import type { FieldProblem } from '../../schemas/common.js';
 import { EVENT_TYPES, EventPut } from '../../schemas/events.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
 import { deleteArtwork, getArtwork, updateArtwork } from '../../store/artworks.js';
+import { presentImage, type ImageView } from '../../images/present.js';
 import { recentChanges } from '../../store/console.js';
+import { imageState } from '../../store/images.js';
 import { deleteEvent, getEvent, updateEvent } from '../../store/events.js';
-import { html, safeHref, type Html } from '../../web/html.js';
+import { html, type Html } from '../../web/html.js';
 import { changeList } from '../changes.js';
 import { actorOf, mayAct } from '../guard.js';
 import { csrfField, heading, notice, render, when } from '../layout.js';
@@ -164,7 +166,9 @@ async function recordPage(app: FastifyInstance, request: FastifyRequest, reply: 
   // A view's problem (`additional_images/0/role`) is shown at the views' field.
   const problems = new Map((outcome?.problems ?? []).map((p) => [p.field.split(/[/.[]/)[0]!, p.message]));
   const saved = (request.query as Record<string, string | undefined>).saved !== undefined;
-  const image = safeHref(record.image_url as string | null);
+  // The platform's copy, never the gallery's own URL (docs/console.md, Artworks and events): opening a
+  // record must not tell the gallery's image host who works in the console, or when.
+  const image = presentImage(record.image_url ? await imageState(app.db, record.image_url as string) : null, '');
   const title = String(record.title);
   const fields = html`<dl class="fields">${kind.fields.map((f) => html`<dt>${f.label}</dt><dd>${shown(record[f.name]) || html`<span class="none">—</span>`}</dd>`)}
 ${kind.facts.map((f) => html`<dt>${f.replace(/_/g, ' ')}</dt><dd>${f.endsWith('_at') ? when(record[f] as string) : shown(record[f])}</dd>`)}</dl>`;
@@ -187,13 +191,23 @@ ${saved ? notice('ok', 'Saved.') : ''}
 ${outcome?.message ? notice('error', outcome.message) : ''}
 <div class="record">
 <section aria-labelledby="details" class="panel"><h2 id="details" class="visually-hidden">Details</h2>${fields}</section>
-<section class="image panel" aria-label="Image">${image ? html`<img src="${image}" alt="${title}" loading="lazy" width="480" height="360">` : html`<p class="none">No image.</p>`}</section>
+<section class="image panel" aria-label="Image">${imageFigure(image, title)}</section>
 </div>
 ${form}
 <h2>History</h2>
 ${changeList(history.rows, 'No changes recorded yet.')}
 ${history.nextBefore ? html`<p><a href="/console/changelog?kind=${kind.changeType}&amp;record=${id}">The whole history</a></p>` : ''}`,
   });
+}
+
+/** The platform's copy of the image when it is ready; else what the platform knows of it, in words. */
+function imageFigure(image: ImageView | null, title: string): Html {
+  if (!image) return html`<p class="none">No image.</p>`;
+  if (image.status === 'ready' && image.src) {
+    return html`<img src="${image.src}" alt="${title}" loading="lazy" width="480" height="${image.width && image.height ? Math.round((480 * image.height) / image.width) : 360}">`;
+  }
+  if (image.status === 'failed') return html`<p class="none">The image could not be used: ${image.error ?? 'unknown reason'}.</p>`;
+  return html`<p class="none">The image is being fetched; it shows here once the platform has its copy.</p>`;
 }
 
 /** Refusals of the store (400 with details, 409) shown on the form; anything else goes to the error page. */
