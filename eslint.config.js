@@ -19,7 +19,7 @@ const layer = (folder, forbidden, why) => ({
 export default tseslint.config(
   {
     ignores: ['dist/', 'node_modules/', 'coverage/', 'test-output/', 'bench/results/', 'data/', 'scratch/',
-      // Deliberately wrong code that test/lint.test.ts lints to prove the rules bite.
+      // Deliberately wrong code that test/contract/lint.test.ts lints to prove the rules bite.
       'test/lint/fixtures/'],
   },
   js.configs.recommended,

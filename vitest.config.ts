@@ -49,6 +49,9 @@ const UNIT = ['test/unit/**/*.test.ts'];
  */
 const DIALECT_FOLDERS = ['api', 'store', 'web', 'console', 'images', 'import', 'jobs', 'feeds', 'webhooks', 'coordination'];
 
+/** Each database project migrates one template per run; a test's database is a copy of it (test/support/global-setup.ts). */
+const MIGRATE_ONCE = ['test/support/global-setup.ts'];
+
 export default defineConfig(async (): Promise<ViteUserConfig> => {
   const withPostgres = await postgresAnswers();
   if (!withPostgres) console.warn(`PostgreSQL at ${POSTGRES} does not answer: running the SQLite pass only.`);
@@ -65,7 +68,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
         { extends: true as const, test: { name: 'unit', include: UNIT, env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
         // SQLite pass: everything that needs a server, a database, a process or a browser; one process, counters in
         // memory, idempotency locks in the database.
-        { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: UNIT, env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
+        { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: UNIT, globalSetup: MIGRATE_ONCE, env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
         // PostgreSQL pass: the scale set-up, with Redis for counters and locks when it answers; only the folders whose
         // result can depend on the dialect (see DIALECT_FOLDERS).
         ...(withPostgres ? [{
@@ -73,6 +76,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
           test: {
             name: 'postgres',
             include: DIALECT_FOLDERS.map((folder) => `test/${folder}/**/*.test.ts`),
+            globalSetup: MIGRATE_ONCE,
             env: { TEST_DIALECT: 'postgres', TEST_DATABASE_URL: POSTGRES, ...(withRedis ? { REDIS_URL: REDIS } : {}) },
           },
         }] : []),

@@ -102,8 +102,14 @@ export interface Config {
   imageFetchTimeoutS: number;
   /** IMAGE_FETCH_ALLOW_PRIVATE: `true` lets the fetcher reach loopback and private addresses (tests, closed networks only). */
   imageFetchAllowPrivate: boolean;
+  /** FEED_CONCURRENCY: feed runs at a time per process, default 1 (0: this process runs none). */
+  feedConcurrency: number;
   /** IMAGE_JOB_LEASE_S: how long an image job stays claimed by a process that stopped renewing it (died), default 60. */
   imageJobLeaseS: number;
+  /** JOB_LEASE_S: how long any background job stays claimed by a process that stopped renewing it; default IMAGE_JOB_LEASE_S. */
+  jobLeaseS: number;
+  /** FETCH_ALLOW_PRIVATE (or IMAGE_FETCH_ALLOW_PRIVATE): the outgoing fetcher may reach loopback and private addresses (tests, closed networks only). */
+  fetchAllowPrivate: boolean;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -147,6 +153,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageFetchTimeoutS: integer(env, 'IMAGE_FETCH_TIMEOUT_S', 20, 1, 600),
     imageFetchAllowPrivate: oneOf(env, 'IMAGE_FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',
     imageJobLeaseS: integer(env, 'IMAGE_JOB_LEASE_S', 60, 1, 86_400),
+    jobLeaseS: integer(env, 'JOB_LEASE_S', integer(env, 'IMAGE_JOB_LEASE_S', 60, 1, 86_400), 1, 86_400),
+    fetchAllowPrivate: oneOf(env, 'FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true'
+      || oneOf(env, 'IMAGE_FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',
+    feedConcurrency: integer(env, 'FEED_CONCURRENCY', 1, 0, 64),
   };
 }
 

@@ -285,7 +285,7 @@ async function planChanges(client: ArtCatalogClient, catalog: Catalog, rows: Can
       fail(c.row.label, `matches several ${kind} (#${match.candidates.join(', #')}) by artist, title and year; give the row an external_id`);
       return undefined;
     }
-    const record = listShows(kind, c.input) ? match.record : await get(match.record.id) as Record<string, unknown>;
+    const record = listShows(kind, c.row.body) ? match.record : await get(match.record.id) as Record<string, unknown>;
     const fields = changedFields(kind, record, c.input);
     return fields.length > 0 ? { action: 'update', label: c.row.label, id: match.record.id, title: c.input.title, fields } : undefined;
   });

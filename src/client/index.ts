@@ -7,10 +7,14 @@ import type { BatchResponse } from '../schemas/batch.js';
 import type { ChangelogPage } from '../schemas/changelog.js';
 import type { ErrorBodyType } from '../schemas/common.js';
 import type { Event, EventList, EventPostBody, EventPostResult, EventPutBody } from '../schemas/events.js';
+import type { Feed, FeedList, FeedPostBody, FeedPutBody, FeedRun, FeedRunList } from '../schemas/feeds.js';
 import type { Me } from '../schemas/me.js';
 import type { Profile, ProfilePutBody, ProfileUpdated } from '../schemas/profile.js';
 import type { SyncStatus } from '../schemas/sync.js';
 import type { Image } from '../schemas/images.js';
+import type {
+  WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookMessage, WebhookMessagePage, WebhookPostBody, WebhookPutBody,
+} from '../schemas/webhooks.js';
 import { ApiClientError, NetworkError } from './errors.js';
 import { EtagCache, type EtagCacheOptions } from './etag-cache.js';
 import { DEFAULT_RETRY, shouldRetry, type Decision, type Outcome, type RetryPolicy } from './retry.js';
@@ -99,6 +103,30 @@ export class ArtCatalogClient {
 
   changelog = (query: { page?: number; after?: number; limit?: number; since?: string } = {}) => this.request<Static<typeof ChangelogPage>>('GET', '/v1/changelog', { query });
   syncStatus = () => this.request<Static<typeof SyncStatus>>('GET', '/v1/sync/status');
+
+  /** Webhooks (docs/api.md, Webhooks): the secret is in the answers of create and roll only. */
+  createWebhook = (body: WebhookPostBody, o?: WriteOptions) => this.request<Static<typeof WebhookEndpointWithSecret>>('POST', '/v1/webhooks', { body, ...o });
+  listWebhooks = () => this.request<Static<typeof WebhookList>>('GET', '/v1/webhooks');
+  getWebhook = (id: number) => this.request<Static<typeof WebhookEndpoint>>('GET', `/v1/webhooks/${id}`);
+  updateWebhook = (id: number, body: WebhookPutBody, o?: WriteOptions) => this.request<Static<typeof WebhookEndpoint>>('PUT', `/v1/webhooks/${id}`, { body, ...o });
+  deleteWebhook = (id: number, o?: WriteOptions) => this.request<Static<typeof Deleted>>('DELETE', `/v1/webhooks/${id}`, o);
+  rollWebhookSecret = (id: number, body: { expire_old_in?: '1h' | '24h' | '7d' | 'now' } = {}, o?: WriteOptions) =>
+    this.request<Static<typeof WebhookEndpointWithSecret>>('POST', `/v1/webhooks/${id}/roll-secret`, { body, ...o });
+  testWebhook = (id: number, o?: WriteOptions) => this.request<Static<typeof WebhookMessage>>('POST', `/v1/webhooks/${id}/test`, o);
+  listWebhookMessages = (id: number, query: { after?: number; limit?: number } = {}) =>
+    this.request<Static<typeof WebhookMessagePage>>('GET', `/v1/webhooks/${id}/messages`, { query });
+  retryWebhookMessage = (id: number, messageId: string, o?: WriteOptions) =>
+    this.request<Static<typeof WebhookMessage>>('POST', `/v1/webhooks/${id}/messages/${messageId}/retry`, o);
+  /** Feeds (docs/api.md, Feeds): a file at a URL applied on a schedule; its first run is queued at once. */
+  postFeed = (body: FeedPostBody, o?: WriteOptions) => this.request<Static<typeof Feed>>('POST', '/v1/feeds', { body, ...o });
+  listFeeds = () => this.request<Static<typeof FeedList>>('GET', '/v1/feeds');
+  getFeed = (id: number) => this.request<Static<typeof Feed>>('GET', `/v1/feeds/${id}`);
+  putFeed = (id: number, body: FeedPutBody, o?: WriteOptions) => this.request<Static<typeof Feed>>('PUT', `/v1/feeds/${id}`, { body, ...o });
+  deleteFeed = (id: number, o?: WriteOptions) => this.request<undefined>('DELETE', `/v1/feeds/${id}`, o);
+  /** Run now (at most once a minute per feed); `allow_mass_delete` confirms a mirror's deletions of more than half. */
+  runFeed = (id: number, body: { allow_mass_delete?: boolean } = {}, o?: WriteOptions) => this.request<Static<typeof FeedRun>>('POST', `/v1/feeds/${id}/runs`, { body, ...o });
+  listFeedRuns = (id: number, query: { after?: number; limit?: number } = {}) => this.request<Static<typeof FeedRunList>>('GET', `/v1/feeds/${id}/runs`, { query });
+  getFeedRun = (id: number, runId: number) => this.request<Static<typeof FeedRun>>('GET', `/v1/feeds/${id}/runs/${runId}`);
 
   /**
    * Every artwork (with the filter given), in id order, fetched page by page through the `after`

@@ -101,6 +101,14 @@ dl.fields dd { margin: 0; white-space: pre-line; }
 .summary { font-weight: 600; }
 .sample code { display: block; white-space: pre-wrap; background: var(--well); padding: .5rem .75rem; border-radius: 8px; }
 progress { width: 100%; height: 1.25rem; accent-color: var(--accent); }
+.feed, .feeds-connect, .feeds-how { margin-bottom: 1rem; }
+.feed h2, .feeds-connect h2, .feeds-how h2 { margin-top: 0; }
+.feed .actions { margin-top: 1rem; }
+.feed .url { font-weight: 400; font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .9rem; }
+.facts { display: grid; grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr)); gap: .5rem 1.5rem; margin: 0 0 1rem; }
+.facts dt { color: var(--muted); font-size: .85rem; }
+.facts dd { margin: 0; }
+form.inline { display: inline; }
 @media (max-width: 860px) {
   .console-frame { grid-template-columns: minmax(0, 1fr); }
   .console-nav { border-right: 0; border-bottom: 1px solid var(--line); padding: .5rem; gap: .5rem; }

@@ -37,6 +37,8 @@ export interface HeldImport {
   mirror: MirrorChoice;
   preview?: Preview;
   job?: ApplyJob;
+  /** A feed being connected or remapped (pages/feeds.ts): its file is read here once and saved as a feed instead of applied. */
+  feed?: { url: string; feedId: number | null };
   touched: number;
 }
 

@@ -44,14 +44,23 @@ export interface Preview {
   deletions: { id: number; title: string }[];
   /** With mirror: why nothing will be deleted, when so. */
   pruneBlocked?: string;
+  /** With mirror: the deletions are more than half of the records (and not confirmed). */
+  pruneLimitHit?: boolean;
   /** The rows Apply writes, in file order. */
   send: Candidate[];
+  /** The rows of `send` equal to their stored record (a feed's run does not write them). */
+  same: Set<Candidate>;
 }
 
 export interface MirrorChoice {
   prune: boolean;
   /** Delete even more than half of the records (the console's `--force`). */
   force: boolean;
+  /**
+   * Leave rows equal to their stored record unwritten (feeds: docs/api.md, Feeds). The console's
+   * Apply re-posts them, as `push` does, which marks them synced with an entry of their own.
+   */
+  skipUnchanged?: boolean;
 }
 
 /** Every record of one kind, as the list shows it, page by page (a cursor page costs the same at any depth). */
@@ -86,7 +95,7 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
   const send = candidates.filter((c) => !duplicateOf.has(c));
 
   const catalog = new Catalog(kind, await listAll(db, actor.entityId, kind), actor.entitySlug);
-  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send };
+  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send, same: new Set() };
   const named = new Set<number>();
   for (const [i, c] of send.entries()) {
     if (i % BATCH === 0) await yieldToEventLoop();
@@ -99,10 +108,13 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
     } else {
       named.add(match.record.id);
       // The list shows most fields; a row that sets one it does not show is compared with the whole record.
-      const record = listShows(kind, c.input) ? match.record : await getRecord(db, kind, actor.entityId, match.record.id);
+      const record = listShows(kind, c.row.body) ? match.record : await getRecord(db, kind, actor.entityId, match.record.id);
       const fields = changedFields(kind, record, c.input);
       if (fields.length > 0) preview.updates.push({ label: c.row.label, id: match.record.id, title: c.input.title, fields });
-      else preview.unchanged++;
+      else {
+        preview.unchanged++;
+        preview.same.add(c);
+      }
     }
   }
   const refusedLabels = new Set(refused.map((r) => r.label));
@@ -112,6 +124,7 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
     if (refused.length > 0) {
       preview.pruneBlocked = `${refused.length} row${refused.length === 1 ? ' is' : 's are'} refused: a record they name would be deleted`;
     } else if (overPruneLimit(preview.deletions.length, catalog.records.length) && !mirror.force) {
+      preview.pruneLimitHit = true;
       preview.pruneBlocked = `mirroring would delete ${preview.deletions.length} of the ${catalog.records.length} ${kind}, more than half; check that the file is complete, or confirm the deletions`;
     }
   }
@@ -150,27 +163,47 @@ const refusalText = (error: ApiError): string => {
   return error.extras.candidates ? `${problem} (matches #${error.extras.candidates.join(', #')}; give the row an external_id)` : problem;
 };
 
+/** A new Apply of a preview, before its first write. */
+export function newApplyJob(preview: Preview, mirror: MirrorChoice): ApplyJob {
+  const job: ApplyJob = {
+    done: 0, steps: preview.send.length + (mirror.prune && !preview.pruneBlocked ? preview.deletions.length : 0), finished: false,
+    counts: { total: preview.total, created: 0, updated: 0, unchanged: 0, duplicate: preview.duplicates.length, failed: preview.refused.length, deleted: 0 },
+    failures: [...preview.refused, ...preview.duplicates],
+  };
+  if (mirror.prune && preview.pruneBlocked) job.pruneSkipped = preview.pruneBlocked;
+  return job;
+}
+
 /**
  * Starts writing a preview's rows in the background and returns the job it updates; with mirror, the
  * records the file does not name are deleted afterwards, unless a row failed.
  */
 export function startApply(db: Db, actor: Actor, preview: Preview, mirror: MirrorChoice): ApplyJob {
-  const deleting = mirror.prune && !preview.pruneBlocked ? preview.deletions : [];
-  const job: ApplyJob = {
-    done: 0, steps: preview.send.length + deleting.length, finished: false,
-    counts: { total: preview.total, created: 0, updated: 0, unchanged: 0, duplicate: preview.duplicates.length, failed: preview.refused.length, deleted: 0 },
-    failures: [...preview.refused, ...preview.duplicates],
-  };
-  if (mirror.prune && preview.pruneBlocked) job.pruneSkipped = preview.pruneBlocked;
-  void runApply(db, actor, preview, deleting, job).catch((error: unknown) => {
+  const job = newApplyJob(preview, mirror);
+  void applyPreview(db, actor, preview, mirror, job).catch((error: unknown) => {
     job.error = error instanceof ApiError ? error.message : 'the database did not answer; the rows written so far stay written, and applying again finishes the rest';
     job.finished = true;
   });
   return job;
 }
 
-async function runApply(db: Db, actor: Actor, preview: Preview, deleting: Preview['deletions'], job: ApplyJob): Promise<void> {
-  const { kind, send } = preview;
+/**
+ * Writes a preview's rows (the one writer of the console's Import and of feeds), then, with mirror,
+ * deletes the records the file does not name unless a row failed; resolves with the finished job.
+ * Each transaction holds a few whole rows: a process that dies leaves every row before or after.
+ */
+export async function applyPreview(db: Db, actor: Actor, preview: Preview, mirror: MirrorChoice, job = newApplyJob(preview, mirror)): Promise<ApplyJob> {
+  const deleting = mirror.prune && !preview.pruneBlocked ? preview.deletions : [];
+  const send = mirror.skipUnchanged ? preview.send.filter((c) => !preview.same.has(c)) : preview.send;
+  if (send.length < preview.send.length) {
+    job.counts.unchanged += preview.send.length - send.length;
+    job.done += preview.send.length - send.length;
+  }
+  await runApply(db, actor, { kind: preview.kind, send }, deleting, job);
+  return job;
+}
+
+async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kind' | 'send'>, deleting: Preview['deletions'], job: ApplyJob): Promise<void> {
   const size = itemsPerTransaction(db);
   for (let at = 0; at < send.length; at += size) {
     const batch = send.slice(at, at + size);

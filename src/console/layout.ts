@@ -10,8 +10,10 @@ export const SECTIONS = [
   { id: 'artworks', label: 'Artworks', href: '/console/artworks', role: 'viewer' },
   { id: 'events', label: 'Events', href: '/console/events', role: 'viewer' },
   { id: 'import', label: 'Import', href: '/console/import', role: 'editor' },
+  { id: 'feeds', label: 'Feeds', href: '/console/feeds', role: 'editor' },
   { id: 'changelog', label: 'Changelog', href: '/console/changelog', role: 'viewer' },
   { id: 'keys', label: 'Keys', href: '/console/keys', role: 'owner' },
+  { id: 'webhooks', label: 'Webhooks', href: '/console/webhooks', role: 'owner' },
   { id: 'people', label: 'People', href: '/console/people', role: 'owner' },
 ] as const satisfies readonly { id: string; label: string; href: string; role: Role }[];
 export type Section = (typeof SECTIONS)[number]['id'];

@@ -10,16 +10,27 @@ import { consoleCookies, guardRoute, Refused } from './guard.js';
 import { heading, render } from './layout.js';
 import { changelogPage } from './pages/changelog.js';
 import { keyPages } from './pages/keys.js';
+import { webhookPages } from './pages/webhooks.js';
 import { listPages } from './pages/lists.js';
 import { peoplePages } from './pages/people.js';
 import { UPLOAD_MAX_BYTES } from '../import/limits.js';
+import { feedPages } from './pages/feeds.js';
 import { importPage } from './pages/import.js';
+import { HeldImports } from './held-imports.js';
 import { overviewPage } from './pages/overview.js';
 import { artworkRecordPages, eventRecordPages } from './pages/records.js';
 import { sessionPages } from './pages/session.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    heldImports: HeldImports;
+  }
+}
+
 /** Every page module of the console (src/console/README.md). */
-const PAGES: FastifyPluginAsync[] = [sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, changelogPage, keyPages, peoplePages];
+const PAGES: FastifyPluginAsync[] = [
+  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, keyPages, webhookPages, peoplePages,
+];
 
 
 /**
@@ -29,6 +40,8 @@ const PAGES: FastifyPluginAsync[] = [sessionPages, overviewPage, listPages, artw
 export async function consolePlugin(app: FastifyInstance): Promise<void> {
   const cookies = consoleCookies(app.config.publicBaseUrl);
   app.decorateRequest('user', null as unknown as FastifyRequest['user']);
+  // Import and Feeds read files through the same held steps (columns, preview).
+  app.decorate('heldImports', new HeldImports());
   await app.register(cookie);
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 100, parts: 101 } });

@@ -11,6 +11,10 @@ import { images } from './migrations/007_images.js';
 import { consoleUsers } from './migrations/008_console_users.js';
 import { textSearch } from './migrations/009_text_search.js';
 import { entityImages } from './migrations/010_entity_images.js';
+import { jobs } from './migrations/011_jobs.js';
+import { artData } from './migrations/012_art_data.js';
+import { feeds } from './migrations/013_feeds.js';
+import { webhooks } from './migrations/014_webhooks.js';
 import { signInLimits } from './migrations/015_sign_in_limits.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
@@ -29,6 +33,10 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '008_console_users': consoleUsers(dialect),
         '009_text_search': textSearch(dialect),
         '010_entity_images': entityImages,
+        '011_jobs': jobs(dialect),
+        '012_art_data': artData(dialect),
+        '013_feeds': feeds(dialect),
+        '014_webhooks': webhooks(dialect),
         '015_sign_in_limits': signInLimits,
       }),
     },

@@ -68,6 +68,25 @@ export interface ArtworksTable {
   updated_at: string;
   /** The entity's own inventory or stock number; unique per entity where set (decisions §5). */
   external_id: string | null;
+  /** Migration 012 (docs/api.md, Artworks: the art data galleries keep). */
+  price_display: Generated<'shown' | 'on_request' | 'hidden'>;
+  height: number | null;
+  width: number | null;
+  depth: number | null;
+  dimension_unit: 'cm' | 'mm' | 'in' | null;
+  edition_size: number | null;
+  edition_number: number | null;
+  artist_proofs: number | null;
+  image_alt: string | null;
+  /** Canonical JSON text of the views ([{url, caption, alt, role}, …]); null when there are none. */
+  additional_images: string | null;
+}
+
+/** One additional view's URL per row (migration 012): which records use an image URL, by index. */
+export interface ArtworkViewsTable {
+  artwork_id: number;
+  position: number;
+  url: string;
 }
 
 export interface EventsTable {
@@ -202,11 +221,139 @@ export interface ImageOriginalsTable {
   created_at: string;
 }
 
+/** A webhook receiver of an entity (migration 014). */
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  owner_id: number;
+  url: string;
+  /** `*` or the subscribed types, space-separated. */
+  events: string;
+  description: string;
+  /** 1 or 0. */
+  enabled: number;
+  disabled_reason: string | null;
+  /** `whsec_` + base64 of 32 bytes: it signs, so it is kept; never logged, never listed. */
+  secret: string;
+  old_secret: string | null;
+  old_secret_expires_at: string | null;
+  /** The first failed message since the last delivered one. */
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type WebhookMessageStatus = 'pending' | 'delivered' | 'failed';
+
+/** A message to one endpoint (migration 014). */
+export interface WebhookMessagesTable {
+  seq: Generated<number>;
+  /** The `webhook-id` it is sent with, `msg_` + 32 hex digits. */
+  id: string;
+  endpoint_id: number;
+  owner_id: number;
+  type: string;
+  change_id: number | null;
+  record_kind: string | null;
+  record_id: number | null;
+  image_url: string | null;
+  /** The body's `data` as JSON text, once made. */
+  data: string | null;
+  status: WebhookMessageStatus;
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  created_at: string;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  message_seq: number;
+  at: string;
+  status_code: number | null;
+  duration_ms: number;
+  /** The first 1 KB of the response body. */
+  response: string | null;
+  error: string | null;
+}
+
+/**
+ * A durable job of any kind (migration 011, src/jobs/README.md): images, feed runs, webhook messages.
+ * `due_at` is when it may be taken; while a process works on it, `claim` names that process's claim
+ * and `due_at` is the end of its lease (renewed while it works), so a job whose process died is due
+ * again once the lease has passed.
+ */
+export interface JobsTable {
+  id: Generated<number>;
+  kind: string;
+  /** One job per (kind, key): enqueuing the same key again finds the job already queued. */
+  key: string;
+  /** The entity the job is done for: jobs are taken round-robin between entities. */
+  entity_id: number;
+  /** Jobs of one group (a webhook endpoint) run at most the kind's group cap at once. */
+  grp: string | null;
+  /** JSON, the kind's own. */
+  payload: string | null;
+  /** Failures so far (the handler's retry schedule). */
+  attempts: number;
+  /** Times the job was taken (a job whose process dies every time still ends). */
+  claims: number;
+  due_at: string;
+  claim: string | null;
+  created_at: string;
+}
+
+/** When each entity was last served a job of a kind: the least recently served entity goes first. */
+export interface JobTurnsTable {
+  kind: string;
+  entity_id: number;
+  turn: string;
+}
+
+/** A feed (docs/api.md, Feeds); `mapping` is JSON text `{"File column": "field" | null}`. */
+export interface FeedsTable {
+  id: Generated<number>;
+  entity_id: number;
+  url: string;
+  kind: 'artworks' | 'events';
+  mapping: string;
+  encoding: 'utf-8' | 'windows-1252';
+  sheet: string | null;
+  mode: 'merge' | 'mirror';
+  interval_minutes: number;
+  paused: number;
+  paused_reason: string | null;
+  next_run_at: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  body_hash: string | null;
+  failures: Generated<number>;
+  run_now_at: string | null;
+  created_at: string;
+}
+
+export type FeedRunStatus = 'queued' | 'running' | 'unchanged' | 'applied' | 'needs_attention' | 'failed';
+
+/** One run of a feed; `counts`, `problems` and `new_columns` are JSON text. */
+export interface FeedRunsTable {
+  id: Generated<number>;
+  feed_id: number;
+  status: FeedRunStatus;
+  allow_mass_delete: number;
+  queued_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  http_status: number | null;
+  counts: string | null;
+  problems: string | null;
+  error: string | null;
+  new_columns: string | null;
+}
+
 export interface Database {
   entities: EntitiesTable;
   api_keys: ApiKeysTable;
   artists: ArtistsTable;
   artworks: ArtworksTable;
+  artwork_views: ArtworkViewsTable;
   events: EventsTable;
   changelog: ChangelogTable;
   idempotency_keys: IdempotencyKeysTable;
@@ -217,6 +364,13 @@ export interface Database {
   sign_in_addresses: SignInAddressesTable;
   images: ImagesTable;
   image_originals: ImageOriginalsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  jobs: JobsTable;
+  job_turns: JobTurnsTable;
+  feeds: FeedsTable;
+  feed_runs: FeedRunsTable;
 }
 
 export type Db = Kysely<Database>;
@@ -228,3 +382,6 @@ export type EventRow = Selectable<EventsTable>;
 export type ChangelogRow = Selectable<ChangelogTable>;
 export type UserRow = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookMessageRow = Selectable<WebhookMessagesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

@@ -6,9 +6,12 @@ export { SCOPES, TIERS, type Scope, type Tier } from '../schemas/keys.js';
 
 export const READ_SCOPES: readonly Scope[] = SCOPES.filter((s) => s.endsWith(':read'));
 
-/** Scopes each tier may hold (decisions §2); a key may be narrowed to a subset. */
+/** Webhooks are for the paying tiers only (docs/api.md, Webhooks). */
+const PAID_ONLY: readonly Scope[] = ['webhooks:read', 'webhooks:write'];
+
+/** Scopes each tier may hold (docs/api.md, Authentication); a key may be narrowed to a subset. */
 export const TIER_SCOPES: Record<Tier, readonly Scope[]> = {
-  free: READ_SCOPES,
+  free: READ_SCOPES.filter((scope) => !PAID_ONLY.includes(scope)),
   subscriber: SCOPES,
   partner: SCOPES,
 };
@@ -22,7 +25,7 @@ export const ROLL_GRACE = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400
 export type RollGrace = keyof typeof ROLL_GRACE;
 export const DEFAULT_ROLL_GRACE: RollGrace = '24h';
 
-/** The pseudo-scope of endpoints open to any read scope (changelog, sync status). */
+/** The pseudo-scope of endpoints open to any read scope of the catalog (changelog, sync status); webhooks:read is not one. */
 export const ANY_READ = 'any read scope';
 export type RequiredScope = Scope | typeof ANY_READ;
 
@@ -54,6 +57,6 @@ const KEY_IN_TEXT = /ak_live_([A-Za-z0-9]{8})[A-Za-z0-9]+/g;
 export const redactKeys = (text: string): string => text.replace(KEY_IN_TEXT, `${KEY_PREFIX}$1…`);
 
 export function hasScope(granted: readonly string[], required: RequiredScope): boolean {
-  if (required === ANY_READ) return granted.some((s) => READ_SCOPES.includes(s as Scope));
+  if (required === ANY_READ) return granted.some((s) => READ_SCOPES.includes(s as Scope) && !PAID_ONLY.includes(s as Scope));
   return granted.includes(required);
 }

@@ -25,9 +25,14 @@ import { artworkRoutes } from './routes/artworks.js';
 import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
+import { feedRoutes } from './routes/feeds.js';
+import { feedFetcher } from '../feeds/fetcher.js';
+import { feedRunJob } from '../feeds/job.js';
+import { FEED_RUN_JOB } from '../store/feeds.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { openImageStore, type ImageStore } from '../images/store/index.js';
 import { validatorCompiler } from './validation.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -37,7 +42,8 @@ import { ApiError } from '../domain/errors.js';
 import { webRoutes } from '../web/routes.js';
 import { consolePlugin } from '../console/plugin.js';
 import { ImageWorker, type ImageWorkerOptions } from '../images/worker.js';
-import { publicAddress } from '../images/fetch.js';
+import { JobRunner, type JobRunnerOptions } from '../jobs/runner.js';
+import { addressPolicy } from '../fetch/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,6 +56,11 @@ declare module 'fastify' {
     rateLimiter: RateLimiter;
     idempotency: IdempotencyGuard;
     imageStore: ImageStore;
+    /**
+     * The one runner of this process's background jobs (src/jobs/README.md): kinds register on it
+     * before the app is ready; it starts on `onReady` and stops on close.
+     */
+    jobs: JobRunner;
     /** This process's share of the image queue; absent with IMAGE_CONCURRENCY=0 (or when a test leaves it out). */
     imageWorker: ImageWorker | undefined;
   }
@@ -66,6 +77,8 @@ export interface AppOptions {
   imageStore?: ImageStore;
   /** Limits on slow clients; the defaults suit production, tests shorten them. */
   timeouts?: Partial<Timeouts>;
+  /** The job runner's timing (tests shorten it); `false`: this process runs no background jobs at all. */
+  jobs?: boolean | Pick<JobRunnerOptions, 'pollMs' | 'now' | 'leaseMs'>;
   /** Whether this process works on the image queue (default true); tests may also set the worker's timing. */
   imageWorker?: boolean | Pick<ImageWorkerOptions, 'pollMs' | 'now' | 'leaseMs'>;
 }
@@ -87,7 +100,7 @@ export const BODY_LIMIT = 1024 * 1024;
 
 
 /** A ready application: migrated database, every route, no listening socket (`serve` adds that). */
-export async function buildApp({ config, database, imageStore, logger, logStream, timeouts: custom, imageWorker = true }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, imageStore, logger, logStream, timeouts: custom, imageWorker = true, jobs: jobOptions = true }: AppOptions): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...custom };
   const handle = database ?? connect(config.databaseUrl, { poolSize: config.pgPoolSize, bulkReads: config.pgBulkReads, statementTimeoutMs: config.pgStatementTimeoutMs });
   try {
@@ -167,21 +180,34 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     if (config.publicBaseUrlIsDefault && bound !== null && typeof bound === 'object') config.publicBaseUrl = defaultBaseUrl(config.host, bound.port);
     done();
   });
+  // One runner for every kind of background job (src/jobs/README.md); a test's image timings apply to it.
+  const jobs = new JobRunner({
+    db: handle.db, log: app.log, leaseMs: config.jobLeaseS * 1000,
+    ...(typeof jobOptions === 'object' ? jobOptions : {}),
+    ...(typeof imageWorker === 'object' ? imageWorker : {}),
+  });
   const worker = imageWorker && config.imageConcurrency > 0 ? new ImageWorker({
-    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log,
-    leaseMs: config.imageJobLeaseS * 1000,
+    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log, runner: jobs,
     fetch: {
       maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
-      allowAddress: config.imageFetchAllowPrivate ? () => true : publicAddress,
+      allowAddress: addressPolicy(config.fetchAllowPrivate),
     },
-    ...(typeof imageWorker === 'object' ? imageWorker : {}),
+    ...(typeof imageWorker === 'object' && imageWorker.now ? { now: imageWorker.now } : {}),
   }) : undefined;
   app.decorate('imageWorker', worker);
+  app.decorate('jobs', jobs);
+  // Feeds read files through the one outgoing fetcher (src/feeds/fetcher.ts).
+  app.decorate('feedFetch', feedFetcher(addressPolicy(config.fetchAllowPrivate)));
+  // Feed runs are jobs of the one queue (src/feeds/job.ts); a write that queues one wakes this process's slots.
+  jobs.register(feedRunJob({ db: handle.db, fetch: app.feedFetch }, config.feedConcurrency));
+  app.decorate('feedRuns', { wake: () => jobs.nudge(FEED_RUN_JOB) });
   app.addHook('onReady', async () => {
     worker?.start();
+    if (jobOptions !== false) jobs.start();
   });
   app.addHook('onClose', async () => {
     await worker?.close();
+    await jobs.close();
     await app.rateLimiter.close();
     // QUIT needs a live connection; a Redis that is down is simply let go.
     await redis?.quit().catch(() => redis.disconnect());
@@ -215,7 +241,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     await api.register(conditionalPlugin);
     // Before the routes: it learns which of them may answer a 304 early as they are added.
     await api.register(fastNotModifiedPlugin);
-    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes]) await api.register(routes);
+    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes, webhookRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);
   await app.register(imageRoutes);

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { presentImage, type ImageView } from '../images/present.js';
 import { imageState, imageStates } from '../store/images.js';
+import type { StoredView } from '../domain/artwork.js';
 
 type WithImage<T> = T & { image: ImageView | null };
 
@@ -14,4 +15,22 @@ export async function withImages<T extends { image_url: string | null }>(app: Fa
   const states = await imageStates(app.db, records.map((record) => record.image_url));
   const base = app.config.publicBaseUrl;
   return records.map((record) => ({ ...record, image: presentImage(record.image_url === null ? null : states.get(record.image_url)!, base) }));
+}
+
+type WithViews<T> = Omit<T, 'additional_images'> & { image: ImageView | null; additional_images: Array<StoredView & { image: ImageView | null }> };
+
+/**
+ * An artwork as the API answers it: its image and each additional view's, read in one statement
+ * (docs/api.md, More views of a work).
+ */
+export async function withArtworkImages<T extends { image_url: string | null; additional_images: StoredView[] }>(app: FastifyInstance, artwork: T): Promise<WithViews<T>> {
+  const urls = [artwork.image_url, ...artwork.additional_images.map((view) => view.url)];
+  const states = await imageStates(app.db, urls);
+  const base = app.config.publicBaseUrl;
+  const show = (url: string | null) => presentImage(url === null ? null : states.get(url)!, base);
+  return {
+    ...artwork,
+    image: show(artwork.image_url),
+    additional_images: artwork.additional_images.map((view) => ({ ...view, image: show(view.url) })),
+  };
 }

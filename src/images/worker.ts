@@ -1,12 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/types.js';
-import {
-  claimImageJob, imageOriginal, recordOriginal, renewImageClaim, saveImageOutcome, type ClaimedJob, type OriginalInfo,
-} from '../store/images.js';
+import { JobRunner, type GiveUpReason, type Job, type JobContext, type JobKind, type JobResult } from '../jobs/runner.js';
+import { IMAGE_JOB, imageOriginal, recordOriginal, saveImageOutcome, type OriginalInfo } from '../store/images.js';
 import { deriveImage, ImageRejected } from './derive.js';
 import { FetchFailed, fetchImage, type FetchedImage, type FetchOptions } from './fetch.js';
 import { lowerImageThreadsPriority } from './priority.js';
-import { JobLease, JobLost } from './lease.js';
 import type { ImageStore } from './store/index.js';
 import { sweepImages } from './sweep.js';
 
@@ -14,8 +11,11 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** Decisions §10: a failed image is tried again after 1 min, 10 min, 1 h, 6 h, then daily for 7 days. */
+/** docs/api.md, Images: a failed image is tried again after 1 min, 10 min, 1 h, 6 h, then daily for 7 days. */
 export const RETRY_DELAYS_MS: readonly number[] = [MINUTE, 10 * MINUTE, HOUR, 6 * HOUR, ...Array<number>(7).fill(DAY)];
+
+/** docs/api.md, Images: one image's work (fetch, decode, encode, store) is limited to 60 s. */
+export const IMAGE_TIMEOUT_MS = 60_000;
 
 /** When the job that has now failed `attempts` times runs again; null when it stays failed. */
 export function nextAttempt(attempts: number, now: number): number | null {
@@ -35,6 +35,8 @@ export interface ImageWorkerOptions {
   concurrency: number;
   fetch: FetchOptions;
   log: WorkerLog;
+  /** The job runner to run on (the app's, `app.jobs`); by default one of its own with the timings below. */
+  runner?: JobRunner;
   /** How long a claim holds without renewal; a process that died loses its jobs after this. */
   leaseMs?: number;
   /** How often an idle worker looks for jobs queued by other processes (this one's writes wake it at once). */
@@ -43,35 +45,52 @@ export interface ImageWorkerOptions {
   now?: () => number;
   /** How often this process sweeps derivatives no record uses (default hourly; 0: never). */
   sweepMs?: number;
+  /** One image's time limit (default IMAGE_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
 
+interface Outcome { hash: string | null; error: string | null }
+
 /**
- * Takes image jobs from the database queue and turns each URL into stored derivatives (decisions §10):
- * fetch, hash, derive (sharp, on libuv's threads: the event loop only waits; derive.ts sets sharp to one
- * thread per image and no cache, so IMAGE_CONCURRENCY images use that many cores), store, record. Several
- * processes share the queue; a claim is a lease renewed while the job runs.
+ * The image job kind (src/jobs/README.md): turns each URL into stored derivatives (docs/api.md,
+ * Images): fetch, hash, derive (sharp, on libuv's threads: the event loop only waits; derive.ts sets
+ * sharp to one thread per image and no cache, so IMAGE_CONCURRENCY images use that many cores), store,
+ * record. Jobs are taken round-robin between the entities that queued them; every image ends with a
+ * state: ready, or failed with one line (retried on the schedule above, then left failed).
  */
 export class ImageWorker {
-  private readonly leaseMs: number;
-  private readonly pollMs: number;
+  private readonly runner: JobRunner;
+  private readonly ownRunner: boolean;
   private readonly now: () => number;
-  private closed = false;
-  private wake: Array<() => void> = [];
-  private loops: Promise<void>[] = [];
   private sweeper: NodeJS.Timeout | undefined;
-  /** Jobs finished by this worker, for tests and the bench. */
-  processed = 0;
+  readonly kind: JobKind<null>;
 
   constructor(private readonly options: ImageWorkerOptions) {
-    this.leaseMs = options.leaseMs ?? 60_000;
-    this.pollMs = options.pollMs ?? 1000;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? options.runner?.now ?? Date.now;
+    this.ownRunner = options.runner === undefined;
+    this.runner = options.runner ?? new JobRunner({
+      db: options.db, log: options.log,
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+      ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+    });
+    this.kind = {
+      name: IMAGE_JOB, concurrency: options.concurrency, timeoutMs: options.timeoutMs ?? IMAGE_TIMEOUT_MS,
+      run: (job, context) => this.run(job, context),
+      giveUp: (job, reason) => this.giveUp(job, reason),
+    };
+    this.runner.register(this.kind);
+  }
+
+  /** Images this process finished (an outcome recorded), for tests and the bench. */
+  get processed(): number {
+    return this.runner.ended.get(IMAGE_JOB) ?? 0;
   }
 
   start(): this {
-    for (let slot = 0; slot < this.options.concurrency; slot++) this.loops.push(this.loop());
+    if (this.ownRunner) this.runner.start();
     const sweepMs = this.options.sweepMs ?? HOUR;
-    if (sweepMs > 0) {
+    if (sweepMs > 0 && !this.sweeper) {
       this.sweeper = setInterval(() => {
         sweepImages(this.options.db, this.options.store, this.now()).then(
           (report) => this.options.log.info({ ...report }, 'image sweep'),
@@ -85,90 +104,50 @@ export class ImageWorker {
 
   /** A job may be due: idle slots look now instead of at their next poll. */
   nudge(): void {
-    for (const resolve of this.wake.splice(0)) resolve();
+    this.runner.nudge(IMAGE_JOB);
   }
 
-  /** Stops taking jobs and waits (at most `graceMs`) for those under way; the others' leases run out. */
+  /** Stops the sweep, and the runner if it is this worker's own (the app closes its runner itself). */
   async close(graceMs = 5000): Promise<void> {
-    this.closed = true;
     clearInterval(this.sweeper);
-    this.nudge();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(this.loops), new Promise((resolve) => { timer = setTimeout(resolve, graceMs); })]);
-    clearTimeout(timer);
+    this.sweeper = undefined;
+    if (this.ownRunner) await this.runner.close(graceMs);
   }
 
-  private async loop(): Promise<void> {
-    while (!this.closed) {
-      let job: ClaimedJob | undefined;
-      const heldUntil = this.now() + this.leaseMs;
-      try {
-        job = await claimImageJob(this.options.db, `${CLAIMANT}:${randomUUID()}`, this.iso(0), new Date(heldUntil).toISOString());
-      } catch (error) {
-        this.options.log.warn({ err: error }, 'image queue unavailable; trying again');
-      }
-      if (job) await this.run(job, heldUntil);
-      else await this.idle();
+  private async run(job: Job<null>, context: JobContext): Promise<JobResult> {
+    const outcome = await this.process(job.key, context);
+    if (outcome.error !== null) this.options.log.info({ url: job.key, error: outcome.error, attempts: job.attempts + 1 }, 'image failed');
+    return this.result(job, outcome);
+  }
+
+  /** A failure (its one line) is the image's `failed` now, and its job due again on the schedule, or ended. */
+  private result(job: Job<null>, outcome: Outcome): JobResult {
+    const at = new Date(this.now()).toISOString();
+    if (outcome.error === null) {
+      return { end: 'done', record: () => saveImageOutcome({ url: job.key, at, attempts: 0, dueAt: null, status: 'ready', error: null, hash: outcome.hash }) };
     }
-  }
-
-  private idle(): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, this.pollMs);
-      const wake = this.wake;
-      function done() {
-        clearTimeout(timer);
-        const index = wake.indexOf(done);
-        if (index >= 0) wake.splice(index, 1);
-        resolve();
-      }
-      this.wake.push(done);
-    });
+    const attempts = job.attempts + 1;
+    const due = nextAttempt(attempts, this.now());
+    const dueAt = due === null ? null : new Date(due).toISOString();
+    const record = () => saveImageOutcome({ url: job.key, at, attempts, dueAt, status: 'failed', error: outcome.error, hash: null });
+    return due === null ? { end: 'done', record } : { end: 'retry', at: due, record };
   }
 
   /**
-   * One job under a renewed lease; whatever happens, its outcome is recorded, or it is left to expire.
-   * A job whose lease is lost is given up at the next step: its files are not stored and its outcome
-   * is not recorded (another process may be doing the same job by now).
+   * Past its time limit, an image failed ("took too long") and is retried on the schedule; a job
+   * whose process died with it every time it was taken (a file that crashes the decoder) is failed for good.
    */
-  private async run(job: ClaimedJob, heldUntil: number): Promise<void> {
-    const { db, log } = this.options;
-    const lease = new JobLease({
-      renew: (until) => renewImageClaim(db, job, new Date(until).toISOString()),
-      leaseMs: this.leaseMs, now: this.now,
-      onLost: (reason, error) => log.warn({ err: error, url: job.url }, `image job lost (${reason}); its result is dropped`),
-      onRenewalFailed: (error) => log.warn({ err: error, url: job.url }, 'image job lease not renewed; trying again'),
-    }, heldUntil);
-    try {
-      const outcome = await this.process(job, lease);
-      lease.check();
-      const at = this.iso(0);
-      const attempts = outcome.error === null ? 0 : job.attempts + 1;
-      const due = outcome.error === null ? null : nextAttempt(attempts, this.now());
-      const saved = await saveImageOutcome(db, {
-        url: job.url, claim: job.claim, at, attempts, dueAt: due === null ? null : new Date(due).toISOString(),
-        status: outcome.error === null ? 'ready' : 'failed', error: outcome.error, hash: outcome.hash,
-      });
-      if (!saved) {
-        log.warn({ url: job.url }, 'image job lost (its claim changed before the outcome was saved); its result is dropped');
-        return;
-      }
-      this.processed++;
-      if (outcome.error !== null) log.info({ url: job.url, error: outcome.error, attempts }, 'image failed');
-    } catch (error) {
-      // Logged when the lease was lost; the job is someone else's now, or due again when its lease ends.
-      if (error instanceof JobLost) return;
-      // The database or the store failed us, not the image: the lease runs out and the job is taken again.
-      log.warn({ err: error, url: job.url }, 'image job interrupted; it is retried when its lease ends');
-    } finally {
-      lease.stop();
-    }
+  private giveUp(job: Job<null>, reason: GiveUpReason): JobResult {
+    this.options.log.warn({ url: job.key, reason }, 'image given up');
+    if (reason === 'took too long') return this.result(job, { hash: null, error: 'took too long' });
+    const at = new Date(this.now()).toISOString();
+    return { end: 'done', record: () => saveImageOutcome({ url: job.key, at, attempts: job.attempts + 1, dueAt: null, status: 'failed', error: 'could not be processed', hash: null }) };
   }
 
-  private async process(job: ClaimedJob, lease: JobLease): Promise<{ hash: string | null; error: string | null }> {
+  private async process(url: string, context: JobContext): Promise<Outcome> {
     let fetched: FetchedImage;
     try {
-      fetched = await fetchImage(job.url, this.options.fetch, lease.signal);
+      fetched = await fetchImage(url, this.options.fetch, context.signal);
     } catch (error) {
       if (error instanceof FetchFailed) return { hash: null, error: error.message };
       throw error;
@@ -177,13 +156,14 @@ export class ImageWorker {
     // Identical bytes (another URL, or this one fetched again) are processed and stored once.
     const known = await imageOriginal(this.options.db, hash);
     if (known && await this.stored(known)) {
-      lease.check();
+      context.check();
       // Used again: its time is refreshed, so a sweep does not take it for an unused original.
-      await recordOriginal(this.options.db, known, this.iso(0));
+      await recordOriginal(this.options.db, known, this.iso());
       return { hash, error: null };
     }
     let derived;
     try {
+      context.check();
       // The threads that will decode and encode it yield their cores to the event loop (priority.ts).
       lowerImageThreadsPriority();
       derived = await deriveImage(bytes, hash);
@@ -195,10 +175,10 @@ export class ImageWorker {
       hash: derived.hash, width: derived.width, height: derived.height,
       derivatives: derived.derivatives.map(({ name, width, height, format }) => ({ name, width, height, format })),
     };
-    lease.check();
-    await recordOriginal(this.options.db, original, this.iso(0));
+    context.check();
+    await recordOriginal(this.options.db, original, this.iso());
     for (const derivative of derived.derivatives) {
-      lease.check();
+      context.check();
       if (!await this.options.store.has(derivative.name)) await this.options.store.put(derivative.name, derivative.bytes, derivative.contentType);
     }
     return { hash: derived.hash, error: null };
@@ -209,9 +189,7 @@ export class ImageWorker {
     return original.derivatives.length > 0;
   }
 
-  private iso(offsetMs: number): string {
-    return new Date(this.now() + offsetMs).toISOString();
+  private iso(): string {
+    return new Date(this.now()).toISOString();
   }
 }
-
-const CLAIMANT = `pid${process.pid}`;

@@ -1,4 +1,4 @@
-import { ArtworkPost, WRITABLE_ARTWORK_FIELDS } from '../schemas/artworks.js';
+import { ArtworkPost, VIEWS_MAX, WRITABLE_ARTWORK_FIELDS } from '../schemas/artworks.js';
 import { EventPost, WRITABLE_EVENT_FIELDS } from '../schemas/events.js';
 import { escapeControlCharacters } from '../domain/text.js';
 import { FileProblem } from './problem.js';
@@ -13,9 +13,15 @@ import { closest } from './suggest.js';
 
 export type Kind = 'artworks' | 'events';
 
+/**
+ * More views of a work, one URL a column: `image_url_2` … `image_url_21` (docs/api.md, Import: more
+ * views), read into `additional_images` in their order.
+ */
+export const IMAGE_URL_COLUMNS: readonly string[] = Array.from({ length: VIEWS_MAX }, (_, i) => `image_url_${i + 2}`);
+
 /** The names a file may use for each kind: the POST body's fields (read-only ones are sent and ignored). */
 export const FIELDS: Record<Kind, readonly string[]> = {
-  artworks: Object.keys(ArtworkPost.properties),
+  artworks: [...Object.keys(ArtworkPost.properties), ...IMAGE_URL_COLUMNS],
   events: Object.keys(EventPost.properties),
 };
 
@@ -61,6 +67,9 @@ const SYNONYMS: Record<string, string> = {
   picture: 'image_url', photo: 'image_url', link: 'external_url', url: 'external_url', website: 'external_url',
   start: 'start_date', from: 'start_date', end: 'end_date', until: 'end_date', city: 'location_city', country: 'location_country',
   type: 'event_type', calendar: 'ical_url', name: 'title',
+  edition: 'edition_number', number: 'edition_number', ap: 'artist_proofs', proofs: 'artist_proofs', alt: 'image_alt',
+  unit: 'dimension_unit', units: 'dimension_unit', views: 'additional_images', images: 'additional_images', display: 'price_display',
+  h: 'height', w: 'width', d: 'depth',
 };
 
 /** The field a column most likely means: a misspelling of a field's name, else a word spreadsheets use for one. */

@@ -1,9 +1,9 @@
-import { artworkFromPost } from '../domain/artwork.js';
+import { artworkFromPost, viewsText } from '../domain/artwork.js';
 import { fieldChanges, mergeNonNull } from '../domain/diff.js';
 import { eventFromPost } from '../domain/event.js';
 import { artworkFingerprint } from '../domain/fingerprint.js';
 import { eventSlug } from '../domain/slug.js';
-import { ArtworkListItem } from '../schemas/artworks.js';
+import { ArtworkListItem, type ViewInput } from '../schemas/artworks.js';
 import { EventListItem } from '../schemas/events.js';
 import { WRITABLE, type Kind } from './columns.js';
 import type { Row } from './rows.js';
@@ -106,10 +106,20 @@ export class Catalog {
 
 const LISTED: Record<Kind, string[]> = { artworks: Object.keys(ArtworkListItem.properties), events: Object.keys(EventListItem.properties) };
 
-/** Whether the list answer shows every field the row sets; otherwise the full record is needed to compare. */
-export const listShows = (kind: Kind, input: Candidate['input']): boolean => Object.keys(input).every((field) => LISTED[kind].includes(field));
+/**
+ * Whether the list answer shows every field the row gives (its body as read, not the normalized
+ * input: measures the server reads from a listed `dimensions` text need no full record); otherwise
+ * the full record is needed to compare.
+ */
+export const listShows = (kind: Kind, body: Record<string, unknown>): boolean =>
+  Object.keys(body).every((field) => !WRITABLE[kind].includes(field) || LISTED[kind].includes(field));
 
 /** The fields a POST of `input` would change on `record` (the merge rule: non-null fields win). */
 export function changedFields(kind: Kind, record: Record<string, unknown>, input: Candidate['input']): string[] {
-  return Object.keys(fieldChanges(record, mergeNonNull(record, input), WRITABLE[kind]));
+  // The record's views as the API shows them (with each image's state), compared as the input holds them.
+  const views = record.additional_images;
+  const compared = Array.isArray(views) ? { ...record, additional_images: viewsText(views as ViewInput[]) } : record;
+  // Only the fields the record shows: a listed record lacks the measures read from its listed `dimensions`.
+  const fields = WRITABLE[kind].filter((field) => field in compared);
+  return Object.keys(fieldChanges(compared, mergeNonNull(compared, input), fields));
 }

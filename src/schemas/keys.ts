@@ -3,6 +3,7 @@ export const SCOPES = [
   'artworks:read', 'artworks:write',
   'events:read', 'events:write',
   'profile:read', 'profile:write',
+  'webhooks:read', 'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder } from 'kysely';
-import { ARTWORK_CHANGE_FIELDS, type ArtworkInput, type ArtworkPatch } from '../domain/artwork.js';
+import { ARTWORK_CHANGE_FIELDS, checkArtworkCoherence, parseViews, type ArtworkInput, type ArtworkPatch, type StoredView } from '../domain/artwork.js';
 import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, type FieldChanges } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
 import { artworkFingerprint } from '../domain/fingerprint.js';
@@ -7,14 +7,14 @@ import { SLUG_VERSION, slugify } from '../domain/slug.js';
 import { ARTWORK_PAGE_MAX, type ArtworkType, type Availability } from '../schemas/artworks.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { nowIso } from '../clock.js';
-import { columns } from '../db/columns.js';
+import { columns, tableColumns } from '../db/columns.js';
 import { read, single, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
 import { all, first, type Work } from '../db/work.js';
-import type { ArtworkRow, Database, Db, ImageStatus } from '../db/types.js';
+import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { recordWrite, type Actor, type Change } from './changelog.js';
-import { enqueueClause, imageStatusIs } from './images.js';
+import { enqueueClause, imageJobsClause, imageStatusIs } from './images.js';
 import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
@@ -27,18 +27,24 @@ export interface PostedArtwork {
 }
 
 type NewArtwork = Omit<ArtworkRow, 'id'>;
-const STORED_COLUMNS = [
+/** The columns a write's fields fill as they are (every writable field is one). */
+const INPUT_COLUMNS = tableColumns<ArtworksTable>()([
   'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
-  'external_url', 'artist_name', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version',
-  'external_id', 'last_synced_at', 'updated_at',
+  'external_url', 'artist_name', 'external_id', 'price_display', 'height', 'width', 'depth', 'dimension_unit',
+  'edition_size', 'edition_number', 'artist_proofs', 'image_alt', 'additional_images',
+], ['id', 'entity_id', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'created_at', 'updated_at']);
+const STORED_COLUMNS = [
+  ...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'updated_at',
 ] as const;
 const NEW_COLUMNS = [...STORED_COLUMNS, 'entity_id', 'created_at'] as const;
 // Parameters in a SELECT list have no column to take a type from; PostgreSQL needs it spelled out.
-const COLUMN_TYPES: Record<(typeof NEW_COLUMNS)[number], 'text' | 'integer' | 'bigint'> = {
+const COLUMN_TYPES: Record<(typeof NEW_COLUMNS)[number], 'text' | 'integer' | 'bigint' | 'double precision'> = {
   title: 'text', creation_year: 'integer', medium: 'text', dimensions: 'text', price: 'bigint', currency: 'text',
   availability: 'text', description: 'text', image_url: 'text', external_url: 'text', artist_name: 'text',
   artist_id: 'integer', artist_linked_at: 'text', source_fingerprint: 'text', fingerprint_version: 'integer',
   external_id: 'text', last_synced_at: 'text', updated_at: 'text', entity_id: 'integer', created_at: 'text',
+  price_display: 'text', height: 'double precision', width: 'double precision', depth: 'double precision', dimension_unit: 'text',
+  edition_size: 'integer', edition_number: 'integer', artist_proofs: 'integer', image_alt: 'text', additional_images: 'text',
 };
 
 type MatchKey = { entityId: number; fingerprint: string; externalId: string | null };
@@ -80,6 +86,7 @@ const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & Recorde
     insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
     select ${p.entityId}, 'artwork', id, 'create', ${p.source}, ${p.fieldChanges}, ${p.created_at} from inserted),
   queued as (${enqueueClause(p.image_url, p.created_at, sql`exists (select 1 from inserted)`)}),
+  ${imageJobsClause(p.entityId, p.created_at)},
   counted as (${upsertStatsSlot(p, sql`exists (select 1 from inserted)`)})
   select id from inserted`));
 
@@ -125,6 +132,8 @@ export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Pr
  * Undefined when it wrote nothing: a new artist, or an artwork the POST must update.
  */
 function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwork | undefined> {
+  // Additional views are written beside the row by recordWrite (store/images.ts): the general way.
+  if (input.additional_images != null) return undefined;
   const artistId = input.artist_name == null ? undefined : knownArtist(db, input.artist_name);
   if (input.artist_name != null && artistId === undefined) return undefined;
   const at = nowIso();
@@ -174,6 +183,7 @@ function* writeArtwork(db: Db, actor: Actor, input: ArtworkInput, at: string): W
     const existing = yield* findMatch(actor.entityId, fingerprint, externalId);
     if (!existing) continue;
     const merged = mergeNonNull(existing, { ...input, ...artist });
+    checkArtworkCoherence(merged);
     merged.source_fingerprint = artworkFingerprint(merged);
     merged.fingerprint_version = SLUG_VERSION;
     const artwork = yield* save(merged, at);
@@ -184,10 +194,7 @@ function* writeArtwork(db: Db, actor: Actor, input: ArtworkInput, at: string): W
 }
 
 // PostgreSQL: a batch's new artworks in one statement. Per item: the columns that differ between items.
-const ITEM_COLUMNS = [
-  'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
-  'external_url', 'artist_name', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'external_id',
-] as const;
+const ITEM_COLUMNS = [...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint'] as const;
 type ItemColumn = (typeof ITEM_COLUMNS)[number];
 type ItemArrays = { [K in ItemColumn]: Array<NewArtwork[K]> };
 interface InsertMany extends ItemArrays { entityId: number; fingerprintVersion: number; at: string }
@@ -289,6 +296,7 @@ export async function updateArtwork(db: Db, actor: Actor, id: number, patch: Art
       const at = nowIso();
       const { columns: artist, created: newArtist } = yield* linkArtist(db, patch.artist_name, at);
       const merged = mergeDefined(existing, { ...patch, ...artist });
+      checkArtworkCoherence(merged);
       merged.source_fingerprint = artworkFingerprint(merged);
       merged.fingerprint_version = SLUG_VERSION;
       const artwork = yield* save(merged, at);
@@ -308,12 +316,12 @@ export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
     if (!deleted) throw notFound('Artwork');
     yield* recordWrite(db, actor, [{
       entityType: 'artwork', recordId: id, action: 'delete',
-      fieldChanges: fieldChanges(deleted, null, ARTWORK_CHANGE_FIELDS),
+      fieldChanges: artworkChanges(deleted, null),
     }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, nowIso());
   });
 }
 
-export async function getArtwork(db: Db, entityId: number, id: number): Promise<Omit<ArtworkType, 'image'>> {
+export async function getArtwork(db: Db, entityId: number, id: number): Promise<ArtworkOut> {
   const row = await read(db, () => first(artworkById, { entityId, id }));
   if (!row) throw notFound('Artwork');
   return toArtwork(row);
@@ -326,6 +334,7 @@ export interface ArtworkListQuery extends PageRequest {
 
 const LISTED = [
   'id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url', 'external_id',
+  'price_display',
 ] as const;
 
 interface ListParams { entityId: number; availability: Availability | null; imageStatus: ImageStatus | null; offset: number; after: number }
@@ -395,9 +404,12 @@ export function listArtworks(db: Db, entityId: number, query: ArtworkListQuery):
   });
 }
 
-export function toArtwork(row: ArtworkRow): Omit<ArtworkType, 'image'> {
-  const { entity_id, artist_id, artist_linked_at, fingerprint_version, ...artwork } = row;
-  return artwork;
+/** An artwork as the API shows it, before the images' states are added (http/images.ts). */
+export type ArtworkOut = Omit<ArtworkType, 'image' | 'additional_images'> & { additional_images: StoredView[] };
+
+export function toArtwork(row: ArtworkRow): ArtworkOut {
+  const { entity_id, artist_id, artist_linked_at, fingerprint_version, additional_images, ...artwork } = row;
+  return { ...artwork, additional_images: parseViews(additional_images) };
 }
 
 /** The artist columns for an `artist_name` as sent (linked, created, cleared by null, or untouched). */
@@ -414,6 +426,17 @@ function* save(artwork: ArtworkRow, at: string): Work<ArtworkRow> {
   return saved;
 }
 
+/**
+ * The changelog's field changes of an artwork: the views compared as their canonical text, recorded
+ * as the arrays the API shows (`[]` for none).
+ */
+function artworkChanges(before: ArtworkRow | null, after: ArtworkRow | null): FieldChanges {
+  const changes = fieldChanges(before, after, ARTWORK_CHANGE_FIELDS);
+  const views = changes.additional_images;
+  if (views) changes.additional_images = { old: parseViews(views.old as string | null), new: parseViews(views.new as string | null) };
+  return changes;
+}
+
 interface ArtworkRecord {
   entries: Change[];
   delta: StatsDelta;
@@ -422,7 +445,7 @@ interface ArtworkRecord {
 
 /** The changelog entries (a new artist's first) and the counts of an artwork write. */
 function artworkRecord(before: ArtworkRow | null, after: ArtworkRow, newArtist: Change | null, at: string): ArtworkRecord {
-  const changes = fieldChanges(before, after, ARTWORK_CHANGE_FIELDS);
+  const changes = artworkChanges(before, after);
   const entries: Change[] = [{ entityType: 'artwork', recordId: after.id, action: before ? 'update' : 'create', fieldChanges: changes }];
   if (newArtist) entries.unshift(newArtist);
   const delta: StatsDelta = {
@@ -453,24 +476,16 @@ function* duplicateOf(entityId: number, id: number, patch: ArtworkPatch): Work<A
 
 /** The row a POST creates: every column spelled out, absent and null fields stored as NULL. */
 function newArtwork(actor: Actor, input: ArtworkInput, artist: Partial<ArtworkRow>, fingerprint: string, at: string): NewArtwork {
+  const fields = Object.fromEntries(INPUT_COLUMNS.map((column) => [column, input[column] ?? null])) as Pick<NewArtwork, (typeof INPUT_COLUMNS)[number]>;
   return {
-    entity_id: actor.entityId,
+    ...fields,
     title: input.title,
-    creation_year: input.creation_year ?? null,
-    medium: input.medium ?? null,
-    dimensions: input.dimensions ?? null,
-    price: input.price ?? null,
-    currency: input.currency ?? null,
-    availability: input.availability ?? null,
-    description: input.description ?? null,
-    image_url: input.image_url ?? null,
-    external_url: input.external_url ?? null,
-    artist_name: input.artist_name ?? null,
+    price_display: input.price_display ?? 'shown',
+    entity_id: actor.entityId,
     artist_id: artist.artist_id ?? null,
     artist_linked_at: artist.artist_linked_at ?? null,
     source_fingerprint: fingerprint,
     fingerprint_version: SLUG_VERSION,
-    external_id: input.external_id ?? null,
     last_synced_at: at,
     created_at: at,
     updated_at: at,

@@ -10,6 +10,8 @@ import { applyStats, statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, typ
 import type { ListedPage, PageRequest } from './pages.js';
 import { INLINE_OFFSET_MAX, isPostgres, pageOffset, rawQuery } from './sql.js';
 import { imagesWritten } from './images.js';
+import { hasEnabledEndpoint, messagesOfEntries, recordEntryMessages } from './webhooks.js';
+import { changeType } from '../domain/webhooks.js';
 
 /** Who writes: the entity the key is bound to and the changelog `source` of the key. */
 export interface Actor {
@@ -26,7 +28,7 @@ export interface Change {
 }
 
 const insertChange = statement((db, p: Params<Insertable<ChangelogTable>>) =>
-  db.insertInto('changelog').values(columns(p, ['owner_id', 'entity_type', 'record_id', 'action', 'source', 'field_changes', 'created_at'])));
+  db.insertInto('changelog').values(columns(p, ['owner_id', 'entity_type', 'record_id', 'action', 'source', 'field_changes', 'created_at'])).returning('id'));
 
 interface RecordedWrite extends StatsUpdate {
   source: string;
@@ -38,8 +40,9 @@ interface RecordedWrite extends StatsUpdate {
 }
 
 /**
- * PostgreSQL: a write's changelog entries (in order; ids from the column's default, migration 006)
- * and its counts in one statement, the last of its transaction.
+ * PostgreSQL: a write's changelog entries (in order; ids from the column's default, migration 006),
+ * their webhook messages (docs/api.md, Webhooks) and its counts in one statement, the last of its
+ * transaction.
  */
 const recordChanges = statement((db, p: Params<RecordedWrite>) => rawQuery(db, sql`
   with entries as (
@@ -47,16 +50,19 @@ const recordChanges = statement((db, p: Params<RecordedWrite>) => rawQuery(db, s
     select ${p.entityId}, e.entity_type, e.record_id, e.action, ${p.source}, e.field_changes, ${p.at}
     from unnest(cast(${p.entityTypes} as text[]), cast(${p.recordIds} as integer[]), cast(${p.actions} as text[]),
       cast(${p.fieldChanges} as text[])) with ordinality as e(entity_type, record_id, action, field_changes, n)
-    order by e.n)
+    order by e.n
+    returning id, entity_type, record_id, action),
+  ${messagesOfEntries(p.entityId, p.at)}
   ${upsertStatsSlot(p)}`));
 
 /**
- * Records writes: their changelog entries, the entity's counts and their image jobs, in the writes'
- * own transaction, so all commit or roll back with the writes themselves. A batch records all its items at once.
+ * Records writes: their changelog entries, the entity's counts, their image jobs and their webhook
+ * messages, in the writes' own transaction, so all commit or roll back with the writes themselves
+ * (a rolled-back write sends no message; docs/api.md, Webhooks). A batch records all its items at once.
  */
 export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], delta: StatsDelta | readonly StatsDelta[], at: string): Work<void> {
   // An image_url set, changed or let go queues or releases its image job in this same transaction.
-  yield* imagesWritten(db, changes, at);
+  yield* imagesWritten(db, actor.entityId, changes, at);
   const update = statsUpdate(actor.entityId, Array.isArray(delta) ? delta : [delta as StatsDelta], at);
   update.changelog = changes.length;
   if (isPostgres(db)) {
@@ -69,8 +75,10 @@ export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], d
     });
     return;
   }
+  // Most entities have no endpoint: one index probe, and no message statement per entry.
+  const hooks = changes.length > 0 && (yield* hasEnabledEndpoint(actor.entityId));
   for (const change of changes) {
-    yield* all(insertChange, {
+    const entry = yield* first(insertChange, {
       owner_id: actor.entityId,
       entity_type: change.entityType,
       record_id: change.recordId,
@@ -79,6 +87,8 @@ export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], d
       field_changes: JSON.stringify(change.fieldChanges),
       created_at: at,
     });
+    const type = hooks ? changeType(change.entityType, change.action) : null;
+    if (type) yield* recordEntryMessages(actor.entityId, Number(entry!.id), type, change.entityType, change.recordId, at);
   }
   yield* applyStats(update);
 }

@@ -4,7 +4,9 @@ import { read, single, transaction } from '../db/run.js';
 import { statement, type Params } from '../db/statement.js';
 import type { Database, Db, ImageStatus } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
+import { enqueueJob } from './jobs.js';
 import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
+import { recordImageMessages } from './webhooks.js';
 
 /**
  * The image pipeline's state (decisions §10, migration 007): one `images` row per URL in use, which
@@ -25,20 +27,63 @@ import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
  * runs one write transaction at a time: the two never interleave.
  */
 
+// Returns the URL only when its row is new: a URL already known has its job already, or needs none.
 const enqueue = statement((db, p: Params<{ url: string; at: string }>) => db.insertInto('images')
   .values({ url: p.url, status: 'pending', attempts: 0, due_at: p.at, created_at: p.at })
-  .onConflict((oc) => oc.column('url').doUpdateSet({ url: (eb) => eb.ref('excluded.url') }).where(sql<boolean>`false`)));
+  .onConflict((oc) => oc.column('url').doUpdateSet({ url: (eb) => eb.ref('excluded.url') }).where(sql<boolean>`false`))
+  .returning('url'));
 
-// PostgreSQL: a batch's URLs in one statement.
-const enqueueMany = statement((db, p: Params<{ urls: string[]; at: string }>) => rawQuery(db, sql`
-  insert into images (url, status, attempts, due_at, created_at)
-  select u, 'pending', 0, ${p.at}, ${p.at} from unnest(cast(${p.urls} as text[])) as u
-  on conflict (url) do update set url = excluded.url where false`));
+// PostgreSQL: a batch's URLs in one statement, and the new ones' jobs in the same.
+const enqueueMany = statement((db, p: Params<{ urls: string[]; at: string; entityId: number }>) => rawQuery(db, sql`
+  with queued as (
+    insert into images (url, status, attempts, due_at, created_at)
+    select u, 'pending', 0, ${p.at}, ${p.at} from unnest(cast(${p.urls} as text[])) as u
+    on conflict (url) do update set url = excluded.url where false
+    returning url),
+  ${imageJobsClause(p.entityId, p.at)}
+  select 1`));
+
+/**
+ * The image jobs (src/jobs) of the URLs a statement's CTE `queued` has just inserted, as two more CTEs
+ * of that PostgreSQL statement: one job per new URL, for the writing entity (jobs are taken round-robin
+ * between entities), and the entity's turn.
+ */
+export const imageJobsClause = (entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at']) => sql`
+  queued_jobs as (
+    insert into jobs (kind, key, entity_id, attempts, claims, due_at, created_at)
+    select ${IMAGE_JOB}, url, cast(${entityId} as integer), 0, 0, cast(${at} as text), cast(${at} as text) from queued
+    on conflict (kind, key) do nothing),
+  queued_turn as (
+    insert into job_turns (kind, entity_id, turn)
+    select ${IMAGE_JOB}, cast(${entityId} as integer), '' where exists (select 1 from queued)
+    on conflict (kind, entity_id) do nothing)`;
+
+/** The job kind of images (src/images/worker.ts). */
+export const IMAGE_JOB = 'image';
+
+/** An image URL's job, for the writing entity, in the write's transaction. */
+function imageJob(url: string, entityId: number, at: string, existing: 'keep' | 'reschedule' = 'keep'): Work<void> {
+  return enqueueJob({ kind: IMAGE_JOB, key: url, entityId, dueAt: at, at, existing });
+}
+
+// A released URL's job goes with its row (a URL still in use keeps both).
+const releaseJob = statement((db, p: Params<{ url: string }>) => db.deleteFrom('jobs')
+  .where('kind', '=', IMAGE_JOB).where('key', '=', p.url)
+  .where((eb) => eb.not(eb.exists(db.selectFrom('images').select('images.url').where('images.url', '=', p.url)))));
 
 const usedBy = (db: Db, url: Params<{ url: string }>['url']) => [
   db.selectFrom('artworks').select('id').where('image_url', '=', url),
   db.selectFrom('events').select('id').where('image_url', '=', url),
+  db.selectFrom('artwork_views').select('artwork_id as id').where('url', '=', url),
 ] as const;
+
+// An artwork's additional views (docs/api.md, More views of a work): one row per view's URL, by position.
+const dropViews = statement((db, p: Params<{ artworkId: number }>) => db.deleteFrom('artwork_views').where('artwork_id', '=', p.artworkId));
+const addView = statement((db, p: Params<{ artworkId: number; position: number; url: string }>) => db.insertInto('artwork_views')
+  .values({ artwork_id: p.artworkId, position: p.position, url: p.url }));
+
+const viewUrls = (views: unknown): string[] =>
+  (Array.isArray(views) ? views.map((view) => (view as { url: string }).url) : []);
 
 const lockJob = statement((db, p: Params<{ url: string }>) => lockForUpdate(db, db.selectFrom('images').select('url').where('url', '=', p.url)));
 
@@ -52,70 +97,48 @@ const release = statement((db, p: Params<{ url: string }>) => db.deleteFrom('ima
  * Read from the writes' changelog entries, so every write that records its changes (POST, PUT,
  * batch, delete, the console) queues in its own transaction.
  */
-export function* imagesWritten(db: Db, changes: ReadonlyArray<{ fieldChanges: FieldChanges }>, at: string): Work<void> {
+export function* imagesWritten(
+  db: Db, entityId: number, changes: ReadonlyArray<{ fieldChanges: FieldChanges; entityType?: string; recordId?: number }>, at: string,
+): Work<void> {
   const set = new Set<string>();
   const released = new Set<string>();
-  for (const { fieldChanges } of changes) {
+  for (const { fieldChanges, entityType, recordId } of changes) {
     const change = fieldChanges.image_url;
-    if (!change) continue;
-    if (typeof change.new === 'string') set.add(change.new);
-    if (typeof change.old === 'string') released.add(change.old);
+    if (change) {
+      if (typeof change.new === 'string') set.add(change.new);
+      if (typeof change.old === 'string') released.add(change.old);
+    }
+    // An artwork's views changed: its rows are written again, their URLs queued or released like image_url's.
+    const views = fieldChanges.additional_images;
+    if (views && entityType === 'artwork' && recordId !== undefined) {
+      yield* all(dropViews, { artworkId: recordId });
+      for (const [position, url] of viewUrls(views.new).entries()) {
+        yield* all(addView, { artworkId: recordId, position, url });
+        set.add(url);
+      }
+      for (const url of viewUrls(views.old)) released.add(url);
+    }
   }
   // Rows locked in one order everywhere: two batches taking up the same URLs never wait for each other in a cycle.
   const urls = [...set].sort();
-  if (urls.length > 1 && isPostgres(db)) yield* all(enqueueMany, { urls, at });
-  else for (const url of urls) yield* all(enqueue, { url, at });
+  if (urls.length > 1 && isPostgres(db)) yield* all(enqueueMany, { urls, at, entityId });
+  else for (const url of urls) if (yield* first(enqueue, { url, at })) yield* imageJob(url, entityId, at);
   for (const url of [...released].sort()) {
     if (set.has(url)) continue;
     if (isPostgres(db)) yield* all(lockJob, { url });
     yield* all(release, { url });
+    yield* all(releaseJob, { url });
   }
 }
 
 /** PostgreSQL's one-statement POST (store/artworks.ts): its image job, as a clause of that statement (locking the row, as `enqueue`). */
+/** With `imageJobsClause` after it, as the CTE `queued`: the new URL's job too. */
 export const enqueueClause = (url: Params<{ url: string | null }>['url'], at: Params<{ at: string }>['at'], when: ReturnType<typeof sql>) => sql`
   insert into images (url, status, attempts, due_at, created_at)
   select cast(${url} as text), 'pending', 0, cast(${at} as text), cast(${at} as text)
   where cast(${url} as text) is not null and ${when}
-  on conflict (url) do update set url = excluded.url where false`;
-
-// ---- the queue ------------------------------------------------------------------------------------
-
-export interface ClaimedJob {
-  url: string;
-  status: ImageStatus;
-  hash: string | null;
-  attempts: number;
-  claim: string;
-}
-
-/**
- * The job due first that no live claim holds: PostgreSQL skips rows another transaction is claiming
- * (`FOR UPDATE SKIP LOCKED`), SQLite has one writer at a time. A claim whose lease has passed (its
- * process died) is taken over.
- */
-const claimNext = statement((db, p: Params<{ now: string; claim: string; until: string }>) => {
-  let due = db.selectFrom('images').select('url')
-    .where('due_at', '<=', p.now)
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', p.now)]))
-    .orderBy('due_at').limit(1);
-  if (isPostgres(db)) due = due.forUpdate().skipLocked();
-  return db.updateTable('images').set({ claim: p.claim, locked_until: p.until }).where('url', 'in', due)
-    .returning(['url', 'status', 'hash', 'attempts', 'claim']);
-});
-
-export async function claimImageJob(db: Db, claim: string, now: string, until: string): Promise<ClaimedJob | undefined> {
-  const row = await single(db, () => first(claimNext, { now, claim, until }));
-  return row ? { ...row, claim: row.claim!, attempts: Number(row.attempts) } : undefined;
-}
-
-const extendLease = statement((db, p: Params<{ url: string; claim: string; until: string }>) => db.updateTable('images')
-  .set({ locked_until: p.until }).where('url', '=', p.url).where('claim', '=', p.claim).returning('url'));
-
-/** Keeps a claim while its work goes on; false when the claim was lost (taken over or released). */
-export async function renewImageClaim(db: Db, job: ClaimedJob, until: string): Promise<boolean> {
-  return Boolean(await single(db, () => first(extendLease, { url: job.url, claim: job.claim, until })));
-}
+  on conflict (url) do update set url = excluded.url where false
+  returning url`;
 
 // ---- results ------------------------------------------------------------------------------------
 
@@ -148,9 +171,8 @@ export async function recordOriginal(db: Db, original: OriginalInfo, at: string)
   await single(db, () => all(insertOriginal, { ...original, derivatives: JSON.stringify(original.derivatives), at }));
 }
 
-interface Outcome {
+export interface ImageOutcome {
   url: string;
-  claim: string;
   status: ImageStatus;
   error: string | null;
   hash: string | null;
@@ -159,12 +181,13 @@ interface Outcome {
   at: string;
 }
 
-const saveOutcome = statement((db, p: Params<Outcome>) => db.updateTable('images')
+// `due_at` here only tells when it is tried next (the CLI's report); the job (src/jobs) runs it.
+const saveOutcome = statement((db, p: Params<ImageOutcome>) => db.updateTable('images')
   .set({
     status: p.status, error: p.error, checked_at: p.at, hash: sql<string>`coalesce(${p.hash}, hash)`, attempts: p.attempts,
     due_at: p.dueAt, claim: null, locked_until: null,
   })
-  .where('url', '=', p.url).where('claim', '=', p.claim).returning('url'));
+  .where('url', '=', p.url));
 
 /**
  * An image's state change is not an API write (no changelog entry), but every entity with a record
@@ -174,16 +197,24 @@ const bumpVersions = statement((db, p: Params<{ url: string }>) => db.updateTabl
   .set((eb) => ({ version: eb('version', '+', 1) }))
   .where('slot', '=', 0)
   .where('entity_id', 'in', db.selectFrom('artworks').select('entity_id').where('image_url', '=', p.url)
-    .union(db.selectFrom('events').select('entity_id').where('image_url', '=', p.url))));
+    .union(db.selectFrom('events').select('entity_id').where('image_url', '=', p.url))
+    .union(db.selectFrom('artwork_views').innerJoin('artworks', 'artworks.id', 'artwork_views.artwork_id').select('artworks.entity_id')
+      .where('artwork_views.url', '=', p.url))));
 
-/** Records a job's outcome under its claim; false when the claim was lost (the outcome is dropped). */
-export function saveImageOutcome(db: Db, outcome: Outcome): Promise<boolean> {
-  return transaction(db, function* () {
-    const saved = yield* first(saveOutcome, outcome);
-    if (!saved) return false;
-    yield* all(bumpVersions, { url: outcome.url });
-    return true;
-  });
+const statusOfUrl = statement((db, p: Params<{ url: string }>) => db.selectFrom('images').select(['status', 'checked_at']).where('url', '=', p.url));
+
+/**
+ * An image job's outcome, saved as its job ends (in that transaction, only if the run held its claim).
+ * A new state (the first outcome, or ready after failed and back) raises `image.ready` or
+ * `image.failed` in the same transaction (docs/api.md, Webhooks); a retry that fails again does not.
+ */
+export function* saveImageOutcome(outcome: ImageOutcome): Work<void> {
+  const before = yield* first(statusOfUrl, { url: outcome.url });
+  yield* all(saveOutcome, outcome);
+  yield* all(bumpVersions, { url: outcome.url });
+  if (outcome.status !== 'pending' && (before?.checked_at == null || before.status !== outcome.status)) {
+    yield* recordImageMessages(outcome.url, outcome.status, outcome.at);
+  }
 }
 
 // ---- what the API and the pages show -------------------------------------------------------------
@@ -241,10 +272,15 @@ export const imageStatusIs = (db: Db, eb: ExpressionBuilder<Database, 'artworks'
     eb.exists(db.selectFrom('images').select('images.url').whereRef('images.url', '=', sql.ref(`${table}.image_url`)).where('images.status', '=', status)),
   ]);
 
+/** The URLs of an entity's additional views (docs/api.md, More views of a work): counted and retried like image_url's. */
+const entityViews = (db: Db, entityId: Params<{ entityId: number }>['entityId']) => db.selectFrom('artwork_views')
+  .innerJoin('artworks', 'artworks.id', 'artwork_views.artwork_id').where('artworks.entity_id', '=', entityId);
+
 // Counts over an entity's records with an image (migration 010's indexes; off the event loop on SQLite).
 const countsOfEntity = statement((db, p: Params<{ entityId: number }>) => db.selectFrom(
   db.selectFrom('artworks').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null)
     .unionAll(db.selectFrom('events').select('image_url').where('entity_id', '=', p.entityId).where('image_url', 'is not', null))
+    .unionAll(entityViews(db, p.entityId).select('artwork_views.url as image_url'))
     .as('used'))
   .innerJoin('images', 'images.url', 'used.image_url')
   .select(['images.status', (eb) => eb.fn.countAll<number>().as('n')])
@@ -263,6 +299,7 @@ export function* imageCountsWork(entityId: number): Work<ImageCounts, 'point' | 
 const allCounts = statement((db) => db.selectFrom(
   db.selectFrom('artworks').select('image_url').where('image_url', 'is not', null)
     .unionAll(db.selectFrom('events').select('image_url').where('image_url', 'is not', null))
+    .unionAll(db.selectFrom('artwork_views').select('url as image_url'))
     .as('used'))
   .innerJoin('images', 'images.url', 'used.image_url')
   .select(['images.status', (eb) => eb.fn.countAll<number>().as('n')])
@@ -271,7 +308,8 @@ const allCounts = statement((db) => db.selectFrom(
 /** The URLs an entity's records use (or every URL in use): what `images status|retry --entity` covers. */
 const entityUrls = (db: Db, entityId: Params<{ entityId: number }>['entityId']) =>
   db.selectFrom('artworks').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null)
-    .union(db.selectFrom('events').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null));
+    .union(db.selectFrom('events').select('image_url as url').where('entity_id', '=', entityId).where('image_url', 'is not', null))
+    .union(entityViews(db, entityId).select('artwork_views.url as url'));
 
 const FAILED_SHOWN = 100;
 const failedImages = (scoped: boolean) => statement((db, p: Params<{ entityId: number }>) => {
@@ -331,6 +369,17 @@ const retryOne = statement((db, p: Params<{ url: string; at: string }>) => db.up
   })
   .where('url', '=', p.url));
 
+// Whose job a URL is when the operator or the sweep queues it: the entity of its oldest record.
+const ownerOf = statement((db, p: Params<{ url: string }>) => db.selectFrom(
+  db.selectFrom('artworks').select('entity_id').where('image_url', '=', p.url)
+    .unionAll(db.selectFrom('events').select('entity_id').where('image_url', '=', p.url)).as('used'))
+  .select((eb) => eb.fn.min<number>('used.entity_id').as('entity_id')));
+
+function* requeue(url: string, at: string): Work<void> {
+  const owner = yield* first(ownerOf, { url });
+  yield* imageJob(url, Number(owner?.entity_id ?? 0), at, 'reschedule');
+}
+
 /** Writes of one transaction: each a point statement, so a retry of many images commits in slices. */
 const SLICE = 500;
 
@@ -346,6 +395,7 @@ export async function retryImages(db: Db, options: { entityId?: number | undefin
     await transaction(db, function* () {
       for (const url of urls.slice(start, start + SLICE)) {
         yield* all(retryOne, { url, at });
+        yield* requeue(url, at);
         yield* all(bumpVersions, { url });
       }
     });
@@ -356,7 +406,8 @@ export async function retryImages(db: Db, options: { entityId?: number | undefin
 // The sweep's reads: each a walk over a whole table, run rarely (once an hour) and off the event loop.
 const orphanUrls = statement((db) => db.selectFrom(
   db.selectFrom('artworks').select('image_url as url').where('image_url', 'is not', null)
-    .union(db.selectFrom('events').select('image_url as url').where('image_url', 'is not', null)).as('used'))
+    .union(db.selectFrom('events').select('image_url as url').where('image_url', 'is not', null))
+    .union(db.selectFrom('artwork_views').select('url')).as('used'))
   .select('used.url')
   .where((eb) => eb.not(eb.exists(db.selectFrom('images').select('images.url').where('images.url', '=', sql.ref<string>('used.url'))))), { cost: 'scan' });
 const unusedOriginals = statement((db, p: Params<{ before: string }>) => db.selectFrom('image_originals').select('hash')
@@ -385,7 +436,7 @@ export async function sweepImageRows(db: Db, now: number): Promise<SweepResult> 
   const unused = (await read(db, () => all(unusedOriginals, { before }))).map((row) => row.hash);
   for (let start = 0; start < Math.max(orphans.length, unused.length); start += SLICE) {
     await transaction(db, function* () {
-      for (const url of orphans.slice(start, start + SLICE)) yield* all(enqueue, { url, at });
+      for (const url of orphans.slice(start, start + SLICE)) if (yield* first(enqueue, { url, at })) yield* requeue(url, at);
       for (const hash of unused.slice(start, start + SLICE)) yield* all(deleteOriginal, { hash, before });
     });
   }

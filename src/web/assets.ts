@@ -33,6 +33,12 @@ h3 { font-size: var(--step-0); line-height: 1.3; }
 .image picture, .artwork-image picture, .hero picture { display: contents; }
 .hero { max-width: 48rem; border-radius: 8px; margin: 1rem 0; }
 .artwork-image { border-radius: 8px; }
+.views { list-style: none; padding: 0; margin: 1rem 0 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(9rem, 1fr)); gap: 0.75rem; }
+.views figure { margin: 0; }
+.views figcaption { font-size: var(--step--1); color: var(--muted); margin-top: 0.3rem; }
+.view { aspect-ratio: 4 / 3; background: var(--well); display: flex; align-items: center; justify-content: center; color: var(--muted); font-size: var(--step--1); overflow: hidden; border-radius: 6px; }
+.view img { width: 100%; height: 100%; object-fit: cover; display: block; }
+.view picture { display: contents; }
 .card .body { padding: 0.8rem 1rem 1rem; }
 .card h3 { margin: 0 0 0.2rem; }
 .card p { margin: 0.1rem 0; font-size: 0.9rem; }

@@ -7,6 +7,8 @@ import {
 import { guessLanguage } from './language.js';
 import { artworkData, eventData, eventNode, profileData } from './structured-data.js';
 import type { ImageView } from '../images/present.js';
+import type { StoredView } from '../domain/artwork.js';
+import { convertMeasure, type DimensionUnit } from '../domain/dimensions.js';
 
 /** A record as its page shows it: with the platform's copy of its image (never the gallery's URL). */
 export type Shown<T> = T & { image: ImageView | null };
@@ -40,14 +42,22 @@ function calendarLinks(icalUrl: string | null): Html | '' {
 
 const byArtist = (a: { title: string; artist_name: string | null }) => `${a.title}${a.artist_name ? ` by ${a.artist_name}` : ''}`;
 
-/** The price a visitor sees: none once the work is sold. */
-const shownPrice = (a: Pick<ArtworkListItemType, 'availability' | 'price' | 'currency'>) =>
-  (a.availability === 'sold' ? null : formatPrice(a.price, a.currency));
+/**
+ * The price a visitor sees: none once the work is sold, and as the gallery's `price_display` says
+ * (docs/api.md, Price display): the price, "Price on request", or nothing.
+ */
+function shownPrice(a: Pick<ArtworkListItemType, 'availability' | 'price' | 'currency' | 'price_display'>): string | null {
+  if (a.availability === 'sold' || a.price_display === 'hidden') return null;
+  if (a.price_display === 'on_request') return PRICE_ON_REQUEST;
+  return formatPrice(a.price, a.currency);
+}
+const PRICE_ON_REQUEST = 'Price on request';
 
 /** What a layout's image slot is wide, for the browser to choose a copy from the srcsets. */
 const SIZES = {
   image: '(min-width: 60rem) 18rem, (min-width: 32rem) 45vw, 100vw',
   'artwork-image': '(min-width: 60rem) 36rem, 100vw',
+  view: '(min-width: 60rem) 11rem, 45vw',
   hero: '(min-width: 52rem) 48rem, 100vw',
 } as const;
 
@@ -163,24 +173,63 @@ export function profilePage({ entity, artworks, total, page: current, pageSize, 
   });
 }
 
+/** One more view of a work as its page shows it: with our copy of the image. */
+export type ShownView = StoredView & { image: ImageView | null };
+
 export interface ArtworkView {
   entity: EntityRow;
   artwork: Shown<ArtworkRow>;
+  views: ShownView[];
   baseUrl: string;
 }
 
-export function artworkPage({ entity, artwork: a, baseUrl }: ArtworkView): string {
+/** "Edition 3/50 (+5 AP)", "Edition of 50", or nothing (docs/api.md, Editions). */
+export function formatEdition(a: Pick<ArtworkRow, 'edition_size' | 'edition_number' | 'artist_proofs'>): string | null {
+  if (a.edition_size === null) return null;
+  const proofs = a.artist_proofs ? ` (+${a.artist_proofs} AP)` : '';
+  return a.edition_number === null ? `Edition of ${a.edition_size}${proofs}` : `Edition ${a.edition_number}/${a.edition_size}${proofs}`;
+}
+
+const formatMeasure = (value: number) => value.toLocaleString('en', { maximumFractionDigits: 2 });
+
+/**
+ * The measured size in centimetres and in inches ("200 × 160 cm (78.7 × 63 in)"; millimetres are shown
+ * as given and in inches), or null when the work has no measured height and width.
+ */
+export function formatMeasured(a: Pick<ArtworkRow, 'height' | 'width' | 'depth' | 'dimension_unit'>): string | null {
+  if (a.height === null || a.width === null || a.dimension_unit === null) return null;
+  const unit = a.dimension_unit;
+  const values = [a.height, a.width, ...(a.depth === null ? [] : [a.depth])];
+  const inUnit = (to: DimensionUnit) => `${values.map((v) => formatMeasure(to === unit ? v : convertMeasure(v, unit, to))).join(' × ')} ${to}`;
+  return unit === 'in' ? `${inUnit('in')} (${inUnit('cm')})` : `${inUnit(unit)} (${inUnit('in')})`;
+}
+
+const ROLE_NAMES = { detail: 'Detail', installation: 'Installation view', verso: 'Verso', frame: 'Frame', other: 'View' } as const;
+
+/** The views after the main image, in order, each with its text alternative (title and artist when none is given). */
+function viewList(a: ArtworkRow, views: ShownView[]): Html | '' {
+  if (views.length === 0) return '';
+  return html`<ul class="views" aria-label="More views">${views.map((view, i) => {
+    const label = view.caption ?? (view.role ? ROLE_NAMES[view.role] : `View ${i + 2}`);
+    return html`<li><figure>${picture(view.image, view.alt ?? `${byArtist(a)}: ${label}`, 'view')}<figcaption>${label}</figcaption></figure></li>`;
+  })}</ul>`;
+}
+
+export function artworkPage({ entity, artwork: a, views, baseUrl }: ArtworkView): string {
   const entityUrl = `${baseUrl}${profilePath(entity.slug)}`;
   const url = `${baseUrl}${artworkPath(entity.slug, a.id)}`;
   const price = shownPrice(a);
   const facts: Array<[string, string | number | null]> = [
-    ['Artist', a.artist_name], ['Year', a.creation_year], ['Medium', a.medium], ['Dimensions', a.dimensions],
-    ['Availability', a.availability], ['Price', price],
+    ['Artist', a.artist_name], ['Year', a.creation_year], ['Medium', a.medium], ['Dimensions', formatMeasured(a) ?? a.dimensions],
+    ['Edition', formatEdition(a)], ['Availability', a.availability], ['Price', price],
   ];
   const body = html`<article class="artwork">
   <p class="kind"><a href="${profilePath(entity.slug)}">${entity.name}</a></p>
   <div class="artwork-layout">
-    ${picture(a.image, byArtist(a), 'artwork-image', false)}
+    <div class="artwork-views">
+      ${picture(a.image, a.image_alt ?? byArtist(a), 'artwork-image', false)}
+      ${viewList(a, views)}
+    </div>
     <div class="artwork-text">
       <h1>${a.title}</h1>
       <dl class="facts">${facts.filter(([, v]) => v !== null && v !== '').map(([k, v]) => html`<dt>${k}</dt><dd>${k === 'Availability' ? html`<span class="badge ${String(v)}">${v}</span>` : v}</dd>`)}</dl>
@@ -196,7 +245,7 @@ export function artworkPage({ entity, artwork: a, baseUrl }: ArtworkView): strin
     title: `${byArtist(a)} · ${entity.name}`,
     description: a.description ?? [byArtist(a), a.creation_year, a.medium].filter((v) => v !== null).join(', '),
     canonical: url, type: 'article', image: shareImage(a.image),
-    jsonLd: artworkData(entity, entityUrl, a, url, price !== null, shareImage(a.image)), body,
+    jsonLd: artworkData(entity, entityUrl, a, url, price !== null && a.price_display === 'shown', shareImage(a.image), views.map((view) => shareImage(view.image))), body,
   });
 }
 

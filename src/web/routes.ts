@@ -11,6 +11,8 @@ import {
 import { todayUtc } from '../clock.js';
 import { presentImage } from '../images/present.js';
 import { imageState, imageStates } from '../store/images.js';
+import { parseViews } from '../domain/artwork.js';
+import type { ArtworkRow } from '../db/types.js';
 import { FAVICON_SVG, SITE_CSS } from './assets.js';
 import { prepareFormatters } from './format.js';
 import { PageCache, type Built } from './cache.js';
@@ -75,6 +77,14 @@ async function routes(app: FastifyInstance): Promise<void> {
 
   const withImage = async <T extends { image_url: string | null }>(record: T) =>
     ({ ...record, image: presentImage(await imageState(app.db, record.image_url), baseUrl()) });
+
+  /** An artwork with its image and its additional views' (docs/api.md, More views of a work), in one statement. */
+  const withViews = async (artwork: ArtworkRow) => {
+    const views = parseViews(artwork.additional_images);
+    const states = await imageStates(app.db, [artwork.image_url, ...views.map((view) => view.url)]);
+    const show = (url: string | null) => presentImage(url === null ? null : states.get(url)!, baseUrl());
+    return { artwork: { ...artwork, image: show(artwork.image_url) }, views: views.map((view) => ({ ...view, image: show(view.url) })) };
+  };
 
   const notFound = (reply: FastifyReply) => reply.code(404).type(HTML.type).send(notFoundPage());
 
@@ -185,7 +195,7 @@ async function routes(app: FastifyInstance): Promise<void> {
     const id = wholeNumber(request.params.id, ID_MAX);
     if (id === undefined) return notFound(reply);
     return forRecord(request, reply, `artwork|${id}`, HTML, ({ entity }) => publicArtwork(app.db, entity.id, id),
-      async ({ entity }, artwork) => artworkPage({ entity, artwork: await withImage(artwork), baseUrl: baseUrl() }));
+      async ({ entity }, artwork) => artworkPage({ entity, ...(await withViews(artwork)), baseUrl: baseUrl() }));
   });
 
   app.get<{ Params: SlugParams }>('/profiles/:slug/events.ics', { schema: hide }, async (request, reply) => {

@@ -38,8 +38,21 @@ export function profileData(entity: EntityRow, url: string, events: Json[]): Jso
 
 const SCHEMA_AVAILABILITY = { available: 'https://schema.org/InStock', reserved: 'https://schema.org/LimitedAvailability', sold: 'https://schema.org/SoldOut' } as const;
 
-/** `image`: our copy (the 1600 px JPEG), never the gallery's URL. */
-export function artworkData(entity: EntityRow, entityUrl: string, artwork: ArtworkRow, url: string, priceShown: boolean, image: string | undefined): Json {
+const UNIT_CODES = { cm: 'CMT', mm: 'MMT', in: 'INH' } as const;
+
+/** A measure as schema.org's QuantitativeValue with its UN/CEFACT unit code (docs/api.md, Measured dimensions). */
+function measure(value: number | null, unit: ArtworkRow['dimension_unit']): Json | undefined {
+  if (value === null || unit === null) return undefined;
+  return { '@type': 'QuantitativeValue', value, unitCode: UNIT_CODES[unit], unitText: unit };
+}
+
+/**
+ * `image`: our copies (the 1600 px JPEG), never the gallery's URL: the main image first, then the
+ * ready views. The price only when the gallery shows it (`priceShown`).
+ */
+export function artworkData(entity: EntityRow, entityUrl: string, artwork: ArtworkRow, url: string, priceShown: boolean, image: string | undefined,
+  views: ReadonlyArray<string | undefined> = []): Json {
+  const images = [image, ...views].filter((u): u is string => u !== undefined);
   const offers = artwork.availability || (priceShown && artwork.price !== null) ? compact({
     '@type': 'Offer',
     price: priceShown ? artwork.price : undefined,
@@ -53,12 +66,17 @@ export function artworkData(entity: EntityRow, entityUrl: string, artwork: Artwo
     '@type': 'VisualArtwork',
     name: artwork.title,
     url,
-    image,
+    image: images.length > 1 ? images : images[0],
     description: artwork.description,
     creator: artwork.artist_name ? { '@type': 'Person', name: artwork.artist_name } : undefined,
     dateCreated: artwork.creation_year !== null ? String(artwork.creation_year) : undefined,
     artMedium: artwork.medium,
     size: artwork.dimensions,
+    height: measure(artwork.height, artwork.dimension_unit),
+    width: measure(artwork.width, artwork.dimension_unit),
+    depth: measure(artwork.depth, artwork.dimension_unit),
+    // schema.org's artEdition: the number of copies of the edition.
+    artEdition: artwork.edition_size ?? undefined,
     sameAs: safeHref(artwork.external_url),
     offers,
   });

@@ -19,9 +19,11 @@ async function gallery() {
   return { ...g, api: client(t, g.key) };
 }
 
-const LIST_FIELDS = ['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url', 'image', 'external_id'];
+const LIST_FIELDS = ['id', 'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'artist_name', 'image_url', 'image', 'external_id', 'price_display'];
 const FULL_FIELDS = [
   ...LIST_FIELDS, 'description', 'external_url', 'source_fingerprint', 'last_synced_at', 'created_at', 'updated_at',
+  // docs/api.md, Artworks: the art data galleries keep.
+  'height', 'width', 'depth', 'dimension_unit', 'edition_size', 'edition_number', 'artist_proofs', 'image_alt', 'additional_images',
 ];
 
 describe('POST /v1/artworks', () => {
@@ -261,6 +263,7 @@ describe('GET /v1/artworks (list)', () => {
     expect(item).toEqual({
       id: created.body.id, title: 'Listed Work', creation_year: 1980, medium: 'Bronze', dimensions: '40 cm', price: 300,
       currency: 'USD', availability: 'sold', artist_name: 'List Artist', image_url: 'https://img.example/listed.jpg', external_id: null,
+      price_display: 'shown',
       image: { status: 'pending', width: null, height: null, src: null, srcset: null, error: null, checked_at: null },
     });
   });

@@ -279,7 +279,7 @@ describe('GET /v1/me', () => {
     expect(r.body.key.tier).toBe('subscriber');
     expect(r.body.key.expires_at).toBeNull();
     expect([...r.body.key.scopes].sort()).toEqual([
-      'artworks:read', 'artworks:write', 'events:read', 'events:write', 'profile:read', 'profile:write',
+      'artworks:read', 'artworks:write', 'events:read', 'events:write', 'profile:read', 'profile:write', 'webhooks:read', 'webhooks:write',
     ]);
     expect(r.body.rate_limit.limit).toBe(120);
   });

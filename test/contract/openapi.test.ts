@@ -146,13 +146,18 @@ describe('GET /v1/openapi.json', () => {
     const api = client(t, g.key);
     const artwork = await api.post('/v1/artworks', { title: 'Target For Put' });
     expect(artwork.status).toBe(201);
+    const hook = await api.post('/v1/webhooks', { url: 'https://example.org/hooks', events: ['*'] });
+    expect(hook.status).toBe(201);
+    const feed = await api.post('/v1/feeds', { url: 'https://example.org/target-for-put.csv', kind: 'artworks', paused: true });
+    expect(feed.status).toBe(201);
     const withBody = operations().filter((o) => o.op.requestBody);
     for (const { method, path, op } of withBody) {
       const media = op.requestBody.content['application/json'];
       const example = media.example ?? Object.values<any>(media.examples ?? {})[0]?.value ?? media.schema?.example ?? media.schema?.examples?.[0];
-      const url = path.replace('{id}', String(artwork.body.id));
+      const url = path.replace('{id}', String(path.startsWith('/v1/webhooks/') ? hook.body.id : path.startsWith('/v1/feeds/') ? feed.body.id : artwork.body.id));
       const r = method === 'post' ? await api.post(url, example) : await api.put(url, example);
-      expect([200, 201], `${method.toUpperCase()} ${path}: ${JSON.stringify(r.body)}`).toContain(r.status);
+      // 202: a feed's run is queued (docs/api.md, Feeds).
+      expect([200, 201, 202], `${method.toUpperCase()} ${path}: ${JSON.stringify(r.body)}`).toContain(r.status);
       if (path.endsWith('/batch')) {
         for (const item of r.body.results) expect(item.status, `${path}: ${JSON.stringify(item)}`).toBe(201);
       }

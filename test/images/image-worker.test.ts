@@ -4,17 +4,17 @@ import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
 import type { ImageStore } from '../../src/images/store/index.js';
 import { ImageWorker } from '../../src/images/worker.js';
-import * as images from '../../src/store/images.js';
+import * as jobs from '../../src/store/jobs.js';
 import { client, startApp, tenant, type TestApp, type Tenant } from '../helpers.js';
 
 /** The worker's lease: a job whose claim is lost is given up, its result never recorded. */
 
 // Renewals through the real statement unless a test makes them fail (a database out of reach).
-vi.mock('../../src/store/images.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../src/store/images.js')>();
-  return { ...actual, renewImageClaim: vi.fn(actual.renewImageClaim) };
+vi.mock('../../src/store/jobs.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../src/store/jobs.js')>();
+  return { ...actual, renewJob: vi.fn(actual.renewJob) };
 });
-const { renewImageClaim: actualRenew } = await vi.importActual<typeof import('../../src/store/images.js')>('../../src/store/images.js');
+const { renewJob: actualRenew } = await vi.importActual<typeof import('../../src/store/jobs.js')>('../../src/store/jobs.js');
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 afterEach(() => {
-  vi.mocked(images.renewImageClaim).mockImplementation(actualRenew);
+  vi.mocked(jobs.renewJob).mockImplementation(actualRenew);
 });
 
 /** Lets every held request go, answered with the photo (a request the worker gave up is gone already). */
@@ -70,11 +70,11 @@ function memoryStore(): ImageStore & { puts: string[] } {
 }
 
 function startWorker(store: ImageStore) {
-  const warnings: Array<{ url?: string; message: string }> = [];
+  const warnings: Array<{ key?: string; message: string }> = [];
   const worker = new ImageWorker({
     db: t.handle.db, store, concurrency: 1, leaseMs: 600, pollMs: 20, sweepMs: 0,
     fetch: { maxBytes: 1e7, timeoutMs: 30_000, allowAddress: () => true },
-    log: { info: () => undefined, warn: (object, message) => warnings.push({ ...(object as { url?: string }), message }) },
+    log: { info: () => undefined, warn: (object, message) => warnings.push({ ...(object as { key?: string }), message }) },
   }).start();
   return { worker, warnings };
 }
@@ -97,18 +97,19 @@ test('a job whose claim another process took over is given up: nothing stored, n
   const { worker, warnings } = startWorker(store);
   try {
     expect(await until(() => held.length === 1)).toBe(true);
-    // The lease passed (a stalled process) and another process claimed the job, as claimNext does.
+    // The lease passed (a stalled process) and another process claimed the job, as takeJob does.
     const later = new Date(Date.now() + 3_600_000).toISOString();
-    await t.handle.db.updateTable('images').set({ claim: 'another-process', locked_until: later }).where('url', '=', url).execute();
+    await t.handle.db.updateTable('jobs').set({ claim: 'another-process', due_at: later }).where('kind', '=', 'image').where('key', '=', url).execute();
     const noticed = await until(() => warnings.length > 0, 5_000);
     answerHeld();
     await until(() => worker.processed > 0, 3_000);
     await worker.close(20_000);
     expect(noticed).toBe(true);
-    expect(warnings).toEqual([{ url, err: undefined, message: expect.stringMatching(/^image job lost \(another process took it over.*its result is dropped$/) }]);
+    expect(warnings).toEqual([{ kind: 'image', key: url, err: undefined, message: expect.stringMatching(/^job lost \(another process took it over.*its result is dropped$/) }]);
     expect(store.puts).toEqual([]);
     expect(worker.processed).toBe(0);
-    expect(await row(url)).toMatchObject({ status: 'pending', claim: 'another-process', locked_until: later, hash: null });
+    expect(await row(url)).toMatchObject({ status: 'pending', hash: null });
+    expect(await t.handle.db.selectFrom('jobs').select(['claim', 'due_at']).where('key', '=', url).executeTakeFirst()).toEqual({ claim: 'another-process', due_at: later });
   } finally {
     await worker.close(0);
   }
@@ -121,19 +122,20 @@ test('a job whose lease ran out while renewals failed (database out of reach) is
   const { worker, warnings } = startWorker(store);
   try {
     expect(await until(() => held.length === 1)).toBe(true);
-    vi.mocked(images.renewImageClaim).mockRejectedValue(new Error('connection terminated unexpectedly'));
-    const lost = await until(() => warnings.some((w) => w.message.startsWith('image job lost')), 5_000);
+    vi.mocked(jobs.renewJob).mockRejectedValue(new Error('connection terminated unexpectedly'));
+    const lost = await until(() => warnings.some((w) => w.message.startsWith('job lost')), 5_000);
     expect(lost).toBe(true);
     // First the failed renewals while the lease held (tried again), then the loss once it had passed.
-    expect(warnings[0]).toMatchObject({ url, message: 'image job lease not renewed; trying again' });
-    expect(warnings.at(-1)).toMatchObject({ url, message: 'image job lost (its lease ran out while renewals failed); its result is dropped' });
+    expect(warnings[0]).toMatchObject({ key: url, message: 'job lease not renewed; trying again' });
+    expect(warnings.at(-1)).toMatchObject({ key: url, message: 'job lost (its lease ran out while renewals failed); its result is dropped' });
     expect(store.puts).toEqual([]);
     // The database is back: the job is claimed again once its lease has passed, and finished.
-    vi.mocked(images.renewImageClaim).mockImplementation(actualRenew);
+    vi.mocked(jobs.renewJob).mockImplementation(actualRenew);
     expect(await until(() => held.length === 2 || worker.processed > 0)).toBe(true);
     answerHeld();
     expect(await until(() => worker.processed === 1, 40_000)).toBe(true);
-    expect(await row(url)).toMatchObject({ status: 'ready', claim: null, error: null });
+    expect(await row(url)).toMatchObject({ status: 'ready', error: null });
+    expect(await t.handle.db.selectFrom('jobs').select('key').where('key', '=', url).execute()).toEqual([]);
     expect(store.puts).toHaveLength(6);
   } finally {
     await worker.close(0);

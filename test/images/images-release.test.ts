@@ -92,7 +92,7 @@ describe.runIf(DIALECT === 'postgres')('interleaved transactions on PostgreSQL',
     // The taker sets the URL and queues it, then stays open (at the gate) before its commit.
     const taking = transaction(t.handle.db, function* () {
       yield* all(setImageUrl, { id: taker, url });
-      yield* imagesWritten(t.handle.db, [{ fieldChanges: { image_url: { old: null, new: url } } }], at);
+      yield* imagesWritten(t.handle.db, 1, [{ fieldChanges: { image_url: { old: null, new: url } } }], at);
       yield* all(waitAtGate, {});
     });
     const waiting = async () => (await gate.query<{ n: number }>(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)).rows[0]!.n;
@@ -101,7 +101,7 @@ describe.runIf(DIALECT === 'postgres')('interleaved transactions on PostgreSQL',
     let releaseDone = false;
     const releasing = transaction(t.handle.db, function* () {
       yield* all(setImageUrl, { id: holder, url: null });
-      yield* imagesWritten(t.handle.db, [{ fieldChanges: { image_url: { old: url, new: null } } }], at);
+      yield* imagesWritten(t.handle.db, 1, [{ fieldChanges: { image_url: { old: url, new: null } } }], at);
     }).then(() => { releaseDone = true; });
     await new Promise((resolve) => setTimeout(resolve, 300));
     const releasedBeforeTakerCommitted = releaseDone;

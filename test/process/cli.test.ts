@@ -31,7 +31,7 @@ const json = async (...args: string[]) => {
 
 describe('admin commands', () => {
   test('migrate applies the schema once and then reports nothing to do', async () => {
-    expect(await json('migrate')).toEqual({ applied: ['001_initial', '002_idempotency', '003_entity_stats', '004_artwork_positions', '005_external_id_slug_v2', '006_parallel_writes', '007_images', '008_console_users', '009_text_search', '010_entity_images', '015_sign_in_limits'] });
+    expect(await json('migrate')).toEqual({ applied: ['001_initial', '002_idempotency', '003_entity_stats', '004_artwork_positions', '005_external_id_slug_v2', '006_parallel_writes', '007_images', '008_console_users', '009_text_search', '010_entity_images', '011_jobs', '014_webhooks', '015_sign_in_limits'] });
     expect(await json('migrate')).toEqual({ applied: [] });
   });
 
@@ -63,7 +63,7 @@ describe('admin commands', () => {
     const { id } = await json('entity', 'create', '--type', 'gallery', '--name', 'Default Gallery');
     const created = await json('key', 'create', '--entity', String(id), '--expires-at', '2030-01-01T12:00:00+02:00');
     expect(created.tier).toBe('subscriber');
-    expect(created.scopes).toHaveLength(6);
+    expect(created.scopes).toHaveLength(8);
     expect(created.expires_at).toBe('2030-01-01T10:00:00.000Z');
   });
 

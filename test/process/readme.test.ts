@@ -21,7 +21,7 @@ function section(file: string, heading: string): string {
 
 /**
  * The shell blocks of the README's five-minute tour, then those of docs/api.md's walk through the
- * API, in order, except the one that starts the server and the `push` runs (test/push.test.ts runs
+ * API, in order, except the one that starts the server and the `push` runs (test/process/push.test.ts runs
  * those on the same example files).
  */
 function tourBlocks(): string[] {

@@ -7,9 +7,9 @@ import { TIER_SCOPES } from '../../src/domain/keys.js';
 import { buildApp, type AppOptions } from '../../src/http/app.js';
 import { createEntity } from '../../src/store/entities.js';
 import { createKey } from '../../src/store/keys.js';
-import { freshDatabase } from './database.js';
+import { migratedDatabase } from './database.js';
 
-export { DIALECT, freshDatabase, type FreshDatabase } from './database.js';
+export { DIALECT, freshDatabase, migratedDatabase, type FreshDatabase } from './database.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -18,16 +18,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real app on a fresh database of its own (SQLite or PostgreSQL, per the run), torn down by `close`. */
+/** The real app on a fresh database of its own (SQLite or PostgreSQL, per the run; a copy of the run's migrated template), torn down by `close`. */
 export async function startApp(env: Record<string, string> = {}, database?: string, options: Pick<AppOptions, 'timeouts' | 'logStream' | 'imageWorker'> = {}): Promise<TestApp> {
-  const fresh = database ? undefined : await freshDatabase();
+  const fresh = database ? undefined : await migratedDatabase();
   // Each app gets its own Redis key space (when the run uses Redis), as it gets its own database.
   const config = loadConfig({
     DATABASE_URL: database ?? fresh!.url, LOG_LEVEL: 'silent',
     REDIS_URL: process.env.REDIS_URL ?? '', REDIS_KEY_PREFIX: `test:${randomUUID()}:`, ...env,
   });
   const handle = connect(config.databaseUrl);
-  // The image queue is worked on only by tests that ask for it (test/images.test.ts).
+  // The image queue is worked on only by tests that ask for it (test/images/images.test.ts).
   const app = await buildApp({
     config, database: handle, imageWorker: options.imageWorker ?? false,
     ...(options.logStream ? { logStream: options.logStream } : { logger: false }), ...(options.timeouts ? { timeouts: options.timeouts } : {}),

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
+import { connect } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 
 /** Which database this test run uses: the vitest project sets TEST_DIALECT (sqlite by default). */
 export const DIALECT = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite';
@@ -26,6 +29,37 @@ export async function freshDatabase(): Promise<FreshDatabase> {
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/**
+ * A new database of the run's dialect with every migration applied: a copy of the run's template
+ * (test/support/global-setup.ts), so no test pays for the migrations; tests about migrating use freshDatabase.
+ */
+export async function migratedDatabase(): Promise<FreshDatabase> {
+  const template = inject('databaseTemplate');
+  if (!template) return migrated(await freshDatabase());
+  if (DIALECT === 'sqlite') {
+    if (!existsSync(template)) return migrated(await freshDatabase());
+    const dir = mkdtempSync(join(tmpdir(), 'art-catalog-test-'));
+    copyFileSync(template, join(dir, 'test.db'));
+    return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `art_catalog_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** The database migrated in place: for a run without a template (a file run outside the projects). */
+async function migrated(database: FreshDatabase): Promise<FreshDatabase> {
+  const handle = connect(database.url);
+  try {
+    await migrateToLatest(handle);
+  } finally {
+    await handle.close();
+  }
+  return database;
 }
 
 async function admin(statement: string): Promise<void> {

@@ -5,7 +5,7 @@ import { recordOriginal } from '../../src/store/images.js';
 
 /**
  * The state a worker leaves after processing `url` (a `width` × `height` original), for tests of what
- * pages and answers show: the pipeline itself is tested with real fetches in test/images.test.ts.
+ * pages and answers show: the pipeline itself is tested with real fetches in test/images/images.test.ts.
  */
 export async function imageProcessed(db: Db, url: string, width = 2400, height = 1800): Promise<string> {
   const hash = createHash('sha256').update(url).digest('hex');

@@ -2,11 +2,10 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { connect } from '../../src/db/connect.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
 import { TIER_SCOPES } from '../../src/domain/keys.js';
 import { createEntity } from '../../src/store/entities.js';
 import { createKey } from '../../src/store/keys.js';
-import { freshDatabase, type FreshDatabase } from './database.js';
+import { migratedDatabase, type FreshDatabase } from './database.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'art-catalog');
 /** The JavaScript the launcher BIN (a shell script) runs, for starting it on a Node.js of a test's choice. */
@@ -75,10 +74,9 @@ export function spawnServe(env: NodeJS.ProcessEnv, { nodeArgs }: SpawnOptions = 
 
 /** A fresh migrated database holding one gallery and a partner key for it, for tests of the real process. */
 export async function databaseWithKey(): Promise<{ database: FreshDatabase; key: string }> {
-  const database = await freshDatabase();
+  const database = await migratedDatabase();
   const handle = connect(database.url);
   try {
-    await migrateToLatest(handle);
     const entity = await createEntity(handle.db, { type: 'gallery', name: 'Process Test Gallery' });
     const { key } = await createKey(handle.db, { entityId: entity.id, tier: 'partner', scopes: TIER_SCOPES.partner, expiresAt: null });
     return { database, key };

@@ -48,6 +48,11 @@ describe('links between the documents', () => {
     expect(broken).toEqual([]);
   });
 
+  test.each(DOCUMENTS)('every file of the repository that %s names in code spans exists', (document) => {
+    const named = [...readFileSync(join(ROOT, document), 'utf8').matchAll(/`((?:src|test|bench|scripts|deploy|examples)\/[\w@./-]+\.(?:ts|mjs|js|md|conf|service))`/g)].map((m) => m[1]!);
+    expect(named.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
+  });
+
   test('the anchor of a heading is what GitHub makes of it', () => {
     expect([...anchors('# A\n## Service unavailable (503)\n## Images: where the derivatives live\n```\n# not a heading\n```\n## Links\n## Links\n')])
       .toEqual(['a', 'service-unavailable-503', 'images-where-the-derivatives-live', 'links', 'links-1']);

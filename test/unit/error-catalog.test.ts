@@ -81,7 +81,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 const DOC = join(import.meta.dirname, '..', '..', 'docs', 'api.md');
-const START = '<!-- error-catalog:start (generated from src/domain/errors.ts by test/error-catalog.test.ts) -->';
+const START = '<!-- error-catalog:start (generated from src/domain/errors.ts by test/unit/error-catalog.test.ts) -->';
 const END = '<!-- error-catalog:end -->';
 
 /** The table of docs/api.md, rendered from the catalog. */

@@ -4,7 +4,7 @@ import { calendarFeed, type FeedEvent } from '../../src/web/ical.js';
 
 // The feed's exact bytes for a fixed catalog, frozen: the writer may change how it builds them (it went
 // from a Buffer per line to one growing Buffer, docs/performance.md), never what it writes. If the
-// format changes on purpose, check the new text by hand (and with test/ical.test.ts) before updating.
+// format changes on purpose, check the new text by hand (and with test/api/ical.test.ts) before updating.
 const pieces = ['Licht', 'und', 'Raum;', 'a,b', 'back\\slash', '草間彌生', 'Ünïcødé', '🎨', 'é', 'x'.repeat(70), '\r\n', '\n', '\u0001', ' '];
 
 function fixture(): FeedEvent[] {

@@ -9,10 +9,11 @@ import { readTable } from '../../import/table.js';
 import { encodingNamed } from '../../import/text.js';
 import { html, type Html } from '../../web/html.js';
 import { actorOf, consoleCookies } from '../guard.js';
-import { HeldImports, type HeldImport } from '../held-imports.js';
+import type { HeldImport } from '../held-imports.js';
 import { previewImport, startApply, type Preview } from '../importer.js';
 import { csrfField, heading, notice, render, table } from '../layout.js';
 import { IMPORT_JS } from './import-script.js';
+import { saveFeedForm } from './feeds.js';
 
 /**
  * Import (decisions §11): upload a CSV or .xlsx → the encoding choice when it is not UTF-8 → column
@@ -28,7 +29,7 @@ const LISTED_ROWS = 200;
 const KIND_LABEL: Record<Kind, string> = { artworks: 'Artworks', events: 'Events' };
 
 export async function importPage(app: FastifyInstance): Promise<void> {
-  const held = new HeldImports();
+  const held = app.heldImports;
   const { session: sessionCookie } = consoleCookies(app.config.publicBaseUrl);
   const sessionOf = (request: FastifyRequest) => sha256(request.cookies[sessionCookie] ?? '');
   const find = (request: FastifyRequest<{ Params: { id: string } }>): HeldImport => {
@@ -117,6 +118,8 @@ export async function importPage(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { id: string } }>('/import/:id/apply', EDITOR, async (request, reply) => {
     const upload = find(request);
     if (!upload.preview) return go(reply, `/console/import/${upload.id}`);
+    // A feed's file is saved as a feed (pages/feeds.ts), never applied from here.
+    if (upload.feed) return go(reply, `/console/import/${upload.id}/preview`);
     if (!upload.job) {
       upload.job = startApply(app.db, actorOf(request), upload.preview, upload.mirror);
       // What Apply needs is in the preview.
@@ -146,7 +149,7 @@ const uploadRefusal = (error: unknown): string => {
 };
 
 /** Reads the held bytes as a table with the chosen encoding; a file-wide problem as a sentence, or nothing. */
-async function readUpload(upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
+export async function readUpload(upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
   try {
     upload.table = await readTable(upload.bytes!, { name: upload.name, encoding: upload.encoding });
     upload.map = new Map();
@@ -166,7 +169,7 @@ async function readUpload(upload: HeldImport, { offerEncoding }: { offerEncoding
   }
 }
 
-const steps = (current: number): Html => html`<ol class="steps" aria-label="Steps">${['Upload', 'Columns', 'Preview', 'Apply'].map((label, i) =>
+const steps = (current: number, feed = false): Html => html`<ol class="steps" aria-label="Steps">${(feed ? ['Connect', 'Columns', 'Preview', 'Save'] : ['Upload', 'Columns', 'Preview', 'Apply']).map((label, i) =>
   html`<li${i === current ? html` aria-current="step" class="current"` : ''}>${label}</li>`)}</ol>`;
 
 function uploadPage(request: FastifyRequest, reply: FastifyReply, problem?: string, status = 200): FastifyReply {
@@ -191,9 +194,9 @@ function encodingPage(request: FastifyRequest, reply: FastifyReply, upload: Held
   const { line, byte } = upload.notUtf8!;
   const sample = sampleLine(upload.bytes!, line);
   return render(request, reply, {
-    title: 'Import: encoding', section: 'import',
+    title: 'Import: encoding', section: upload.feed ? 'feeds' : 'import',
     body: html`${heading('Which encoding?', html`<b>${upload.name}</b> is not valid UTF-8: line ${line} has the byte 0x${byte.toString(16).toUpperCase()}.`)}
-${steps(1)}
+${steps(1, upload.feed !== undefined)}
 <form class="panel form" method="post" action="/console/import/${upload.id}/encoding">${csrfField(reply)}
 <p>Older spreadsheet programs save text as Windows-1252 (Latin-1). Line ${line} read that way:</p>
 <p class="sample"><code>${new TextDecoder('windows-1252').decode(sample)}</code></p>
@@ -229,9 +232,9 @@ function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldI
     return [html`<b>${column}</b>`, example(i), select];
   });
   return render(request, reply, {
-    title: 'Import: columns', section: 'import', status: problem ? 400 : 200,
+    title: 'Import: columns', section: upload.feed ? 'feeds' : 'import', status: problem ? 400 : 200,
     body: html`${heading('Match the columns', html`<b>${upload.name}</b>: ${sheet.rows.length.toLocaleString('en')} rows of ${KIND_LABEL[upload.kind].toLowerCase()}${upload.encoding === 'latin1' ? ', read as Windows-1252' : ''}. Each column fills the field chosen beside it; suggestions are preselected.`)}
-${steps(1)}
+${steps(1, upload.feed !== undefined)}
 ${problem ? notice('error', problem) : ''}
 <form class="form" method="post" action="/console/import/${upload.id}/columns">${csrfField(reply)}
 ${table(`Columns of ${upload.name}`, ['Column', 'First value', 'Field'], rows)}
@@ -261,9 +264,9 @@ function previewPage(request: FastifyRequest, reply: FastifyReply, upload: HeldI
   const overLimit = upload.mirror.prune && preview.pruneBlocked?.includes('more than half');
   const section = (title: string, count: number, body: Html) => (count > 0 ? html`<h2>${title} (${count.toLocaleString('en')})</h2>${body}` : '');
   return render(request, reply, {
-    title: 'Import: preview', section: 'import',
+    title: 'Import: preview', section: upload.feed ? 'feeds' : 'import',
     body: html`${heading('Preview', html`Nothing has been written yet. <b>${upload.name}</b>`)}
-${steps(2)}
+${steps(2, upload.feed !== undefined)}
 <p class="panel summary" id="import-summary">${countsLine(counts, { dryRun: true, deletions: upload.mirror.prune })}</p>
 ${upload.mirror.prune && preview.pruneBlocked ? notice('error', `Not mirrored: ${preview.pruneBlocked}.`) : ''}
 ${section('Will be created', preview.creates.length, planned('Rows that create a record', preview.creates, kind))}
@@ -272,13 +275,13 @@ ${section('Refused', preview.refused.length, problems('Rows that are refused', p
 ${section('Duplicates', preview.duplicates.length, problems('Rows that repeat an earlier row', preview.duplicates))}
 ${upload.mirror.prune ? section(preview.pruneBlocked ? 'Would be deleted' : 'Will be deleted', preview.deletions.length,
     table('Records the file does not list', ['Record', 'Title'], preview.deletions.slice(0, LISTED_ROWS).map((d) => [`#${d.id}`, d.title]))) : ''}
-<form class="panel form" method="post" action="/console/import/${upload.id}/${overLimit ? 'columns' : 'apply'}">${csrfField(reply)}
+${upload.feed ? saveFeedForm(reply, upload) : html`<form class="panel form" method="post" action="/console/import/${upload.id}/${overLimit ? 'columns' : 'apply'}">${csrfField(reply)}
 ${overLimit ? html`${[...upload.map].map(([, field], i) => html`<input type="hidden" name="column_${i}" value="${field ?? ''}">`)}
 <input type="hidden" name="mirror" value="yes">
 <div class="checks"><label><input type="checkbox" name="force" value="yes" required> Yes, delete ${preview.deletions.length.toLocaleString('en')} ${kind}, more than half</label></div>
 <div class="actions"><button type="submit" class="danger">Confirm the deletions</button></div>`
     : html`<div class="actions"><button type="submit">Apply</button> <a class="button secondary" href="/console/import/${upload.id}">Change the columns</a></div>`}
-</form>`,
+</form>`}`,
   });
 }
 

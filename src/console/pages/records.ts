@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { artworkFromPut } from '../../domain/artwork.js';
+import { artworkFromPut, type StoredView } from '../../domain/artwork.js';
 import { ApiError } from '../../domain/errors.js';
 import { eventFromPut } from '../../domain/event.js';
-import { ArtworkPut, AVAILABILITY } from '../../schemas/artworks.js';
+import { ArtworkPut, AVAILABILITY, DIMENSION_UNITS, PRICE_DISPLAY } from '../../schemas/artworks.js';
 import type { FieldProblem } from '../../schemas/common.js';
 import { EVENT_TYPES, EventPut } from '../../schemas/events.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
@@ -23,7 +23,7 @@ type Values = Record<string, unknown>;
 interface Field {
   name: string;
   label: string;
-  input: 'text' | 'textarea' | 'integer' | 'url' | 'date' | 'select';
+  input: 'text' | 'textarea' | 'integer' | 'number' | 'url' | 'date' | 'select' | 'views';
   options?: readonly string[];
   hint?: string;
 }
@@ -44,6 +44,8 @@ interface Kind {
   publicHref(slug: string, record: Values): string;
 }
 
+const VIEWS_HINT = 'One view a line: URL | role (detail, installation, verso, frame, other) | caption | text alternative. Leave parts empty between the bars.';
+
 const ARTWORKS: Kind = {
   section: 'artworks', changeType: 'artwork', singular: 'Artwork',
   fields: [
@@ -51,12 +53,22 @@ const ARTWORKS: Kind = {
     { name: 'artist_name', label: 'Artist', input: 'text' },
     { name: 'creation_year', label: 'Year', input: 'integer' },
     { name: 'medium', label: 'Medium', input: 'text' },
-    { name: 'dimensions', label: 'Dimensions', input: 'text' },
+    { name: 'dimensions', label: 'Dimensions', input: 'text', hint: 'As written (200 x 160 cm); height, width and depth are read from it when left empty.' },
+    { name: 'height', label: 'Height', input: 'number' },
+    { name: 'width', label: 'Width', input: 'number' },
+    { name: 'depth', label: 'Depth', input: 'number' },
+    { name: 'dimension_unit', label: 'Unit', input: 'select', options: DIMENSION_UNITS },
+    { name: 'edition_size', label: 'Edition size', input: 'integer' },
+    { name: 'edition_number', label: 'Edition number', input: 'integer' },
+    { name: 'artist_proofs', label: 'Artist\'s proofs', input: 'integer' },
     { name: 'price', label: 'Price', input: 'integer', hint: 'A whole number, without separators or currency sign (12500).' },
     { name: 'currency', label: 'Currency', input: 'text', hint: 'ISO 4217 code, e.g. EUR.' },
+    { name: 'price_display', label: 'Display on public pages', input: 'select', options: PRICE_DISPLAY, hint: 'shown, on_request ("Price on request") or hidden, on public pages.' },
     { name: 'availability', label: 'Availability', input: 'select', options: AVAILABILITY },
     { name: 'external_id', label: 'Inventory number', input: 'text' },
     { name: 'image_url', label: 'Image URL', input: 'url' },
+    { name: 'image_alt', label: 'Image text alternative', input: 'text', hint: 'What the image shows, for people who cannot see it (at most 500 characters).' },
+    { name: 'additional_images', label: 'More views', input: 'views', hint: VIEWS_HINT },
     { name: 'external_url', label: 'Web page', input: 'url' },
     { name: 'description', label: 'Description', input: 'textarea' },
   ],
@@ -90,8 +102,22 @@ const EVENTS: Kind = {
   publicHref: (slug, record) => `/profiles/${encodeURIComponent(slug)}/events/${encodeURIComponent(String(record.slug))}`,
 };
 
-/** A stored value as form text (records hold text, numbers and null only). */
-const shown = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+/** A stored value as form text (records hold text, numbers, null, and the views' list). */
+const shown = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : Array.isArray(v) ? viewLines(v as StoredView[]) : '');
+
+
+/** The views as the form's lines (docs/console.md, Editing an artwork's art data). */
+const viewLines = (views: readonly StoredView[]): string =>
+  views.map((v) => [v.url, v.role ?? '', v.caption ?? '', v.alt ?? ''].join(' | ').replace(/( \| )+$/, '')).join('\n');
+
+/** The form's lines as the PUT body's views: URL, then role, caption and alternative; the alternative keeps any further bar. */
+function parseViewLines(text: string): Values[] {
+  return text.split('\n').map((line) => line.trim()).filter((line) => line !== '').map((line) => {
+    const [url = '', role = '', caption = '', ...alt] = line.split('|').map((part) => part.trim());
+    const altText = alt.join(' | ');
+    return { url, role: role === '' ? null : role, caption: caption === '' ? null : caption, alt: altText === '' ? null : altText };
+  });
+}
 
 /**
  * The PUT body a submitted form asks for: only the fields whose text differs from the record's; an
@@ -103,10 +129,12 @@ function putBody(kind: Kind, record: Values, form: Record<string, unknown>): Val
   for (const field of kind.fields) {
     const raw = form[field.name];
     if (typeof raw !== 'string') continue;
-    const text = field.input === 'textarea' ? raw.replace(/\r\n/g, '\n') : raw;
-    if (text === shown(record[field.name])) continue;
+    const text = field.input === 'textarea' || field.input === 'views' ? raw.replace(/\r\n/g, '\n') : raw;
+    if (text.trim() === shown(record[field.name]).trim()) continue;
     body[field.name] = text === '' && field.name !== 'title' ? null
-      : field.input === 'integer' && /^-?\d{1,16}$/.test(text.trim()) ? Number(text.trim()) : text;
+      : field.input === 'views' ? parseViewLines(text)
+        : field.input === 'integer' && /^-?\d{1,16}$/.test(text.trim()) ? Number(text.trim())
+          : field.input === 'number' && /^\d{1,9}(?:[.,]\d+)?$/.test(text.trim()) ? Number(text.trim().replace(',', '.')) : text;
   }
   return body;
 }
@@ -115,10 +143,10 @@ function input(field: Field, value: string, problem: string | undefined, disable
   const id = `f-${field.name}`;
   const described = [field.hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ');
   const attrs = html`id="${id}" name="${field.name}"${described ? html` aria-describedby="${described}"` : ''}${problem ? html` aria-invalid="true"` : ''}${disabled ? html` disabled` : ''}`;
-  const control = field.input === 'textarea' ? html`<textarea ${attrs}>${value}</textarea>`
+  const control = field.input === 'textarea' || field.input === 'views' ? html`<textarea ${attrs}>${value}</textarea>`
     : field.input === 'select' ? html`<select ${attrs}><option value="">—</option>${(field.options ?? []).map((o) => html`<option value="${o}"${o === value ? html` selected` : ''}>${o}</option>`)}</select>`
       // Dates and numbers are text inputs: the form shows what was typed, and the API's rules judge it.
-      : html`<input ${attrs} type="${field.input === 'url' ? 'url' : 'text'}"${field.input === 'integer' ? html` inputmode="numeric"` : ''}${field.input === 'date' ? html` placeholder="YYYY-MM-DD"` : ''} value="${value}">`;
+      : html`<input ${attrs} type="${field.input === 'url' ? 'url' : 'text'}"${field.input === 'integer' ? html` inputmode="numeric"` : field.input === 'number' ? html` inputmode="decimal"` : ''}${field.input === 'date' ? html` placeholder="YYYY-MM-DD"` : ''} value="${value}">`;
   return html`<div class="field"><label for="${id}">${field.label}</label>${control}${field.hint ? html`<span class="hint" id="${id}-hint">${field.hint}</span>` : ''}${problem ? html`<span class="problem" id="${id}-problem">${problem}</span>` : ''}</div>`;
 }
 
@@ -135,7 +163,8 @@ async function recordPage(app: FastifyInstance, request: FastifyRequest, reply: 
   const record = await kind.get(app, user.entity.id, id);
   const history = await recentChanges(app.db, user.entity.id, { entityType: kind.changeType, recordId: id, before: 0, limit: 20 });
   const editor = mayAct(user, 'editor');
-  const problems = new Map((outcome?.problems ?? []).map((p) => [p.field, p.message]));
+  // A view's problem (`additional_images/0/role`) is shown at the views' field.
+  const problems = new Map((outcome?.problems ?? []).map((p) => [p.field.split(/[/.[]/)[0]!, p.message]));
   const saved = (request.query as Record<string, string | undefined>).saved !== undefined;
   // The platform's copy, never the gallery's own URL (docs/console.md, Artworks and events): opening a
   // record must not tell the gallery's image host who works in the console, or when.

@@ -1,0 +1,151 @@
+import { nowIso } from '../clock.js';
+import type { Db } from '../db/types.js';
+import { fieldNamed, type Kind } from '../import/columns.js';
+import { FileProblem, NotUtf8 } from '../import/problem.js';
+import { tableRows } from '../import/rows.js';
+import { readTable, type Table } from '../import/table.js';
+import type { Encoding } from '../import/text.js';
+import { applyPreview, previewImport } from '../console/importer.js';
+import { findEntity } from '../store/entities.js';
+import { finishFeedRun, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
+import { FetchFailed, type FeedFetcher } from './fetcher.js';
+
+/**
+ * One run of a feed (docs/api.md, Feeds), for the job that holds the feed's lease: fetch the file
+ * conditionally, read it with the import's reader, check the saved mapping against its columns, and
+ * apply it with the console's Apply (src/console/importer.ts: the same planner and writer), each
+ * written record's changelog entry saying `feed:<id>`. A fetch error, an unreadable file or a mapped
+ * column gone ends the run `failed` before anything is written.
+ */
+
+export interface FeedRunDeps {
+  db: Db;
+  fetch: FeedFetcher;
+}
+
+/** The most problems a run keeps. */
+export const PROBLEMS_KEPT = 100;
+
+const ENCODING: Record<FeedRow['encoding'], Encoding> = { 'utf-8': 'utf8', 'windows-1252': 'latin1' };
+
+class RunFailed extends Error {
+  constructor(message: string, readonly httpStatus: number | null = null) {
+    super(message);
+  }
+}
+
+/** Runs feed `feedId` if it has a run to do; resolves with the finished run, or undefined when there was none. */
+export async function runFeed(deps: FeedRunDeps, feedId: number, signal?: AbortSignal): Promise<FeedRunRow | undefined> {
+  const started = await startFeedRun(deps.db, feedId, nowIso());
+  if (!started) return undefined;
+  const { feed, run } = started;
+  let outcome: RunOutcome;
+  try {
+    outcome = await execute(deps, feed, run, signal);
+  } catch (error) {
+    if (!(error instanceof RunFailed)) throw error;
+    outcome = { status: 'failed', httpStatus: error.httpStatus, counts: null, problems: [], error: error.message, newColumns: [] };
+  }
+  return finishFeedRun(deps.db, feed.id, run.id, outcome, nowIso());
+}
+
+async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal?: AbortSignal): Promise<RunOutcome> {
+  // A confirmed mass delete reads the file again, whatever it was last time.
+  const fresh = run.allow_mass_delete === 1;
+  let fetched;
+  try {
+    fetched = await deps.fetch(feed.url, fresh ? { etag: null, lastModified: null } : { etag: feed.etag, lastModified: feed.last_modified }, signal);
+  } catch (error) {
+    if (!(error instanceof FetchFailed)) throw error;
+    const status = /^HTTP (\d{3})$/.exec(error.message);
+    throw new RunFailed(error.message, status ? Number(status[1]) : null);
+  }
+  const unchanged = { status: 'unchanged' as const, counts: null, problems: [], error: null, newColumns: [] };
+  if (fetched.notModified) return { ...unchanged, httpStatus: 304 };
+  const file = { etag: fetched.etag, lastModified: fetched.lastModified, hash: fetched.hash };
+  if (!fresh && fetched.hash === feed.body_hash) return { ...unchanged, httpStatus: fetched.status, file };
+
+  const table = await read(fetched.bytes, feed);
+  const mapping = JSON.parse(feed.mapping) as Record<string, string | null>;
+  const { map, newColumns } = columnMap(table, feed.kind, mapping);
+  let rows;
+  try {
+    rows = tableRows(table, feed.kind, map);
+  } catch (error) {
+    if (!(error instanceof FileProblem)) throw error;
+    throw new RunFailed(error.message.replace(/ \(map a column with --map "COLUMN=FIELD"\)$/, ''), fetched.status);
+  }
+  const entity = await findEntity(deps.db, feed.entity_id);
+  if (!entity) throw new RunFailed('the account no longer exists', fetched.status);
+  const actor = { entityId: entity.id, entitySlug: entity.slug, source: `feed:${feed.id}` };
+  const mirror = { prune: feed.mode === 'mirror', force: fresh, skipUnchanged: true };
+  const preview = await previewImport(deps.db, actor, feed.kind, rows, mirror);
+  const job = await applyPreview(deps.db, actor, preview, mirror);
+  const columnOf = new Map<string, string>();
+  for (const column of table.columns) {
+    const field = map.has(key(column)) ? map.get(key(column)) : fieldNamed(column, feed.kind);
+    if (field) columnOf.set(field, column);
+  }
+  const problems = job.failures.flatMap(({ label, message }) => rowProblems(label, message, columnOf)).slice(0, PROBLEMS_KEPT);
+  const limitHit = preview.pruneLimitHit && !fresh;
+  if (job.pruneSkipped && !limitHit) problems.unshift({ line: null, column: null, message: `nothing deleted: ${job.pruneSkipped}` });
+  return {
+    status: limitHit ? 'needs_attention' : 'applied',
+    httpStatus: fetched.status,
+    counts: {
+      rows: job.counts.total, created: job.counts.created, updated: job.counts.updated, unchanged: job.counts.unchanged,
+      deleted: job.counts.deleted, refused: job.counts.failed, duplicates: job.counts.duplicate,
+    },
+    problems: problems.slice(0, PROBLEMS_KEPT),
+    error: limitHit ? preview.pruneBlocked ?? null : null,
+    newColumns,
+    // A run that stopped short of the deletions reads the file again next time.
+    ...(limitHit ? {} : { file }),
+  };
+}
+
+async function read(bytes: Buffer, feed: FeedRow): Promise<Table> {
+  try {
+    return await readTable(bytes, { name: new URL(feed.url).pathname, encoding: ENCODING[feed.encoding], sheet: feed.sheet ?? undefined });
+  } catch (error) {
+    if (error instanceof NotUtf8) throw new RunFailed(`not valid UTF-8 at line ${error.line}: choose Windows-1252`, 200);
+    if (error instanceof FileProblem) throw new RunFailed(error.message, 200);
+    throw error;
+  }
+}
+
+const key = (column: string): string => column.trim().toLowerCase();
+
+/**
+ * The saved mapping applied to this file's columns: a mapped column the file no longer has fails the
+ * run; a column the mapping does not name fills the field it is named after, as in Import, or is
+ * ignored and named in the run's `new_columns`.
+ */
+export function columnMap(table: Table, kind: Kind, mapping: Record<string, string | null>): { map: Map<string, string | null>; newColumns: string[] } {
+  const present = new Set(table.columns.map(key));
+  const gone = Object.keys(mapping).filter((column) => !present.has(key(column)));
+  if (gone.length > 0) {
+    throw new RunFailed(gone.length === 1
+      ? `column '${gone[0]}' is no longer in the file`
+      : `columns ${gone.map((c) => `'${c}'`).join(', ')} are no longer in the file`, 200);
+  }
+  const map = new Map(Object.entries(mapping).map(([column, field]) => [key(column), field]));
+  const newColumns: string[] = [];
+  for (const column of table.columns) {
+    if (map.has(key(column)) || fieldNamed(column, kind)) continue;
+    map.set(key(column), null);
+    newColumns.push(column);
+  }
+  return { map, newColumns };
+}
+
+/** An import's `line 12` / `row 12` / `item 3` and `field: reason; field: reason` as the run's problems. */
+function rowProblems(label: string, message: string, columnOf: Map<string, string>) {
+  const line = Number(/\d+/.exec(label)?.[0] ?? NaN);
+  // Parts are `field: reason`; a reason may hold a `; ` of its own.
+  return message.split(/; (?=[a-z_]+: )/).map((part) => {
+    const field = /^([a-z_]+): /.exec(part)?.[1];
+    const column = field ? columnOf.get(field) ?? field : null;
+    return { line: Number.isNaN(line) ? null : line, column, message: part };
+  });
+}

@@ -1,0 +1,2 @@
+export { addressPolicy, publicAddress } from './address.js';
+export { FetchFailed, fetchUrl, type FetchRequest, type FetchResponse } from './fetch.js';

@@ -1,0 +1,167 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { nowIso } from '../../clock.js';
+import { ApiError, invalidFields } from '../../domain/errors.js';
+import { hasScope } from '../../domain/keys.js';
+import { FIELDS } from '../../import/columns.js';
+import Type from 'typebox';
+import { IdParams } from '../../schemas/common.js';
+import { Feed, FeedList, FeedPost, FeedPut, FeedRun, FeedRunList, RunParams, RunPost, RunsQuery } from '../../schemas/feeds.js';
+import { feedJson, runJson } from '../../feeds/present.js';
+import type { FeedFetcher } from '../../feeds/fetcher.js';
+import { createFeed, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../responses.js';
+
+const tags = ['feeds'];
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Told when a feed has a run to do now (src/feeds): the runs themselves are durable in the database. */
+    feedRuns: { wake(feedId: number, entityId: number): void } | undefined;
+    /** The outgoing fetcher as feeds use it (src/feeds/fetcher.ts). */
+    feedFetch: FeedFetcher;
+  }
+}
+
+/**
+ * A feed reads and writes one kind of record: its routes need that kind's scope (`artworks:write` to
+ * add, change, delete or run an artworks feed; `artworks:read` to read it).
+ */
+function requireKind(request: FastifyRequest, kind: 'artworks' | 'events', access: 'read' | 'write'): void {
+  const scope = `${kind}:${access}` as const;
+  if (!hasScope(request.auth.scopes, scope)) throw new ApiError('forbidden', `This key lacks the scope ${scope}.`);
+}
+
+function checkMapping(kind: 'artworks' | 'events', mapping: Record<string, string | null> | undefined): void {
+  const wrong = Object.entries(mapping ?? {}).filter(([, field]) => field !== null && !FIELDS[kind].includes(field));
+  if (wrong.length > 0) {
+    throw invalidFields(wrong.map(([column, field]) => ({ field: `mapping.${column}`, message: `"${field}" is not a field of ${kind}` })));
+  }
+}
+
+/** Feeds (docs/api.md, Feeds). Their answers change with every run, not with the entity's data: never kept, never 304. */
+export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const wake = (feedId: number, entityId: number) => app.feedRuns?.wake(feedId, entityId);
+
+  app.post('/feeds', {
+    config: { scope: null },
+    schema: {
+      operationId: 'postFeed', tags, summary: 'Add a feed; its first run is queued at once',
+      description: 'At most 10 feeds per entity (400 past that); one URL is one feed per entity and kind (409 `duplicate`).',
+      body: FeedPost,
+      response: { 201: answer(Feed, 'The feed.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'duplicate') },
+    },
+  }, async (request, reply) => {
+    const body = request.body;
+    requireKind(request, body.kind, 'write');
+    checkMapping(body.kind, body.mapping);
+    const spec: FeedSpec = {
+      url: body.url, kind: body.kind, mapping: body.mapping ?? {}, encoding: body.encoding ?? 'utf-8', sheet: body.sheet ?? null,
+      mode: body.mode ?? 'merge', interval_minutes: body.interval_minutes ?? 60, paused: body.paused ?? false,
+    };
+    const created = await createFeed(app.db, request.auth.entity.id, spec, nowIso());
+    wake(created.feed.id, created.feed.entity_id);
+    return reply.code(201).send(feedJson(created));
+  });
+
+  app.get('/feeds', {
+    config: { scope: null },
+    schema: { operationId: 'listFeeds', tags, summary: 'The entity\'s feeds (those of the kinds the key may read)', response: { 200: answer(FeedList, 'The feeds.'), ...errors(...AUTHED) } },
+  }, async (request, reply) => {
+    reply.provisional = true;
+    const feeds = await listFeeds(app.db, request.auth.entity.id);
+    return { feeds: feeds.filter(({ feed }) => hasScope(request.auth.scopes, `${feed.kind}:read`)).map(feedJson) };
+  });
+
+  app.get('/feeds/:id', {
+    config: { scope: null },
+    schema: { operationId: 'getFeed', tags, summary: 'One feed, with its latest run', params: IdParams, response: { 200: answer(Feed, 'The feed.'), ...errors(...AUTHED, 'not_found') } },
+  }, async (request, reply) => {
+    reply.provisional = true;
+    const found = await getFeed(app.db, request.auth.entity.id, recordId(request.params));
+    requireKind(request, found.feed.kind, 'read');
+    return feedJson(found);
+  });
+
+  app.put('/feeds/:id', {
+    config: { scope: null },
+    schema: {
+      operationId: 'putFeed', tags, summary: 'Change a feed (any of its writable fields)',
+      description: 'A new URL, kind, mapping, encoding, sheet or mode makes the next run apply the file whatever it was. `paused: false` resumes a feed paused after five failed runs.',
+      params: IdParams, body: FeedPut,
+      response: { 200: answer(Feed, 'The feed.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'not_found', 'duplicate') },
+    },
+  }, async (request) => {
+    const entityId = request.auth.entity.id;
+    const id = recordId(request.params);
+    const { feed } = await getFeed(app.db, entityId, id);
+    const kind = request.body.kind ?? feed.kind;
+    requireKind(request, feed.kind, 'write');
+    requireKind(request, kind, 'write');
+    checkMapping(kind, request.body.mapping ?? (request.body.kind ? JSON.parse(feed.mapping) as Record<string, string | null> : undefined));
+    const updated = await updateFeed(app.db, entityId, id, request.body, nowIso());
+    if (!updated.feed.paused) wake(id, entityId);
+    return feedJson(updated);
+  });
+
+  app.delete('/feeds/:id', {
+    config: { scope: null },
+    schema: {
+      operationId: 'deleteFeed', tags, summary: 'Delete a feed and its runs; the records it wrote stay',
+      params: IdParams, response: { 204: Type.Null({ description: 'The feed and its runs are deleted; the records it wrote stay.' }), ...errors(...AUTHED, ...IDEMPOTENT, 'not_found') },
+    },
+  }, async (request, reply) => {
+    const entityId = request.auth.entity.id;
+    const id = recordId(request.params);
+    requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, 'write');
+    await deleteFeed(app.db, entityId, id);
+    return reply.code(204).send(null);
+  });
+
+  app.post('/feeds/:id/runs', {
+    config: { scope: null },
+    schema: {
+      operationId: 'runFeed', tags, summary: 'Run a feed now (at most once a minute per feed)',
+      description: '`allow_mass_delete: true` lets a mirror feed delete more than half of the records of its kind, after a run that ended `needs_attention`.',
+      params: IdParams, body: RunPost,
+      response: { 202: answer(FeedRun, 'The queued run.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'not_found') },
+    },
+  }, async (request, reply) => {
+    const entityId = request.auth.entity.id;
+    const id = recordId(request.params);
+    requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, 'write');
+    const run = await queueRun(app.db, entityId, id, request.body?.allow_mass_delete === true, nowIso());
+    wake(id, entityId);
+    return reply.code(202).send(runJson(run));
+  });
+
+  app.get('/feeds/:id/runs', {
+    config: { scope: null },
+    schema: {
+      operationId: 'listFeedRuns', tags, summary: 'A feed\'s runs, newest first (kept 90 days)',
+      params: IdParams, querystring: RunsQuery,
+      response: { 200: answer(FeedRunList, 'A page of runs.'), ...errors(...AUTHED, 'not_found') },
+    },
+  }, async (request, reply) => {
+    reply.provisional = true;
+    const entityId = request.auth.entity.id;
+    const id = recordId(request.params);
+    requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, 'read');
+    const page = await listRuns(app.db, entityId, id, request.query.after, request.query.limit);
+    return { runs: page.runs.map(runJson), has_more: page.hasMore, next_after: page.nextAfter };
+  });
+
+  app.get('/feeds/:id/runs/:run_id', {
+    config: { scope: null },
+    schema: {
+      operationId: 'getFeedRun', tags, summary: 'One run of a feed', params: RunParams,
+      response: { 200: answer(FeedRun, 'The run.'), ...errors(...AUTHED, 'not_found') },
+    },
+  }, async (request, reply) => {
+    reply.provisional = true;
+    const entityId = request.auth.entity.id;
+    const id = recordId(request.params);
+    requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, 'read');
+    return runJson(await getRun(app.db, entityId, id, recordId({ id: request.params.run_id })));
+  });
+};

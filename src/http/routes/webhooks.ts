@@ -1,0 +1,139 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { invalidFields } from '../../domain/errors.js';
+import { DEFAULT_ROLL_GRACE, ROLL_GRACE } from '../../domain/keys.js';
+import { IdParams } from '../../schemas/common.js';
+import {
+  MessageParams, MessagesQuery, RollSecret, WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookMessage,
+  WebhookMessagePage, WebhookPost, WebhookPut,
+} from '../../schemas/webhooks.js';
+import { Deleted } from '../../schemas/artworks.js';
+import {
+  createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, listMessages, retryMessage, rollSecret, sendTestMessage, updateEndpoint,
+} from '../../store/webhooks.js';
+import { endpointUrlProblem, toEndpoint, toMessage, withSecret } from '../../webhooks/present.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../responses.js';
+
+const tags = ['webhooks'];
+
+/**
+ * Webhook answers change without a new catalog data version (a delivery, a roll): every answer gets
+ * a tag of its own and none is kept, so If-None-Match never matches a stale one.
+ */
+const uncached = { tagParts: () => randomUUID() };
+const fresh = <T>(reply: FastifyReply, body: T): T => {
+  reply.provisional = true;
+  return body;
+};
+
+export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const checkUrl = (url: string | undefined) => {
+    const problem = url === undefined ? null : endpointUrlProblem(url, app.config.fetchAllowPrivate);
+    if (problem) throw invalidFields([{ field: 'url', message: problem }]);
+  };
+
+  app.post('/webhooks', {
+    config: { scope: 'webhooks:write' },
+    schema: {
+      operationId: 'createWebhook', tags, summary: 'Add a webhook endpoint; its secret is shown in this answer only',
+      description: 'At most 10 endpoints per entity. Messages of the subscribed `events` (or `["*"]`) are POSTed to `url`, signed as the Standard Webhooks specification says.',
+      body: WebhookPost,
+      response: { 201: answer(WebhookEndpointWithSecret, 'The endpoint and its secret.'), ...errors(...WITH_BODY, ...IDEMPOTENT, ...AUTHED) },
+    },
+  }, async (request, reply) => {
+    checkUrl(request.body.url);
+    const row = await createEndpoint(app.db, request.auth.entity.id, {
+      url: request.body.url, events: request.body.events, description: request.body.description ?? '', enabled: request.body.enabled ?? true,
+    });
+    return reply.code(201).send(withSecret(row));
+  });
+
+  app.get('/webhooks', {
+    config: { scope: 'webhooks:read', ...uncached },
+    schema: {
+      operationId: 'listWebhooks', tags, summary: 'The entity\'s webhook endpoints (never a secret)',
+      response: { 200: answer(WebhookList, 'The endpoints.'), ...errors(...AUTHED) },
+    },
+  }, async (request, reply) => fresh(reply, { webhooks: (await listEndpoints(app.db, request.auth.entity.id)).map(toEndpoint) }));
+
+  app.get('/webhooks/:id', {
+    config: { scope: 'webhooks:read', ...uncached },
+    schema: {
+      operationId: 'getWebhook', tags, summary: 'One webhook endpoint',
+      params: IdParams, response: { 200: answer(WebhookEndpoint, 'The endpoint.'), ...errors('not_found', ...AUTHED) },
+    },
+  }, async (request, reply) => fresh(reply, toEndpoint(await getEndpoint(app.db, request.auth.entity.id, recordId(request.params)))));
+
+  app.put('/webhooks/:id', {
+    config: { scope: 'webhooks:write' },
+    schema: {
+      operationId: 'updateWebhook', tags, summary: 'Change an endpoint\'s url, events, description or enabled',
+      description: 'Only the fields sent change. Enabling a disabled endpoint clears `disabled_reason`.',
+      params: IdParams, body: WebhookPut,
+      response: { 200: answer(WebhookEndpoint, 'The endpoint after the change.'), ...errors(...WITH_BODY, 'not_found', ...IDEMPOTENT, ...AUTHED) },
+    },
+  }, async (request) => {
+    checkUrl(request.body.url);
+    return toEndpoint(await updateEndpoint(app.db, request.auth.entity.id, recordId(request.params), request.body));
+  });
+
+  app.delete('/webhooks/:id', {
+    config: { scope: 'webhooks:write' },
+    schema: {
+      operationId: 'deleteWebhook', tags, summary: 'Remove an endpoint; its pending messages are not sent',
+      params: IdParams, response: { 200: answer(Deleted, 'The endpoint is removed.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
+    },
+  }, async (request) => {
+    const id = recordId(request.params);
+    await deleteEndpoint(app.db, request.auth.entity.id, id);
+    return { deleted: true as const, id };
+  });
+
+  app.post('/webhooks/:id/roll-secret', {
+    config: { scope: 'webhooks:write' },
+    schema: {
+      operationId: 'rollWebhookSecret', tags, summary: 'A new secret; the old one keeps signing for `expire_old_in`',
+      description: 'While the old secret lives, messages carry both signatures, space-separated, so a receiver can switch without losing one.',
+      params: IdParams, body: RollSecret,
+      response: { 200: answer(WebhookEndpointWithSecret, 'The endpoint and its new secret, shown this once.'), ...errors(...WITH_BODY, 'not_found', ...IDEMPOTENT, ...AUTHED) },
+    },
+  }, async (request) => {
+    const grace = ROLL_GRACE[request.body?.expire_old_in ?? DEFAULT_ROLL_GRACE];
+    return withSecret(await rollSecret(app.db, request.auth.entity.id, recordId(request.params), grace));
+  });
+
+  app.post('/webhooks/:id/test', {
+    config: { scope: 'webhooks:write' },
+    schema: {
+      operationId: 'testWebhook', tags, summary: 'Send a `webhook.test` message to the endpoint',
+      params: IdParams, response: { 202: answer(WebhookMessage, 'The message, recorded and on its way.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
+    },
+  }, async (request, reply) => reply.code(202).send(toMessage(await sendTestMessage(app.db, request.auth.entity.id, recordId(request.params)))));
+
+  app.get('/webhooks/:id/messages', {
+    config: { scope: 'webhooks:read', ...uncached },
+    schema: {
+      operationId: 'listWebhookMessages', tags, summary: 'The endpoint\'s messages, newest first, with every attempt',
+      description: 'Messages are kept 30 days. Page with `after` = the previous page\'s `next_after`.',
+      params: IdParams, querystring: MessagesQuery,
+      response: { 200: answer(WebhookMessagePage, 'A page of messages.'), ...errors('bad_request', 'not_found', ...AUTHED) },
+    },
+  }, async (request, reply) => {
+    const page = await listMessages(app.db, request.auth.entity.id, recordId(request.params), { after: request.query.after, limit: request.query.limit });
+    return fresh(reply, {
+      messages: page.messages.map((message) => toMessage(message, message.attemptRows)), has_more: page.hasMore, next_after: page.nextAfter,
+    });
+  });
+
+  app.post('/webhooks/:id/messages/:message_id/retry', {
+    config: { scope: 'webhooks:write' },
+    schema: {
+      operationId: 'retryWebhookMessage', tags, summary: 'Send a message again now, with a fresh retry schedule',
+      params: MessageParams, response: { 202: answer(WebhookMessage, 'The message, pending again.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
+    },
+  }, async (request, reply) => {
+    const message = await retryMessage(app.db, request.auth.entity.id, recordId(request.params), request.params.message_id);
+    return reply.code(202).send(toMessage(message));
+  });
+};

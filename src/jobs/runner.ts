@@ -1,0 +1,230 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/types.js';
+import type { Work } from '../db/work.js';
+import { endJob, renewJob, takeJob, type TakenJob } from '../store/jobs.js';
+import { JobLease, JobLost } from './lease.js';
+
+/** A job as its handler sees it (src/jobs/README.md). */
+export interface Job<P> {
+  id: number;
+  key: string;
+  entityId: number;
+  group: string | null;
+  payload: P;
+  /** Failures before this run (set by the handler's retries). */
+  attempts: number;
+  /** Times it was taken, this one included (a process that died with it took it too). */
+  claims: number;
+}
+
+/**
+ * How a run ended. `done`: the job is deleted (succeeded, or failed for good); `retry`: it is due
+ * again at `at` (ms) with its attempts one more. `record`, if any, writes the kind's outcome in the
+ * same transaction, only if the run still held its claim.
+ */
+export type JobResult =
+  | { end: 'done'; record?: () => Work<void> }
+  | { end: 'retry'; at: number; record?: () => Work<void> };
+
+/** What a handler's run is given: `signal` aborts when the lease is lost or the run's time is up. */
+export interface JobContext {
+  signal: AbortSignal;
+  /** Throws once the run was given up (call it before each step that writes). */
+  check(): void;
+}
+
+/** Why the runner itself ended a job: its time ran out, or it was taken `maxClaims` times without ending. */
+export type GiveUpReason = 'took too long' | 'abandoned';
+
+export interface JobKind<P> {
+  /** Stored in `jobs.kind`; unique. */
+  name: string;
+  /** Runs at once per process (IMAGE_CONCURRENCY, FEED_CONCURRENCY, …); 0: this process runs none. */
+  concurrency: number;
+  /** At most this many jobs of one group in flight across all processes (webhooks: 4 per endpoint). */
+  groupCap?: number;
+  /** A run's time limit: then `signal` aborts and the job ends as `giveUp(job, 'took too long')`. */
+  timeoutMs?: number;
+  /** A job taken this many times without ending (its process died each time) ends as `giveUp(job, 'abandoned')`. Default 5. */
+  maxClaims?: number;
+  run(job: Job<P>, context: JobContext): Promise<JobResult>;
+  /** The final outcome of a job the runner ends itself: every job ends. */
+  giveUp(job: Job<P>, reason: GiveUpReason): JobResult;
+}
+
+export interface RunnerLog {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+}
+
+export interface JobRunnerOptions {
+  db: Db;
+  log: RunnerLog;
+  /** How long a claim holds without renewal; a process that died loses its jobs after this. */
+  leaseMs?: number;
+  /** How often an idle slot looks for jobs queued by other processes (`nudge` wakes it at once). */
+  pollMs?: number;
+  /** The clock (tests of retry schedules move it). */
+  now?: () => number;
+}
+
+/** The run went past its kind's time limit. */
+export class JobTimedOut extends Error {}
+
+const CLAIMANT = `pid${process.pid}`;
+
+/**
+ * Runs the registered kinds' jobs from the durable queue (src/store/jobs.ts): per kind, `concurrency`
+ * slots each take a job (round-robin between entities), run it under a renewed lease, and end it.
+ * Several processes share the queue; a job is run by one of them at a time.
+ */
+export class JobRunner {
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  readonly now: () => number;
+  private readonly kinds = new Map<string, JobKind<unknown>>();
+  private closed = false;
+  private started = false;
+  private wake = new Map<string, Array<() => void>>();
+  private loops: Promise<void>[] = [];
+  /** Jobs ended by this runner, per kind (tests and the bench). */
+  readonly ended = new Map<string, number>();
+
+  constructor(private readonly options: JobRunnerOptions) {
+    this.leaseMs = options.leaseMs ?? 60_000;
+    this.pollMs = options.pollMs ?? 1000;
+    this.now = options.now ?? Date.now;
+  }
+
+  register(kind: JobKind<unknown>): this {
+    if (this.kinds.has(kind.name)) throw new Error(`job kind ${kind.name} registered twice`);
+    this.kinds.set(kind.name, kind);
+    this.wake.set(kind.name, []);
+    if (this.started) this.startKind(kind);
+    return this;
+  }
+
+  start(): this {
+    if (this.started) return this;
+    this.started = true;
+    for (const kind of this.kinds.values()) this.startKind(kind);
+    return this;
+  }
+
+  /** Jobs may be due (this process queued them): idle slots of the kind (or of every kind) look now. */
+  nudge(kind?: string): void {
+    for (const [name, waiting] of this.wake) if (kind === undefined || name === kind) for (const resolve of waiting.splice(0)) resolve();
+  }
+
+  /** Stops taking jobs and waits (at most `graceMs`) for those under way; the others' leases run out. */
+  async close(graceMs = 5000): Promise<void> {
+    this.closed = true;
+    this.nudge();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(this.loops), new Promise((resolve) => { timer = setTimeout(resolve, graceMs); })]);
+    clearTimeout(timer);
+  }
+
+  private startKind(kind: JobKind<unknown>): void {
+    for (let slot = 0; slot < kind.concurrency; slot++) this.loops.push(this.loop(kind));
+  }
+
+  private async loop(kind: JobKind<unknown>): Promise<void> {
+    while (!this.closed) {
+      let taken: TakenJob | undefined;
+      const heldUntil = this.now() + this.leaseMs;
+      try {
+        taken = await takeJob(this.options.db, {
+          kind: kind.name, now: this.iso(this.now()), until: this.iso(heldUntil), claim: `${CLAIMANT}:${randomUUID()}`, groupCap: kind.groupCap,
+        });
+      } catch (error) {
+        this.options.log.warn({ err: error, kind: kind.name }, 'job queue unavailable; trying again');
+      }
+      if (taken) await this.run(kind, taken, heldUntil);
+      else await this.idle(kind.name);
+    }
+  }
+
+  private idle(kind: string): Promise<void> {
+    const waiting = this.wake.get(kind)!;
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.pollMs);
+      function done() {
+        clearTimeout(timer);
+        const index = waiting.indexOf(done);
+        if (index >= 0) waiting.splice(index, 1);
+        resolve();
+      }
+      waiting.push(done);
+    });
+  }
+
+  /**
+   * One run under a renewed lease, ended with its outcome, or left for its lease to pass (the
+   * database or a store failed us, not the job: it is taken again, and `maxClaims` bounds how often).
+   * A run whose lease is lost is given up at its next step: its outcome is not recorded.
+   */
+  private async run(kind: JobKind<unknown>, taken: TakenJob, heldUntil: number): Promise<void> {
+    const { db, log } = this.options;
+    const job: Job<unknown> = {
+      id: taken.id, key: taken.key, entityId: taken.entityId, group: taken.group,
+      payload: taken.payload === null ? null : JSON.parse(taken.payload), attempts: taken.attempts, claims: taken.claims,
+    };
+    const about = { kind: kind.name, key: taken.key };
+    if (taken.claims > (kind.maxClaims ?? 5)) {
+      await this.end(kind, taken, kind.giveUp(job, 'abandoned'));
+      return;
+    }
+    const lease = new JobLease({
+      renew: (until) => renewJob(db, taken, this.iso(until)),
+      leaseMs: this.leaseMs, now: this.now,
+      onLost: (reason, error) => log.warn({ err: error, ...about }, `job lost (${reason}); its result is dropped`),
+      onRenewalFailed: (error) => log.warn({ err: error, ...about }, 'job lease not renewed; trying again'),
+    }, heldUntil);
+    const timeout = new AbortController();
+    const timer = kind.timeoutMs === undefined ? undefined : setTimeout(() => timeout.abort(new JobTimedOut('took too long')), kind.timeoutMs);
+    const signal = AbortSignal.any([lease.signal, timeout.signal]);
+    const context: JobContext = { signal, check: () => signal.throwIfAborted() };
+    // The time limit ends the job at once; the slot stays taken until the work itself has stopped.
+    const timedOut = new Promise<'timed out'>((resolve) => timeout.signal.addEventListener('abort', () => resolve('timed out'), { once: true }));
+    const work = kind.run(job, context);
+    try {
+      const first = await Promise.race([work, timedOut]);
+      if (first === 'timed out') {
+        if (!lease.signal.aborted) await this.end(kind, taken, kind.giveUp(job, 'took too long'));
+        await work.catch(() => undefined);
+        return;
+      }
+      lease.check();
+      await this.end(kind, taken, first);
+    } catch (error) {
+      if (error instanceof JobLost || lease.signal.aborted) return;
+      if (timeout.signal.aborted) {
+        await this.end(kind, taken, kind.giveUp(job, 'took too long'));
+        return;
+      }
+      log.warn({ err: error, ...about }, 'job interrupted; it is taken again when its lease ends');
+    } finally {
+      clearTimeout(timer);
+      lease.stop();
+    }
+  }
+
+  private async end(kind: JobKind<unknown>, taken: TakenJob, result: JobResult): Promise<void> {
+    const end = result.end === 'done' ? { done: true as const } : { retryAt: this.iso(result.at), attempts: taken.attempts + 1 };
+    try {
+      const saved = await endJob(this.options.db, taken, end, result.record);
+      if (!saved) {
+        this.options.log.warn({ kind: kind.name, key: taken.key }, 'job lost (its claim changed before the outcome was saved); its result is dropped');
+        return;
+      }
+      this.ended.set(kind.name, (this.ended.get(kind.name) ?? 0) + 1);
+    } catch (error) {
+      this.options.log.warn({ err: error, kind: kind.name, key: taken.key }, 'job outcome not saved; it is taken again when its lease ends');
+    }
+  }
+
+  private iso(ms: number): string {
+    return new Date(ms).toISOString();
+  }
+}

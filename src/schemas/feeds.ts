@@ -1,0 +1,98 @@
+import Type, { type Static } from 'typebox';
+import { HttpUrl, Id, Nullable, Ref, StringEnum, Timestamp } from './common.js';
+
+/** Feeds (docs/api.md, Feeds): a file at a URL, read on a schedule and applied like the console's Import. */
+
+export const FEED_KINDS = ['artworks', 'events'] as const;
+export const FEED_ENCODINGS = ['utf-8', 'windows-1252'] as const;
+export const FEED_MODES = ['merge', 'mirror'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'unchanged', 'applied', 'needs_attention', 'failed'] as const;
+
+const Mapping = Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Nullable(Type.String({ maxLength: 64 })), {
+  maxProperties: 200,
+  description: 'File column → field (`null` leaves the column out). Columns it does not name fill the field they are named after, or are ignored and listed in a run\'s `new_columns`.',
+  examples: [{ 'Inventory No.': 'external_id', Künstler: 'artist_name', Notes: null }],
+});
+const Interval = Type.Integer({ minimum: 15, maximum: 1440, description: 'Minutes between runs, 15 to 1440.' });
+
+const writable = {
+  url: { ...HttpUrl, description: 'The file: CSV, JSON or Excel .xlsx, at most 20 MB, read within 60 s.' },
+  kind: StringEnum(FEED_KINDS),
+  mapping: Mapping,
+  encoding: StringEnum(FEED_ENCODINGS, { description: 'How a CSV file\'s text is encoded.' }),
+  sheet: Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'Excel: the sheet to read (default: the first).' })),
+  mode: StringEnum(FEED_MODES, { description: '`merge` creates and updates; `mirror` also deletes the records of that kind the file no longer holds (never more than half without `allow_mass_delete`).' }),
+  interval_minutes: Interval,
+  paused: Type.Boolean(),
+};
+
+export const FeedPost = Type.Object({
+  url: writable.url,
+  kind: writable.kind,
+  mapping: Type.Optional(writable.mapping),
+  encoding: Type.Optional(writable.encoding),
+  sheet: Type.Optional(writable.sheet),
+  mode: Type.Optional(writable.mode),
+  interval_minutes: Type.Optional(writable.interval_minutes),
+  paused: Type.Optional(writable.paused),
+}, { additionalProperties: false, examples: [{ url: 'https://docs.example.org/inventory.csv', kind: 'artworks', mapping: { 'Inventory No.': 'external_id' }, mode: 'merge', interval_minutes: 60 }] });
+export type FeedPostBody = Static<typeof FeedPost>;
+
+export const FeedPut = Type.Object(Object.fromEntries(Object.entries(writable).map(([k, v]) => [k, Type.Optional(v)])) as {
+  [K in keyof typeof writable]: ReturnType<typeof Type.Optional<(typeof writable)[K]>>
+}, { additionalProperties: false, examples: [{ mode: 'mirror', interval_minutes: 30 }] });
+export type FeedPutBody = Static<typeof FeedPut>;
+
+export const RunPost = Type.Object({
+  allow_mass_delete: Type.Optional(Type.Boolean({ description: 'Mirror: delete even more than half of the records (after a run ended `needs_attention`).' })),
+}, { additionalProperties: false, examples: [{ allow_mass_delete: true }] });
+
+const Problem = Type.Object({
+  line: Nullable(Type.Integer({ description: 'The file\'s line (CSV), row (Excel) or item (JSON).' })),
+  column: Nullable(Type.String()),
+  message: Type.String(),
+});
+
+export const FeedRun = Type.Object({
+  id: Id,
+  status: StringEnum(RUN_STATUSES),
+  started_at: Nullable(Timestamp),
+  finished_at: Nullable(Timestamp),
+  http_status: Nullable(Type.Integer()),
+  counts: Nullable(Type.Object({
+    rows: Type.Integer(), created: Type.Integer(), updated: Type.Integer(), unchanged: Type.Integer(),
+    deleted: Type.Integer(), refused: Type.Integer(), duplicates: Type.Integer(),
+  })),
+  problems: Type.Array(Problem, { maxItems: 100, description: 'Refused and duplicate rows, at most 100.' }),
+  error: Nullable(Type.String({ description: 'Why the run failed or needs attention, in one line.' })),
+  new_columns: Type.Array(Type.String(), { description: 'Columns of the file the mapping does not name and no field is named after: ignored.' }),
+}, { $id: 'FeedRun', description: 'One run of a feed.' });
+export type FeedRunType = Static<typeof FeedRun>;
+
+export const Feed = Type.Object({
+  id: Id,
+  ...writable,
+  paused_reason: Nullable(Type.String()),
+  created_at: Timestamp,
+  next_run_at: Nullable(Timestamp),
+  last_run: Type.Unsafe<FeedRunType | null>({ oneOf: [Ref(FeedRun), { type: 'null' }] }),
+}, { $id: 'Feed', description: 'A feed: a file at a URL kept applied to the catalog.' });
+export type FeedType = Static<typeof Feed>;
+
+export const FeedList = Type.Object({ feeds: Type.Array(Ref(Feed)) }, { $id: 'FeedList', description: 'The entity\'s feeds, at most 10.' });
+
+export const FeedRunList = Type.Object({
+  runs: Type.Array(Ref(FeedRun)),
+  has_more: Type.Boolean(),
+  next_after: Nullable(Type.Integer({ minimum: 1, description: 'The last run\'s id: pass it as `after` for older runs.' })),
+}, { $id: 'FeedRunList', description: 'A feed\'s runs, newest first.' });
+
+export const RunsQuery = Type.Object({
+  after: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A run id: only older runs. Pass the previous answer\'s `next_after`.' })),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Runs per page, 1 to 100 (default 20).' }),
+});
+
+export const RunParams = Type.Object({
+  id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'A positive integer.' }),
+  run_id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'A positive integer.' }),
+});

@@ -1,0 +1,371 @@
+import { sql } from 'kysely';
+import { ApiError, notFound } from '../domain/errors.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { read, transaction } from '../db/run.js';
+import { statement, statementPerPageSize, type Params } from '../db/statement.js';
+import type { Db, FeedRunStatus, FeedRunsTable, FeedsTable } from '../db/types.js';
+import { all, first, type Work } from '../db/work.js';
+import type { Selectable } from 'kysely';
+import { applyStats, statsUpdate, upsertStatsSlot, type StatsUpdate } from './stats.js';
+import { isPostgres, rawQuery } from './sql.js';
+import { cancel, enqueue } from '../jobs/index.js';
+
+/**
+ * Feeds and their runs (docs/api.md, Feeds). A feed's run goes queued → running → its outcome; the job
+ * that runs it (src/feeds) takes the feed's oldest unfinished run, or starts one when the feed is due.
+ */
+
+export type FeedRow = Selectable<FeedsTable>;
+export type FeedRunRow = Selectable<FeedRunsTable>;
+
+/** At most this many feeds per entity. */
+export const FEEDS_PER_ENTITY = 10;
+/** "Run now" at most once in this many milliseconds per feed. */
+export const RUN_NOW_EVERY_MS = 60_000;
+/** This many failed runs in a row pause the feed. */
+export const FAILURES_TO_PAUSE = 5;
+/** Runs are kept this long. */
+export const RUNS_KEPT_MS = 90 * 24 * 3600_000;
+export const RUNS_PAGE_MAX = 100;
+
+/** The job kind of feed runs (src/feeds/job.ts): one job per feed, keyed `feed:<id>`. */
+export const FEED_RUN_JOB = 'feed-run';
+const jobKey = (feedId: number): string => `feed:${feedId}`;
+export const feedIdOfJob = (key: string): number => Number(key.slice('feed:'.length));
+
+export interface FeedSpec {
+  url: string;
+  kind: FeedRow['kind'];
+  mapping: Record<string, string | null>;
+  encoding: FeedRow['encoding'];
+  sheet: string | null;
+  mode: FeedRow['mode'];
+  interval_minutes: number;
+  paused: boolean;
+}
+
+const plusMinutes = (at: string, minutes: number): string => new Date(Date.parse(at) + minutes * 60_000).toISOString();
+
+const feedsOfEntity = statement((db, p: Params<{ entityId: number }>) =>
+  db.selectFrom('feeds').selectAll().where('entity_id', '=', p.entityId).orderBy('id').limit(FEEDS_PER_ENTITY + 1));
+const feedById = statement((db, p: Params<{ entityId: number; id: number }>) =>
+  db.selectFrom('feeds').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id));
+const feedByIdOnly = statement((db, p: Params<{ id: number }>) => db.selectFrom('feeds').selectAll().where('id', '=', p.id));
+const countFeeds = statement((db, p: Params<{ entityId: number }>) =>
+  db.selectFrom('feeds').select((eb) => eb.fn.countAll<number>().as('n')).where('entity_id', '=', p.entityId));
+const feedByUrl = statement((db, p: Params<{ entityId: number; kind: string; url: string }>) =>
+  db.selectFrom('feeds').select('id').where('entity_id', '=', p.entityId).where('kind', '=', p.kind as never).where('url', '=', p.url));
+
+const insertFeed = statement((db, p: Params<Omit<FeedRow, 'id' | 'failures'>>) => db.insertInto('feeds').values({
+  entity_id: p.entity_id, url: p.url, kind: p.kind, mapping: p.mapping, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
+  interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason, next_run_at: p.next_run_at,
+  etag: p.etag, last_modified: p.last_modified, body_hash: p.body_hash, run_now_at: p.run_now_at, created_at: p.created_at,
+}).returningAll());
+
+const updateFeedRow = statement((db, p: Params<Pick<FeedRow, 'id' | 'url' | 'kind' | 'mapping' | 'encoding' | 'sheet' | 'mode'
+  | 'interval_minutes' | 'paused' | 'paused_reason' | 'next_run_at' | 'etag' | 'last_modified' | 'body_hash' | 'failures'>>) =>
+  db.updateTable('feeds').set({
+    url: p.url, kind: p.kind, mapping: p.mapping, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
+    interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason, next_run_at: p.next_run_at,
+    etag: p.etag, last_modified: p.last_modified, body_hash: p.body_hash, failures: p.failures,
+  }).where('id', '=', p.id).returningAll());
+
+const removeFeed = statement((db, p: Params<{ id: number }>) => db.deleteFrom('feeds').where('id', '=', p.id));
+const removeRunsOfFeed = statement((db, p: Params<{ feedId: number }>) => db.deleteFrom('feed_runs').where('feed_id', '=', p.feedId));
+
+const insertRun = statement((db, p: Params<{ feedId: number; allowMassDelete: number; at: string }>) => db.insertInto('feed_runs').values({
+  feed_id: p.feedId, status: 'queued', allow_mass_delete: p.allowMassDelete, queued_at: p.at,
+}).returningAll());
+const latestRun = statement((db, p: Params<{ feedId: number }>) =>
+  db.selectFrom('feed_runs').selectAll().where('feed_id', '=', p.feedId).orderBy('id', 'desc').limit(1));
+const unfinishedRun = statement((db, p: Params<{ feedId: number }>) => db.selectFrom('feed_runs').selectAll()
+  .where('feed_id', '=', p.feedId).where('status', 'in', ['queued', 'running']).orderBy('id').limit(1));
+const runById = statement((db, p: Params<{ feedId: number; id: number }>) =>
+  db.selectFrom('feed_runs').selectAll().where('feed_id', '=', p.feedId).where('id', '=', p.id));
+const runsPage = statementPerPageSize(RUNS_PAGE_MAX + 1, (db, p: Params<{ feedId: number; after: number }>, limit) =>
+  db.selectFrom('feed_runs').selectAll().where('feed_id', '=', p.feedId).where('id', '<', p.after).orderBy('id', 'desc').limit(sql.lit(limit) as never));
+const setRunNow = statement((db, p: Params<{ id: number; at: string }>) => db.updateTable('feeds').set({ run_now_at: p.at }).where('id', '=', p.id));
+const startRunRow = statement((db, p: Params<{ id: number; at: string }>) =>
+  db.updateTable('feed_runs').set({ status: 'running', started_at: p.at }).where('id', '=', p.id).returningAll());
+const finishRunRow = statement((db, p: Params<Pick<FeedRunRow, 'id' | 'status' | 'finished_at' | 'http_status' | 'counts' | 'problems' | 'error' | 'new_columns'>>) =>
+  db.updateTable('feed_runs').set({
+    status: p.status, finished_at: p.finished_at, http_status: p.http_status, counts: p.counts, problems: p.problems,
+    error: p.error, new_columns: p.new_columns,
+  }).where('id', '=', p.id).where('status', '=', 'running').returningAll());
+const dueFeedIds = statement((db, p: Params<{ at: string }>) => db.selectFrom('feeds').select(['id', 'entity_id', 'next_run_at'])
+  .where('paused', '=', 0).where('next_run_at', '<=', p.at).orderBy('next_run_at').limit(100));
+const queuedFeedIds = statement((db) => db.selectFrom('feed_runs').innerJoin('feeds', 'feeds.id', 'feed_runs.feed_id')
+  .select(['feeds.id', 'feeds.entity_id']).distinct().where('feed_runs.status', 'in', ['queued', 'running']).limit(100));
+// A feed's runs that ended before the cut-off: the one or two that aged since its last run.
+const purgeRuns = statement((db, p: Params<{ feedId: number; before: string }>) =>
+  db.deleteFrom('feed_runs').where('feed_id', '=', p.feedId).where('finished_at', '<', p.before));
+
+// A queued job not taken by a process is moved to the feed's new time; a job being run is left alone
+// (its end queues the next one from the feed's state).
+const moveWaitingJob = statement((db, p: Params<{ kind: string; key: string; dueAt: string }>) => db.updateTable('jobs')
+  .set({ due_at: p.dueAt }).where('kind', '=', p.kind).where('key', '=', p.key).where('claim', 'is', null));
+
+// PostgreSQL: the kind's last sync time in this connection's counts slot (src/store/stats.ts).
+const syncedSlot = statement((db, p: Params<StatsUpdate>) => rawQuery(db, upsertStatsSlot(p)));
+
+/** A feed with its latest run, as the store hands it to the API and the console. */
+export interface FeedWithRun {
+  feed: FeedRow;
+  lastRun: FeedRunRow | null;
+}
+
+function* withLastRun(feed: FeedRow): Work<FeedWithRun> {
+  return { feed, lastRun: (yield* first(latestRun, { feedId: feed.id })) ?? null };
+}
+
+function* ownFeed(entityId: number, id: number): Work<FeedRow> {
+  const feed = yield* first(feedById, { entityId, id });
+  if (!feed) throw notFound('Feed');
+  return feed;
+}
+
+function* sameUrlCheck(entityId: number, kind: string, url: string, id: number | null): Work<void> {
+  const other = yield* first(feedByUrl, { entityId, kind, url });
+  if (other && other.id !== id) {
+    throw new ApiError('duplicate', `This entity already has a feed of ${kind} from this URL.`, { existing_id: other.id });
+  }
+}
+
+const asRow = (spec: FeedSpec) => ({
+  url: spec.url, kind: spec.kind, mapping: JSON.stringify(spec.mapping), encoding: spec.encoding, sheet: spec.sheet,
+  mode: spec.mode, interval_minutes: spec.interval_minutes, paused: spec.paused ? 1 : 0,
+});
+
+
+/**
+ * The feed's job, due when the feed next wants a run: at once for a queued run, else at its schedule;
+ * none for a paused feed with nothing queued. In the caller's transaction.
+ */
+function* scheduleFeed(feed: FeedRow, queued: boolean, at: string): Work<void> {
+  const dueAt = queued ? at : feed.paused === 1 ? null : feed.next_run_at;
+  if (dueAt === null) return;
+  yield* enqueue({ name: FEED_RUN_JOB }, { key: jobKey(feed.id), entityId: feed.entity_id, dueAt, at });
+  yield* first(moveWaitingJob, { kind: FEED_RUN_JOB, key: jobKey(feed.id), dueAt });
+}
+
+/** After a run's job: the feed's next job, from its state now (nothing once it is deleted). */
+export function* nextFeedJob(feedId: number, at: string): Work<void> {
+  const feed = yield* first(feedByIdOnly, { id: feedId });
+  if (!feed) return;
+  yield* scheduleFeed(feed, (yield* first(unfinishedRun, { feedId })) !== undefined, at);
+}
+
+/** A run the job queue gave up (it took too long, or its processes kept dying): it ends `failed` with the reason. */
+export function giveUpFeedRun(db: Db, feedId: number, reason: string, at: string): Work<void> {
+  return (function* () {
+    const run = yield* first(unfinishedRun, { feedId });
+    if (run?.status === 'running') {
+      yield* finishRun(db, feedId, run.id, { status: 'failed', httpStatus: null, counts: null, problems: [], error: reason, newColumns: [] }, at);
+    }
+    yield* nextFeedJob(feedId, at);
+  })();
+}
+
+/** A new feed and its first run, queued at once (docs/api.md, Feeds). */
+export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: string): Promise<FeedWithRun> {
+  try {
+    return await transaction(db, function* () {
+      const count = yield* first(countFeeds, { entityId });
+      if (Number(count?.n ?? 0) >= FEEDS_PER_ENTITY) {
+        throw new ApiError('bad_request', `An account has at most ${FEEDS_PER_ENTITY} feeds: delete one before adding another.`);
+      }
+      yield* sameUrlCheck(entityId, spec.kind, spec.url, null);
+      const feed = (yield* first(insertFeed, {
+        entity_id: entityId, ...asRow(spec), paused_reason: null, next_run_at: plusMinutes(at, spec.interval_minutes),
+        etag: null, last_modified: null, body_hash: null, run_now_at: null, created_at: at,
+      }))!;
+      const run = spec.paused ? null : (yield* first(insertRun, { feedId: feed.id, allowMassDelete: 0, at }))!;
+      yield* scheduleFeed(feed, run !== null, at);
+      return { feed, lastRun: run };
+    });
+  } catch (error) {
+    // Two requests adding the same URL at once: the unique constraint settles it.
+    if (isUniqueViolation(error)) throw new ApiError('duplicate', `This entity already has a feed of ${spec.kind} from this URL.`);
+    throw error;
+  }
+}
+
+export const listFeeds = (db: Db, entityId: number): Promise<FeedWithRun[]> => read(db, function* () {
+  const feeds = yield* all(feedsOfEntity, { entityId });
+  const result: FeedWithRun[] = [];
+  for (const feed of feeds) result.push(yield* withLastRun(feed));
+  return result;
+});
+
+export const getFeed = (db: Db, entityId: number, id: number): Promise<FeedWithRun> =>
+  read(db, function* () { return yield* withLastRun(yield* ownFeed(entityId, id)); });
+
+/**
+ * Changes a feed. A new URL, kind, mapping, encoding, sheet or mode forgets the last file read (the next
+ * run applies the file whatever it holds); resuming clears the failures and the reason.
+ */
+export async function updateFeed(db: Db, entityId: number, id: number, patch: Partial<FeedSpec>, at: string): Promise<FeedWithRun> {
+  try {
+    return await transaction(db, function* () {
+      const feed = yield* ownFeed(entityId, id);
+      const current: FeedSpec = {
+        url: feed.url, kind: feed.kind, mapping: JSON.parse(feed.mapping) as FeedSpec['mapping'], encoding: feed.encoding,
+        sheet: feed.sheet, mode: feed.mode, interval_minutes: feed.interval_minutes, paused: feed.paused === 1,
+      };
+      const next: FeedSpec = { ...current, ...patch };
+      const reread = (['url', 'kind', 'encoding', 'sheet', 'mode'] as const).some((k) => next[k] !== current[k])
+        || JSON.stringify(next.mapping) !== JSON.stringify(current.mapping);
+      if (next.url !== current.url || next.kind !== current.kind) yield* sameUrlCheck(entityId, next.kind, next.url, id);
+      const resumed = current.paused && !next.paused;
+      const updated = (yield* first(updateFeedRow, {
+        id, ...asRow(next),
+        paused_reason: next.paused ? feed.paused_reason : null,
+        next_run_at: resumed || next.interval_minutes !== current.interval_minutes ? plusMinutes(at, resumed ? 0 : next.interval_minutes) : feed.next_run_at,
+        etag: reread ? null : feed.etag, last_modified: reread ? null : feed.last_modified, body_hash: reread ? null : feed.body_hash,
+        failures: resumed ? 0 : feed.failures,
+      }))!;
+      yield* scheduleFeed(updated, (yield* first(unfinishedRun, { feedId: id })) !== undefined, at);
+      return yield* withLastRun(updated);
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ApiError('duplicate', 'This entity already has a feed of this kind from this URL.');
+    throw error;
+  }
+}
+
+/** Deletes a feed and its runs; the records it wrote stay. */
+export function deleteFeed(db: Db, entityId: number, id: number): Promise<void> {
+  return transaction(db, function* () {
+    yield* ownFeed(entityId, id);
+    yield* first(removeRunsOfFeed, { feedId: id });
+    yield* first(removeFeed, { id });
+    yield* cancel({ name: FEED_RUN_JOB }, jobKey(id));
+  });
+}
+
+/**
+ * "Run now": a queued run, at most one a minute per feed (429 with the seconds to wait). A run already
+ * queued is that run (with `allowMassDelete` added when asked).
+ */
+export function queueRun(db: Db, entityId: number, id: number, allowMassDelete: boolean, at: string): Promise<FeedRunRow> {
+  return transaction(db, function* () {
+    const feed = yield* ownFeed(entityId, id);
+    const since = feed.run_now_at === null ? Infinity : Date.parse(at) - Date.parse(feed.run_now_at);
+    if (since < RUN_NOW_EVERY_MS) {
+      const wait = Math.max(1, Math.ceil((RUN_NOW_EVERY_MS - since) / 1000));
+      throw new ApiError('rate_limited', `This feed was run less than a minute ago: try again in ${wait} s.`, { retry_after: wait });
+    }
+    yield* first(setRunNow, { id, at });
+    const run = (yield* first(insertRun, { feedId: id, allowMassDelete: allowMassDelete ? 1 : 0, at }))!;
+    yield* scheduleFeed(feed, true, at);
+    return run;
+  });
+}
+
+export interface RunsPage {
+  runs: FeedRunRow[];
+  hasMore: boolean;
+  nextAfter: number | null;
+}
+
+/** A feed's runs, newest first, by cursor: runs with an id below `after`. */
+export const listRuns = (db: Db, entityId: number, id: number, after: number | undefined, limit: number): Promise<RunsPage> =>
+  read(db, function* () {
+    yield* ownFeed(entityId, id);
+    const rows = yield* all(runsPage(limit + 1), { feedId: id, after: after ?? 2_147_483_647 });
+    const runs = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    return { runs, hasMore, nextAfter: hasMore ? runs[runs.length - 1]!.id : null };
+  });
+
+export const getRun = (db: Db, entityId: number, id: number, runId: number): Promise<FeedRunRow> => read(db, function* () {
+  yield* ownFeed(entityId, id);
+  const run = yield* first(runById, { feedId: id, id: runId });
+  if (!run) throw notFound('Run');
+  return run;
+});
+
+/** The feeds that have a run to do now: due by their schedule, or with a queued (or orphaned running) run. */
+export const feedsToRun = (db: Db, at: string): Promise<{ id: number; entityId: number }[]> => read(db, function* () {
+  const seen = new Map<number, number>();
+  for (const row of yield* all(queuedFeedIds, {})) seen.set(row.id, row.entity_id);
+  for (const row of yield* all(dueFeedIds, { at })) seen.set(row.id, row.entity_id);
+  return [...seen].map(([id, entityId]) => ({ id, entityId }));
+});
+
+/** When a feed wants its next run: its queued run's time, else its schedule (null: paused, nothing queued). */
+export const nextRunOf = ({ feed, lastRun }: FeedWithRun): string | null => {
+  if (lastRun && (lastRun.status === 'queued' || lastRun.status === 'running')) return lastRun.queued_at;
+  return feed.paused === 1 ? null : feed.next_run_at;
+};
+
+/**
+ * Starts the run of a feed the caller holds the lease of: its oldest unfinished run (a `running` one
+ * is a run whose process died: it is taken over), else a new one when the feed is due. Undefined when
+ * there is nothing to run (deleted, paused, not due).
+ */
+export function startFeedRun(db: Db, feedId: number, at: string): Promise<{ feed: FeedRow; run: FeedRunRow } | undefined> {
+  return transaction(db, function* () {
+    const feed = yield* first(feedByIdOnly, { id: feedId });
+    if (!feed) return undefined;
+    let run = yield* first(unfinishedRun, { feedId });
+    if (!run) {
+      if (feed.paused === 1 || feed.next_run_at === null || feed.next_run_at > at) return undefined;
+      run = (yield* first(insertRun, { feedId, allowMassDelete: 0, at }))!;
+    }
+    run = (yield* first(startRunRow, { id: run.id, at }))!;
+    return { feed, run };
+  });
+}
+
+export interface RunOutcome {
+  status: Exclude<FeedRunStatus, 'queued' | 'running'>;
+  httpStatus: number | null;
+  counts: Record<string, number> | null;
+  problems: { line: number | null; column: string | null; message: string }[];
+  error: string | null;
+  newColumns: string[];
+  /** What the file was when it was read whole (applied, needs_attention, or unchanged by its hash): kept for the next conditional fetch. */
+  file?: { etag: string | null; lastModified: string | null; hash: string };
+}
+
+/**
+ * Records a run's end and moves its feed on: the next run an interval later, the failures in a row (5
+ * pause the feed with the run's error), and for `applied` and `unchanged` the kind's last sync time.
+ */
+export function finishFeedRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, at: string): Promise<FeedRunRow | undefined> {
+  return transaction(db, () => finishRun(db, feedId, runId, outcome, at));
+}
+
+function* finishRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, at: string): Work<FeedRunRow | undefined> {
+  {
+    const run = yield* first(finishRunRow, {
+      id: runId, status: outcome.status, finished_at: at, http_status: outcome.httpStatus,
+      counts: outcome.counts ? JSON.stringify(outcome.counts) : null, problems: JSON.stringify(outcome.problems),
+      error: outcome.error, new_columns: JSON.stringify(outcome.newColumns),
+    });
+    const feed = yield* first(feedByIdOnly, { id: feedId });
+    if (!run || !feed) return run;
+    const failures = outcome.status === 'failed' ? feed.failures + 1 : 0;
+    const pause = failures >= FAILURES_TO_PAUSE && feed.paused === 0;
+    yield* first(updateFeedRow, {
+      id: feedId, url: feed.url, kind: feed.kind, mapping: feed.mapping, encoding: feed.encoding, sheet: feed.sheet, mode: feed.mode,
+      interval_minutes: feed.interval_minutes, paused: pause ? 1 : feed.paused,
+      paused_reason: pause ? `${FAILURES_TO_PAUSE} runs in a row failed; the last: ${outcome.error ?? 'unknown error'}` : feed.paused_reason,
+      next_run_at: plusMinutes(at, feed.interval_minutes),
+      etag: outcome.file ? outcome.file.etag : feed.etag,
+      last_modified: outcome.file ? outcome.file.lastModified : feed.last_modified,
+      body_hash: outcome.file ? outcome.file.hash : feed.body_hash,
+      failures,
+    });
+    // Runs are kept 90 days: each run forgets its feed's runs that aged past that since the last one.
+    yield* first(purgeRuns, { feedId, before: new Date(Date.parse(at) - RUNS_KEPT_MS).toISOString() });
+    if (outcome.status === 'applied' || outcome.status === 'unchanged') {
+      const update = statsUpdate(feed.entity_id, [{ synced: feed.kind }], at);
+      if (isPostgres(db)) yield* first(syncedSlot, update);
+      else yield* applyStats(update);
+    }
+    return run;
+  }
+}
+

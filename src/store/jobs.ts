@@ -1,0 +1,215 @@
+import { sql, type ExpressionBuilder } from 'kysely';
+import { read, single, transaction } from '../db/run.js';
+import { statement, type Params } from '../db/statement.js';
+import type { Database, Db } from '../db/types.js';
+import { all, first, type Work } from '../db/work.js';
+import { isPostgres, lockForUpdate } from './sql.js';
+
+/**
+ * The durable job queue (migration 011, src/jobs/README.md): one table for every kind of background
+ * work. The runner (src/jobs/runner.ts) takes, renews and ends jobs through these functions; a kind
+ * enqueues its jobs with `enqueueJob`, inside the write that gives rise to them.
+ */
+
+export interface NewJob {
+  kind: string;
+  key: string;
+  entityId: number;
+  /** Jobs of one group run at most the kind's group cap at once (a webhook endpoint). */
+  group?: string | null;
+  /** JSON text, the kind's own. */
+  payload?: string | null;
+  /** ISO time from which it may run. */
+  dueAt: string;
+  /**
+   * A job with this kind and key already queued: `keep` leaves it as it is (one job for the key);
+   * `reschedule` makes it due at `dueAt` with this job's fields and its attempts at 0 (a run under way
+   * is dropped when it ends, and the job runs again).
+   */
+  existing?: 'keep' | 'reschedule';
+  at: string;
+}
+
+type JobParams = Params<{ kind: string; key: string; entityId: number; grp: string | null; payload: string | null; dueAt: string; at: string }>;
+
+const insertValues = (p: JobParams) => ({
+  kind: p.kind, key: p.key, entity_id: p.entityId, grp: p.grp, payload: p.payload, attempts: 0, claims: 0, due_at: p.dueAt, claim: null, created_at: p.at,
+});
+
+const insertKeep = statement((db, p: JobParams) => db.insertInto('jobs').values(insertValues(p))
+  .onConflict((oc) => oc.columns(['kind', 'key']).doNothing()));
+
+const insertReschedule = statement((db, p: JobParams) => db.insertInto('jobs').values(insertValues(p))
+  .onConflict((oc) => oc.columns(['kind', 'key']).doUpdateSet({
+    entity_id: p.entityId, grp: p.grp, payload: p.payload, due_at: p.dueAt, attempts: 0, claims: 0, claim: null,
+  })));
+
+// An entity never served (or not since its jobs last ran out) goes before every entity served.
+const ensureTurn = statement((db, p: Params<{ kind: string; entityId: number }>) => db.insertInto('job_turns')
+  .values({ kind: p.kind, entity_id: p.entityId, turn: '' })
+  .onConflict((oc) => oc.columns(['kind', 'entity_id']).doNothing()));
+
+/** Queues a job in the caller's transaction: it exists exactly when the write that queued it commits. */
+export function* enqueueJob(job: NewJob): Work<void> {
+  const params = {
+    kind: job.kind, key: job.key, entityId: job.entityId, grp: job.group ?? null, payload: job.payload ?? null, dueAt: job.dueAt, at: job.at,
+  };
+  yield* all(job.existing === 'reschedule' ? insertReschedule : insertKeep, params);
+  yield* all(ensureTurn, { kind: job.kind, entityId: job.entityId });
+}
+
+const deleteByKey = statement((db, p: Params<{ kind: string; key: string }>) => db.deleteFrom('jobs')
+  .where('kind', '=', p.kind).where('key', '=', p.key));
+
+/** Drops a queued job (its subject is gone); a run under way is dropped when it ends. */
+export function* cancelJob(kind: string, key: string): Work<void> {
+  yield* all(deleteByKey, { kind, key });
+}
+
+// ---- taking jobs ----------------------------------------------------------------------------------
+
+type TakeParams = Params<{ kind: string; now: string; cap: number }>;
+
+/**
+ * A job may start now: it is due (never taken, due again, or its taker's lease has passed), and its
+ * group, if any, has fewer than `cap` jobs in flight (taken, lease not passed).
+ */
+const startable = (db: Db, eb: ExpressionBuilder<Database, 'jobs'>, p: TakeParams) => eb.and([
+  eb('jobs.due_at', '<=', p.now),
+  eb.or([
+    eb('jobs.grp', 'is', null),
+    eb(db.selectFrom('jobs as g').select((g) => g.fn.countAll<number>().as('n'))
+      .where('g.kind', '=', p.kind).where('g.grp', '=', sql.ref<string>('jobs.grp')).where('g.claim', 'is not', null).where('g.due_at', '>', p.now), '<', p.cap),
+  ]),
+]);
+
+/** How many entities one take looks at: a take that finds another process took them all looks again. */
+const CANDIDATES = 4;
+
+/**
+ * The entities with a job that may start, least recently served first. It walks the kind's entities
+ * that have jobs (job_turns), one index probe each: it grows with the entities waiting, not their jobs.
+ */
+const nextEntities = statement((db, p: TakeParams) => db.selectFrom('job_turns').select(['job_turns.entity_id', 'job_turns.turn'])
+  .where('job_turns.kind', '=', p.kind)
+  .where((eb) => eb.exists(db.selectFrom('jobs').select('jobs.id')
+    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', sql.ref<number>('job_turns.entity_id'))
+    .where((j) => startable(db, j, p))))
+  .orderBy('job_turns.turn').orderBy('job_turns.entity_id')
+  .limit(CANDIDATES));
+
+/**
+ * Takes are one at a time per entity and kind, across processes: the taker locks the entity's turn,
+ * so a group's jobs in flight are counted with every other take's claims committed (a group belongs to
+ * one entity: a webhook endpoint). The lock is granted only if the turn is still the one read: an
+ * entity served meanwhile by another taker waits its turn again, and the taker looks at the next one.
+ */
+const lockTurn = statement((db, p: Params<{ kind: string; entityId: number; turn: string }>) => lockForUpdate(db, db.selectFrom('job_turns')
+  .select('entity_id').where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('turn', '=', p.turn)));
+
+/**
+ * Takes the entity's job due first: its claim is set and `due_at` becomes the lease's end. On
+ * PostgreSQL a job another process is taking at this moment is skipped (SKIP LOCKED); SQLite has one
+ * writer at a time.
+ */
+const takeOfEntity = statement((db, p: Params<{ kind: string; now: string; cap: number; entityId: number; claim: string; until: string }>) => {
+  let next = db.selectFrom('jobs').select('jobs.id')
+    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
+    .where((eb) => startable(db, eb, p))
+    .orderBy('jobs.due_at').limit(1);
+  if (isPostgres(db)) next = next.forUpdate().skipLocked();
+  return db.updateTable('jobs')
+    .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
+    .where('id', 'in', next)
+    .returning(['id', 'key', 'entity_id', 'grp', 'payload', 'attempts', 'claims', 'claim']);
+});
+
+const served = statement((db, p: Params<{ kind: string; entityId: number; now: string }>) => db.updateTable('job_turns')
+  .set({ turn: p.now }).where('kind', '=', p.kind).where('entity_id', '=', p.entityId));
+
+export interface TakenJob {
+  id: number;
+  kind: string;
+  key: string;
+  entityId: number;
+  group: string | null;
+  payload: string | null;
+  /** Failures before this run. */
+  attempts: number;
+  /** Times taken, this one included. */
+  claims: number;
+  claim: string;
+}
+
+/**
+ * Takes the next job of a kind, round-robin between entities: the entity served least recently that
+ * has a job able to start gives its job due first, and becomes the most recently served.
+ */
+export function takeJob(db: Db, options: { kind: string; now: string; until: string; claim: string; groupCap?: number | undefined }): Promise<TakenJob | undefined> {
+  const { kind, now, until, claim } = options;
+  const cap = options.groupCap ?? 2 ** 31 - 1;
+  return transaction(db, function* () {
+    for (const { entity_id: entityId, turn } of yield* all(nextEntities, { kind, now, cap })) {
+      if (!(yield* first(lockTurn, { kind, entityId, turn }))) continue;
+      const row = yield* first(takeOfEntity, { kind, now, cap, entityId, claim, until });
+      if (!row) continue;
+      yield* all(served, { kind, entityId, now });
+      return {
+        id: Number(row.id), kind, key: row.key, entityId: Number(row.entity_id), group: row.grp, payload: row.payload,
+        attempts: Number(row.attempts), claims: Number(row.claims), claim,
+      };
+    }
+    return undefined;
+  });
+}
+
+const extend = statement((db, p: Params<{ id: number; claim: string; until: string }>) => db.updateTable('jobs')
+  .set({ due_at: p.until }).where('id', '=', p.id).where('claim', '=', p.claim).returning('id'));
+
+/** Keeps a claim while its work goes on; false when it was lost (taken over, rescheduled or cancelled). */
+export async function renewJob(db: Db, job: TakenJob, until: string): Promise<boolean> {
+  return Boolean(await single(db, () => first(extend, { id: job.id, claim: job.claim, until })));
+}
+
+// ---- ending jobs ------------------------------------------------------------------------------------
+
+const deleteClaimed = statement((db, p: Params<{ id: number; claim: string }>) => db.deleteFrom('jobs')
+  .where('id', '=', p.id).where('claim', '=', p.claim).returning('id'));
+
+const again = statement((db, p: Params<{ id: number; claim: string; dueAt: string; attempts: number }>) => db.updateTable('jobs')
+  .set({ due_at: p.dueAt, attempts: p.attempts, claims: 0, claim: null }).where('id', '=', p.id).where('claim', '=', p.claim).returning('id'));
+
+// Forgotten once its jobs ran out: its next job goes first again (it waited for nobody meanwhile).
+const dropTurn = statement((db, p: Params<{ kind: string; entityId: number }>) => db.deleteFrom('job_turns')
+  .where('kind', '=', p.kind).where('entity_id', '=', p.entityId)
+  .where((eb) => eb.not(eb.exists(db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)))));
+
+export type JobEnd = { done: true } | { retryAt: string; attempts: number };
+
+/**
+ * Ends a run under its claim, with `record` (the kind's outcome) in the same transaction: the job is
+ * deleted (done, or failed for good) or due again at `retryAt`. False when the claim was lost: nothing
+ * is recorded, another run owns the job.
+ */
+export function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => Work<void>): Promise<boolean> {
+  return transaction(db, function* () {
+    const kept = 'done' in end
+      ? yield* first(deleteClaimed, { id: job.id, claim: job.claim })
+      : yield* first(again, { id: job.id, claim: job.claim, dueAt: end.retryAt, attempts: end.attempts });
+    if (!kept) return false;
+    if (record) yield* record();
+    if ('done' in end) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
+    return true;
+  });
+}
+
+// ---- for tests and operators ------------------------------------------------------------------------
+
+const countOfKind = statement((db, p: Params<{ kind: string }>) => db.selectFrom('jobs')
+  .select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', p.kind), { cost: 'scan' });
+
+/** Jobs of a kind still to end. */
+export async function jobsLeft(db: Db, kind: string): Promise<number> {
+  return Number((await read(db, () => first(countOfKind, { kind })))?.n ?? 0);
+}
+
