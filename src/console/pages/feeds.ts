@@ -69,7 +69,7 @@ ${howTo()}`,
       return { problem: `The file could not be read: ${error.message}.` };
     }
     const upload = app.heldImports.hold({
-      userId: request.user.userId, session: sessionOf(request), name: draft.url, kind: draft.kind, bytes,
+      userId: request.user.userId, entityId: request.user.entity.id, session: sessionOf(request), name: draft.url, kind: draft.kind, bytes,
       encoding: draft.encoding ?? 'utf8', map: new Map(), mirror: { prune: draft.mirror ?? false, force: false },
       feed: { url: draft.url, feedId: draft.feedId },
     });
