@@ -39,9 +39,16 @@ export function derivativeFormat(name: string): ImageFormat | undefined {
   return ext === undefined ? undefined : IMAGE_FORMATS.find((format) => EXTENSIONS[format] === ext);
 }
 
-/** DERIVATIVE_WIDTHS capped at the original's width (a 300 px original: one width, 300; 1000 px: 480, 960, 1000). */
-export function derivativeWidths(originalWidth: number): number[] {
-  return [...new Set(DERIVATIVE_WIDTHS.map((width) => Math.min(width, originalWidth)))];
+/** The WebP and AVIF encoders' largest side (docs/api.md, Images): every derivative fits within it. */
+export const MAX_SIDE = 16_383;
+
+/**
+ * DERIVATIVE_WIDTHS capped at the original's width (a 300 px original: one width, 300; 1000 px: 480,
+ * 960, 1000), and at the width whose height still fits MAX_SIDE (a 1,000 × 20,000 scroll: 480, 819).
+ */
+export function derivativeWidths(originalWidth: number, originalHeight = originalWidth): number[] {
+  const fitting = Math.max(1, Math.min(originalWidth, Math.floor((MAX_SIDE * originalWidth) / originalHeight)));
+  return [...new Set(DERIVATIVE_WIDTHS.map((width) => Math.min(width, fitting)))];
 }
 
 /**
@@ -112,32 +119,45 @@ async function sha256(bytes: Buffer): Promise<string> {
  * Throws ImageRejected with the one line of decisions §10 ("not an image", "too large: 130 megapixels").
  * `knownHash`: the original's SHA-256 when the caller has it already (the fetcher's).
  */
-export async function deriveImage(original: Buffer, knownHash?: string): Promise<DerivedImage> {
+export async function deriveImage(original: Buffer, knownHash?: string, options: { timeoutMs?: number } = {}): Promise<DerivedImage> {
   const hash = knownHash ?? await sha256(original);
   const sharp = await configureSharp();
   const { width, height } = await inspect(sharp, original);
-  const widths = derivativeWidths(width);
+  const widths = derivativeWidths(width, height);
   const largest = widths[widths.length - 1]!;
+  // docs/api.md, Images: one image's work is limited (60 s); each libvips pipeline stops at what is left.
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const seconds = () => Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
   let pixels: { data: Buffer; info: OutputInfo };
   try {
     pixels = await sharp(original, { limitInputPixels: MAX_PIXELS, failOn: 'error' })
       .autoOrient()
-      .resize({ width: largest, withoutEnlargement: true })
+      .resize({ width: largest, height: MAX_SIDE, fit: 'inside', withoutEnlargement: true })
       .toColourspace('srgb')
       .raw({ depth: 'uchar' })
+      .timeout({ seconds: seconds() })
       .toBuffer({ resolveWithObject: true });
-  } catch {
-    throw new ImageRejected('not an image');
+  } catch (error) {
+    throw new ImageRejected(timedOut(error) ? 'took too long' : 'not an image');
   }
   const { data, info } = pixels;
   const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
   const derivatives: Derivative[] = [];
   for (const w of widths) {
-    const resized = w === info.width ? sharp(data, raw) : sharp(data, raw).resize({ width: w });
-    for (const format of IMAGE_FORMATS) derivatives.push(await encode(resized.clone(), hash, w, format));
+    const resized = w === info.width ? sharp(data, raw) : sharp(data, raw).resize({ width: w, height: MAX_SIDE, fit: 'inside' });
+    for (const format of IMAGE_FORMATS) {
+      try {
+        derivatives.push(await encode(resized.clone().timeout({ seconds: seconds() }), hash, w, format));
+      } catch (error) {
+        // Any encoder failure is the image's, never an outage to retry at once (docs/api.md, Images).
+        throw new ImageRejected(timedOut(error) ? 'took too long' : `could not be converted to ${format.toUpperCase()}`);
+      }
+    }
   }
   return { hash, width, height, derivatives };
 }
+
+const timedOut = (error: unknown) => error instanceof Error && /timeout/i.test(error.message);
 
 async function encode(image: Sharp, hash: string, width: number, format: ImageFormat): Promise<Derivative> {
   // sharp writes no metadata unless asked (no EXIF, XMP, IPTC or ICC): untagged pixels are sRGB.
