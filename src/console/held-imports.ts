@@ -5,7 +5,7 @@ import type { Encoding } from '../import/text.js';
 import type { ApplyJob, MirrorChoice, Preview } from './importer.js';
 
 /**
- * Uploads the Import page holds between its steps (decisions §11: nothing is written before Apply).
+ * Uploads the Import page holds between its steps (docs/console.md, Import: nothing is written before Apply).
  * Held in this process's memory, bounded: one per user (a new upload replaces the last), at most
  * MAX_HELD in all (the oldest that is not being applied makes room), each for HOLD_MS after its last
  * use. Each is tied to the user and the session that uploaded it; another user's or session's id

@@ -10,7 +10,7 @@ import { csrfField, heading, notice, render } from '../layout.js';
 
 type Form = Record<string, string | undefined>;
 
-/** One answer for an unknown email, a wrong password, a locked email and a paused gallery (decisions §11). */
+/** One answer for an unknown email, a wrong password, a locked email and a paused gallery (docs/console.md, Signing in and sessions). */
 const SIGN_IN_REFUSED = 'That email and password do not match an account, or sign-in is paused for a while after too many attempts. Try again, or ask for a new invite.';
 
 /** Only a path inside the console may be the page shown after signing in (no open redirect). */
