@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 import noUnyieldedWork from './eslint/no-unyielded-work.js';
 
-/** Imports a folder of src/ may not make: the architecture of README.md "Layout", enforced. */
+/** Imports a folder of src/ may not make: the layers of docs/architecture.md, Layers, enforced. */
 const layer = (folder, forbidden, why) => ({
   files: [`src/${folder}/**/*.ts`],
   rules: {

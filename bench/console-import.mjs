@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The console's Import under load (issue #26): a 10,000-row CSV is uploaded, previewed and applied
 // from the console while a probe in its own thread asks /healthz over and over; the worst health
-// answer during Apply must stay within the 50 ms budget of decisions §9. An idle phase of the same run
+// answer during Apply must stay within the 50 ms budget (docs/architecture.md, The event-loop budget). An idle phase of the same run
 // is the baseline. On SQLite, and on PostgreSQL when it answers (a database of its own, dropped after).
 //
 //   node bench/console-import.mjs [--rows 10000] [--postgres postgres://postgres@127.0.0.1:5432/postgres]

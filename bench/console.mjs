@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Console page cost (decisions §11: each page's server time ≤ 5 ms at 10,000 artworks). In process,
+// Console page cost (docs/performance.md, Console: each page's server time ≤ 5 ms at 10,000 artworks). In process,
 // through the real app (app.inject: routing, session guard, store reads, rendering; no socket), signed
 // in as an owner. Baselines from the same run: GET /healthz and the API's GET /v1/artworks?limit=50.
 // Options: --database-url URL (default: a fresh SQLite file; give an empty PostgreSQL database for

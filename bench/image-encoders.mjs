@@ -1,4 +1,4 @@
-// Chooses the image encoders' settings by measurement (docs/performance.md "Image encoders"): bytes,
+// Chooses the image encoders' settings by measurement (docs/performance.md, Images): bytes,
 // seconds and PSNR against the resized source, per format and setting, for all three widths of
 // 12-megapixel photo-like JPEGs; and the cost of three ways to make the nine derivatives of one photo.
 // Run: npm run build && node bench/image-encoders.mjs [photos=2]

@@ -1,4 +1,4 @@
-// `npm run bench:images`: the image pipeline end to end (decisions §10, issue #25), beside the bare
+// `npm run bench:images`: the image pipeline end to end (docs/api.md, Images; issue #25), beside the bare
 // sharp baseline (bench/images-bare.mjs) measured in the same run on the same photos.
 //
 // 1. Throughput: N distinct 12-megapixel JPEGs (made by bench/photos.mjs) are posted as artworks to a

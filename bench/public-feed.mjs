@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Public feed cost (decisions §9): 1,000 events with 10 KB descriptions, the feed built cold, then
+// Public feed cost (docs/public-pages.md, Pages and feeds): 1,000 events with 10 KB descriptions, the feed built cold, then
 // served from the cache, 304 and HEAD; the worst event-loop block while it is built (a 1 ms timer's
 // largest gap) and the slowest /healthz answered meanwhile. In process, through the real app.
 // Options: --database-url URL (default: a fresh SQLite file), --events N (default 1000), --runs R (default 5).

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The "stall" scenario (decisions §9: no request holds the event loop for more than 50 ms): at the
+// The "stall" scenario (docs/architecture.md, The event-loop budget: no request holds the event loop for more than 50 ms): at the
 // bench's catalog sizes, abusive requests run phase by phase while a probe in its own thread asks
 // `/healthz` over and over and records how long each answer took. A request that blocks the server's
 // event loop shows up as a slow health answer.

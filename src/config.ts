@@ -4,7 +4,7 @@ import type { Tier } from './domain/keys.js';
 import { parseImageStore } from './images/store/location.js';
 import type { S3Settings } from './images/store/s3.js';
 
-/** Everything the service reads from the environment (decisions §1), with its default. */
+/** Everything the service reads from the environment (docs/operations.md, Configuration), with its default. */
 export interface Config {
   /** PORT: listen port, default 3000; 0 picks a free one. */
   port: number;
@@ -48,7 +48,7 @@ export interface Config {
   metricsToken: string | undefined;
   /** LOG_FORMAT: `json` or `pretty`; unset, pretty when stdout is a terminal and JSON otherwise. */
   logFormat: LogFormat | undefined;
-  /** PUBLIC_RATE_LIMIT: keyless requests per window per client address, default 300 (decisions §9). */
+  /** PUBLIC_RATE_LIMIT: keyless requests per window per client address, default 300 (docs/public-pages.md, Limits per client address). */
   publicRateLimit: number;
   /** PUBLIC_CACHE_MB: memory for built public pages and feeds per process, default 64. */
   publicCacheMb: number;
@@ -69,11 +69,11 @@ export interface Config {
   trustProxy: TrustProxy;
   /**
    * SHUTDOWN_TIMEOUT_MS: how long `serve` waits, after SIGTERM/SIGINT, for requests in flight before it
-   * exits non-zero anyway; default 9000 (decisions §9: stopped within 10 s).
+   * exits non-zero anyway; default 9000 (docs/operations.md, Failure, shutdown and slow clients: stopped within 10 s).
    */
   shutdownTimeoutMs: number;
   /**
-   * IMAGE_STORE: where image derivatives are kept (decisions §10): `file:PATH` for one machine, default
+   * IMAGE_STORE: where image derivatives are kept (docs/deploy.md, Images: where the derivatives live): `file:PATH` for one machine, default
    * the folder `images` beside the SQLite file (`file:./data/images` with the default DATABASE_URL, and
    * with PostgreSQL), or `s3://bucket/prefix` for an S3-compatible bucket that several processes share.
    */

@@ -6,7 +6,7 @@ import { sweepImages } from '../images/sweep.js';
 import { imageReport, retryImages } from '../store/images.js';
 import { output, positiveId, printable, withDatabase } from './context.js';
 
-/** `images status|retry|sweep`: what an operator does about the image pipeline (decisions §10). */
+/** `images status|retry|sweep`: what an operator does about the image pipeline (docs/api.md, Images; docs/operations.md, Command line). */
 export function registerImageCommands(program: Command): void {
   const images = program.command('images').description('the platform\'s copies of images: states, failures, retries');
 

@@ -13,7 +13,7 @@ import { registerServeCommand } from './serve.js';
 import { registerUserCommands } from './user.js';
 
 const program = new Command('art-catalog')
-  .description('Art Catalog Service: the API server and its admin and sync commands.\nEnvironment: DATABASE_URL (default sqlite:./data/art-catalog.db), see the README for the rest.')
+  .description('Art Catalog Service: the API server and its admin and sync commands.\nEnvironment: DATABASE_URL (default sqlite:./data/art-catalog.db), see docs/operations.md for the rest.')
   .version(packageVersion(), '-V, --version', 'print the version')
   .showSuggestionAfterError(true)
   .configureHelp(helpConfiguration)

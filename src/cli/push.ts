@@ -15,7 +15,7 @@ import { encodingNamed, ENCODINGS, type Encoding } from '../import/text.js';
 import { progressReporter, type Counts, type Progress } from './progress.js';
 
 /**
- * `push FILE --kind artworks|events` (decisions §9). Exit status: 0 when every row went through,
+ * `push FILE --kind artworks|events` (docs/push.md). Exit status: 0 when every row went through,
  * 1 when some rows failed or were duplicates, 2 when the push stopped as a whole (file unusable, key
  * refused, server unreachable, `--prune` over its limit) — said in one line on stderr.
  */
@@ -152,7 +152,7 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   if (missing.length > 0) {
     throw stop(`${baseUrl} refused the request (403 forbidden: the key ${me.key.prefix} lacks the scope ${missing.join(' and ')}; it has ${me.key.scopes.join(', ') || 'none'})`);
   }
-  // The server's pages read last time come back as 304s when nothing changed (decisions §3).
+  // The server's pages read last time come back as 304s when nothing changed (docs/api.md, Conditional requests).
   const answers = new AnswerStore(baseUrl, options.key);
   const client = new ArtCatalogClient({ baseUrl, key: options.key, etags: answers.load(), onRetry: (event) => progress.note(describeRetry(event)) });
   const fatal = (error: unknown): never => { throw stop(describeFailure(error, baseUrl)); };

@@ -16,7 +16,7 @@ export interface EtagCacheOptions {
 /**
  * GET answers by URL with their ETag, bounded by entries and bytes (least recently used go first):
  * the client sends the tag as If-None-Match and reuses the body on a 304, which costs no bytes of
- * body and no rate-limit unit (decisions §3). `entries()` and `load()` let a command keep it between
+ * body and no rate-limit unit (docs/api.md, Conditional requests). `entries()` and `load()` let a command keep it between
  * runs (push --dry-run does).
  */
 export class EtagCache {

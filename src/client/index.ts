@@ -23,7 +23,7 @@ export { ApiClientError, NetworkError } from './errors.js';
 export { shouldRetry, DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 export { EtagCache, type EtagCacheOptions, type KeptAnswer } from './etag-cache.js';
 
-/** An image's state (decisions §10): every record with an image_url has one; `failed` carries its error line. */
+/** An image's state (docs/api.md, Images): every record with an image_url has one; `failed` carries its error line. */
 export type ImageStatusFilter = Static<typeof Image>['status'];
 export type { ImageType as Image } from '../schemas/images.js';
 
@@ -143,7 +143,7 @@ export class ArtCatalogClient {
   /**
    * The changelog from `since` (exclusive) or past the entry id `after`, to its current end, by cursor.
    * A poller starts once with `since`, remembers the `id` of the last entry it handled, and resumes with
-   * `after` (decisions §7): timestamps are shared by the entries of one millisecond, ids are not.
+   * `after` (docs/api.md, Pagination and polling): timestamps are shared by the entries of one millisecond, ids are not.
    */
   iterateChanges = (query: { since?: string; after?: number; limit?: number } = {}) =>
     this.walk((after) => this.changelog({ limit: 1000, ...query, after }), (page) => page.changes, query.after);

@@ -1,5 +1,5 @@
 /**
- * When to try a request again, decided in one pure function (decisions §9): a 429 waits the server's
+ * When to try a request again, decided in one pure function (docs/api.md, Retries and idempotency): a 429 waits the server's
  * `retry_after`; a 5xx, a network failure or an idempotency conflict backs off exponentially with full
  * jitter. Every retry of a write carries the same Idempotency-Key, so nothing is written twice.
  */

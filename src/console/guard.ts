@@ -41,7 +41,7 @@ const RANK: Record<Role, number> = { viewer: 0, editor: 1, owner: 2 };
 
 export const mayAct = (user: SignedIn, role: Role): boolean => RANK[user.role] >= RANK[role];
 
-/** A console write is recorded like an API write, with `console:<user id>` as its source (decisions §11). */
+/** A console write is recorded like an API write, with `console:<user id>` as its source (docs/console.md, Roles). */
 export const actorOf = (request: FastifyRequest): Actor =>
   ({ entityId: request.user.entity.id, entitySlug: request.user.entity.slug, source: `console:${request.user.userId}` });
 

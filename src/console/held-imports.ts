@@ -5,7 +5,7 @@ import type { Encoding } from '../import/text.js';
 import type { ApplyJob, MirrorChoice, Preview } from './importer.js';
 
 /**
- * Uploads the Import page holds between its steps (decisions §11: nothing is written before Apply).
+ * Uploads the Import page holds between its steps (docs/console.md, Import: nothing is written before Apply).
  * Held in this process's memory, bounded (docs/console.md, Import): one per user (a new upload replaces
  * the last), at most PER_ENTITY per gallery (its own oldest that is not being applied makes room; when
  * both are being applied, the upload waits its turn), at most MAX_HELD in all (the oldest of any

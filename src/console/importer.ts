@@ -11,7 +11,7 @@ import type { Actor } from '../store/changelog.js';
 import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/events.js';
 
 /**
- * What the Import page does with rows read by `push`'s reader (decisions §11): a preview like
+ * What the Import page does with rows read by `push`'s reader (docs/console.md, Import): a preview like
  * `push --dry-run`, from the entity's records as the store lists them, and Apply, which writes the rows
  * through the same store functions as the API's batch routes — a few rows per transaction, yielding the
  * event loop between them, so that a 10,000-row import never holds other requests up.
@@ -21,7 +21,7 @@ import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/event
  * Rows per slice of work between two yields of the event loop (reading, matching). Apply writes as many
  * rows per transaction as the API's batches do (store/batch.ts `itemsPerTransaction`): on SQLite 100
  * rows held the loop for about 80 ms on the shared bench machine, 20 keep a slice within the 50 ms
- * budget (docs/performance.md, bench/console-import.mjs).
+ * budget (docs/performance.md, Console).
  */
 const BATCH = 20;
 

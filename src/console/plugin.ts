@@ -34,7 +34,7 @@ const PAGES: FastifyPluginAsync[] = [
 
 
 /**
- * The gallery console at /console (decisions §11), encapsulated: its cookie, form, upload and CSRF
+ * The gallery console at /console (docs/console.md), encapsulated: its cookie, form, upload and CSRF
  * plugins, its guard and its HTML error pages touch no other route of the app.
  */
 export async function consolePlugin(app: FastifyInstance): Promise<void> {

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { redisCommand } from './redis.js';
 
 /**
- * Fixed-window request counting per API key (decisions §8). A window starts at a key's first request
+ * Fixed-window request counting per API key (docs/api.md, Rate limits). A window starts at a key's first request
  * after the previous one ended. The store is an interface so several processes can share it (Redis).
  */
 export interface RateLimitState {
@@ -24,7 +24,7 @@ export interface RateLimiter {
   hit(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState>;
   /**
    * The state as it stands, counting nothing: the headers of an answer that takes no unit (a 304,
-   * decisions §3). A key without a window yet has its whole limit, in a window that would start now.
+   * docs/api.md, Conditional requests). A key without a window yet has its whole limit, in a window that would start now.
    */
   peek(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState>;
   /**

@@ -6,7 +6,7 @@ import { ApiError } from '../domain/errors.js';
 const require = createRequire(import.meta.url);
 
 /**
- * How long a command may take before its request is answered 503 (decisions §3: within 1 s). Redis
+ * How long a command may take before its request is answered 503 (docs/api.md, Service unavailable (503): within 1 s). Redis
  * answers in well under a millisecond; a command that takes this long meets a server that is stopped
  * (SIGSTOP), swapping or unreachable behind a firewall that swallows packets.
  */

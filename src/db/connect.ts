@@ -45,7 +45,7 @@ export interface ConnectOptions {
   busyTimeoutMs?: number;
   /**
    * PostgreSQL: how long opening one connection may take. Default 750 ms: a server that does not answer
-   * (a host that swallows packets) fails the request with 503 within a second (decisions §3); a refused
+   * (a host that swallows packets) fails the request with 503 within a second (docs/api.md, Service unavailable (503)); a refused
    * connection fails at once. Waiting for a free connection of a busy pool is bounded separately, by the
    * statement timeout: that is load, not an outage. The CLI waits longer.
    */

@@ -17,7 +17,7 @@ export interface EntitiesTable {
   location_city: string | null;
   location_country: string | null;
   paused_at: string | null;
-  /** The highest key tier the entity's console may create (decisions §11); the operator sets it. */
+  /** The highest key tier the entity's console may create (docs/console.md, Users and invites); the operator sets it. */
   plan: Generated<'free' | 'subscriber' | 'partner'>;
   created_at: string;
   updated_at: string;
@@ -66,7 +66,7 @@ export interface ArtworksTable {
   last_synced_at: string;
   created_at: string;
   updated_at: string;
-  /** The entity's own inventory or stock number; unique per entity where set (decisions §5). */
+  /** The entity's own inventory or stock number; unique per entity where set (docs/api.md, Artworks). */
   external_id: string | null;
   /** Migration 012 (docs/api.md, Artworks: the art data galleries keep). */
   price_display: Generated<'shown' | 'on_request' | 'hidden'>;
@@ -103,7 +103,7 @@ export interface EventsTable {
   external_url: string | null;
   image_url: string | null;
   ical_url: string | null;
-  /** The slug algorithm's version the slug was derived with (decisions §4). */
+  /** The slug algorithm's version the slug was derived with (docs/api.md, Slugs and fingerprints). */
   slug_version: number;
   last_synced_at: string;
   created_at: string;
@@ -155,7 +155,7 @@ export interface EntityStatsTable {
 
 export type Role = 'owner' | 'editor' | 'viewer';
 
-/** A console user (decisions §11); email lower-case and unique platform-wide. */
+/** A console user (docs/console.md, Users and invites); email lower-case and unique platform-wide. */
 export interface UsersTable {
   id: Generated<number>;
   entity_id: number;
@@ -197,7 +197,7 @@ export type ImageStatus = 'pending' | 'ready' | 'failed';
 export interface ImagesTable {
   url: string;
   status: ImageStatus;
-  /** One line (decisions §10) when failed. */
+  /** One line (docs/api.md, Images) when failed. */
   error: string | null;
   checked_at: string | null;
   /** SHA-256 of the original's bytes once it was processed (image_originals). */

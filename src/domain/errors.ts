@@ -13,7 +13,7 @@ interface CatalogEntry {
 }
 
 /**
- * The one catalog of error codes the API answers with (interface.md "Errors", decisions §3 and §8, plus
+ * The one catalog of error codes the API answers with (docs/api.md, Errors, plus
  * 405/408/431): the HTTP layer, the OpenAPI document and docs/api.md are derived from it, and
  * test/unit/error-catalog.test.ts holds it to the contract. Everything that fails a request throws an
  * ApiError; one error handler renders it.

@@ -16,11 +16,11 @@ export const TIER_SCOPES: Record<Tier, readonly Scope[]> = {
   partner: SCOPES,
 };
 
-/** Tiers from least to most: an entity's plan is the highest tier its console may create (decisions §11). */
+/** Tiers from least to most: an entity's plan is the highest tier its console may create (docs/console.md, Users and invites). */
 export const tierWithin = (tier: Tier, plan: Tier): boolean => TIER_ORDER.indexOf(tier) <= TIER_ORDER.indexOf(plan);
 const TIER_ORDER: readonly Tier[] = ['free', 'subscriber', 'partner'];
 
-/** How long the old key of a roll keeps working (decisions §2): `key roll --expire-old-in`, the console's choice. */
+/** How long the old key of a roll keeps working (docs/api.md, Authentication): `key roll --expire-old-in`, the console's choice. */
 export const ROLL_GRACE = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, now: 0 } as const;
 export type RollGrace = keyof typeof ROLL_GRACE;
 export const DEFAULT_ROLL_GRACE: RollGrace = '24h';

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 /**
- * Console passwords (decisions §11), hashed with scrypt from node:crypto: memory-hard, part of every
+ * Console passwords (docs/console.md, Signing in and sessions), hashed with scrypt from node:crypto: memory-hard, part of every
  * supported Node.js (no native add-on, no per-platform binary to download), and run on libuv's thread
  * pool, off the event loop. Cost: one of OWASP's equivalent scrypt settings, N=2^15, r=8, p=3: the
  * least memory per hash (32 MiB) of them, so that a burst of sign-ins does not press a small server.

@@ -5,7 +5,7 @@ import { Problems, checkText } from './rules.js';
 export const PROFILE_WRITABLE_FIELDS = ['description', 'external_url', 'ical_url', 'social_instagram', 'social_twitter'] as const;
 export type ProfilePatch = { -readonly [K in (typeof PROFILE_WRITABLE_FIELDS)[number]]?: string | null };
 
-/** The interface's neutral names for the social fields, accepted as aliases (decisions §6a). */
+/** The interface's neutral names for the social fields, accepted as aliases (docs/api.md, Profile). */
 const ALIASES = { social_photo: 'social_instagram', social_micro: 'social_twitter' } as const;
 
 /** The profile changes a PUT asks for: aliases folded in, `""` and `null` both clear. */

@@ -2,7 +2,7 @@ import { invalidFields, type FieldProblem } from './errors.js';
 import { slugify } from './slug.js';
 
 /**
- * Field rules the JSON schemas cannot express (decisions §3): trimmed title length, the year bound
+ * Field rules the JSON schemas cannot express (docs/api.md, Requests and validation): trimmed title length, the year bound
  * that moves every January, date order, upper-cased codes. Schemas have already checked types.
  */
 

@@ -17,7 +17,7 @@ const SEPARATORS = /[^\p{L}\p{M}\p{N}]+/gu;
 const EDGE_DASHES = /^-+|-+$/g;
 
 /**
- * The normalized slug of decisions §4 (version 2), used by fingerprints, event slugs and profile
+ * The normalized slug of docs/api.md, Slugs and fingerprints (version 2), used by fingerprints, event slugs and profile
  * slugs. An input that has text but nothing a slug keeps (`???`, `…`, `😀`) gets `x` and 12 hex digits
  * of its SHA-256, so two such titles stay two records.
  */
@@ -37,7 +37,7 @@ export function slugify(input: string): string {
 }
 
 /**
- * An event's slug (decisions §6): the normalized slug of the entity's slug, a space and the title.
+ * An event's slug (docs/api.md, Slugs and fingerprints): the normalized slug of the entity's slug, a space and the title.
  * The title is slugged on its own and joined with `-`, which is the same string for every title a slug
  * keeps something of, and lets a symbol-only title (`???`) get its own slug (rule 8 of §4) instead of
  * the entity's.

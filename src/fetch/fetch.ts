@@ -130,7 +130,7 @@ function exchange(url: URL, method: 'GET' | 'POST', body: Buffer | string | unde
       let received = 0;
       // Hashed as it arrives, a socket read (at most 64 KiB, ~0.1 ms) at a time: no second pass over
       // the body, and no copy of it for WebCrypto — each such copy was external memory that asked
-      // V8 for a full collection sooner (docs/performance.md, "Tracing the delays").
+      // V8 for a full collection sooner (docs/performance.md, Images).
       const hash = options.hash ? createHash('sha256') : undefined;
       // Settled once; what arrives before the connection is destroyed is dropped.
       let settled = false;

@@ -3,11 +3,11 @@ import negotiate from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 
-/** The content codings the service sends (decisions §3), best first. */
+/** The content codings the service sends (docs/api.md, Compression), best first. */
 export const ENCODINGS = ['br', 'gzip'] as const;
 export type Encoding = (typeof ENCODINGS)[number];
 
-/** Answers smaller than this are sent as they are (decisions §3). */
+/** Answers smaller than this are sent as they are (docs/api.md, Compression). */
 export const COMPRESS_MIN_BYTES = 1024;
 
 /** The media types worth compressing: text, JSON and XML; images and other binary formats are compressed already. */

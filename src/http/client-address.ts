@@ -27,7 +27,7 @@ export function canonicalAddress(text: string | undefined): string | undefined {
 }
 
 /**
- * Who a keyless route's limit counts (decisions §9: per client address): an IPv4 address, or the /64
+ * Who a keyless route's limit counts (docs/public-pages.md, Limits per client address): an IPv4 address, or the /64
  * an IPv6 address belongs to. One IPv6 subscriber, host or VM is given a whole /64 (RFC 6177, and
  * every provider's practice) and picks addresses in it at will: counted per address, one client could
  * take 2⁶⁴ fresh counters, and churn everyone else's out of the bounded table. An IPv4 address written

@@ -2,11 +2,11 @@ import { Gauge, Histogram, type Registry } from 'prom-client';
 
 /** How often the event loop is sampled: a stall shorter than this may go unseen, a longer one never. */
 const SAMPLE_INTERVAL_MS = 10;
-/** The budget of decisions §9 is 50 ms: buckets around it, up to the stalls of the bad old days. */
+/** The budget is 50 ms (docs/architecture.md, The event-loop budget): buckets around it, up to the stalls of the bad old days. */
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * Event-loop delay (decisions §9: no request blocks the others for more than 50 ms), as a Prometheus
+ * Event-loop delay (docs/architecture.md, The event-loop budget), as a Prometheus
  * histogram: a timer due every 10 ms records how late it fires, so every stall is one observation of
  * its length and none is lost between scrapes (prom-client's default `nodejs_eventloop_lag_*` gauges,
  * from perf_hooks' monitorEventLoopDelay, cover only the last scrape interval). A gauge keeps the worst

@@ -5,7 +5,7 @@ import type { StoredView } from '../domain/artwork.js';
 
 type WithImage<T> = T & { image: ImageView | null };
 
-/** A record as the API answers it: with `image`, the platform's copy of its image_url (decisions §10). */
+/** A record as the API answers it: with `image`, the platform's copy of its image_url (docs/api.md, Images). */
 export async function withImage<T extends { image_url: string | null }>(app: FastifyInstance, record: T): Promise<WithImage<T>> {
   return { ...record, image: presentImage(await imageState(app.db, record.image_url), app.config.publicBaseUrl) };
 }

@@ -13,7 +13,7 @@ const framedEmpty = (request: FastifyRequest): boolean => {
 /**
  * A JSON body sent to a route that takes none — many generated clients send `Content-Type:
  * application/json` on every request. Nothing, or `{}`, is accepted; any field in it is unknown and
- * named in a 400, as unknown fields are everywhere (decisions §3); anything else is a 400 too.
+ * named in a 400, as unknown fields are everywhere (docs/api.md, Requests and validation); anything else is a 400 too.
  */
 export function bodyWhereNoneIsTaken(request: FastifyRequest, text: string): ApiError | null {
   if (text.trim() === '') return null;

@@ -8,7 +8,7 @@ interface ListQuery {
   limit: number;
 }
 
-/** How a list request pages (decisions §3): `after` and `page` exclude each other. */
+/** How a list request pages (docs/api.md, Pagination and polling): `after` and `page` exclude each other. */
 export function pageRequest({ page, after, limit }: ListQuery): PageRequest {
   if (page !== undefined && after !== undefined) {
     throw invalidFields([{ field: 'after', message: 'cannot be combined with page: follow next_after, or count pages' }]);

@@ -2,10 +2,10 @@ import { webcrypto } from 'node:crypto';
 import type { default as SharpModule, Metadata, OutputInfo, Sharp } from 'sharp';
 
 export type ImageFormat = 'avif' | 'webp' | 'jpeg';
-/** The widths every image is offered at (decisions §10); never enlarged past the original. */
+/** The widths every image is offered at (docs/api.md, Images); never enlarged past the original. */
 export const DERIVATIVE_WIDTHS = [480, 960, 1600] as const;
 export const IMAGE_FORMATS: readonly ImageFormat[] = ['avif', 'webp', 'jpeg'];
-/** At most this many pixels (decisions §10): a decompression bomb is refused before it is decoded. */
+/** At most this many pixels (docs/api.md, Images): a decompression bomb is refused before it is decoded. */
 export const MAX_PIXELS = 100_000_000;
 
 export interface Derivative { name: string; width: number; height: number; format: ImageFormat; contentType: string; bytes: Buffer }
@@ -19,7 +19,7 @@ export interface DerivedImage {
   derivatives: Derivative[];
 }
 
-/** An original the service will not keep; `message` is the one line of decisions §10 the API shows. */
+/** An original the service will not keep; `message` is the one line the API shows (docs/api.md, Images). */
 export class ImageRejected extends Error {
   override name = 'ImageRejected';
 }
@@ -116,7 +116,7 @@ async function sha256(bytes: Buffer): Promise<string> {
  * Decodes, checks (JPEG/PNG/WebP/AVIF/GIF/TIFF, ≤ 100 megapixels) and encodes; all of it runs on
  * libuv's threads, off the event loop. The original is decoded once, shrunk to the largest width
  * (JPEG's shrink-on-load makes that decode cheap) and every smaller width is made from those pixels.
- * Throws ImageRejected with the one line of decisions §10 ("not an image", "too large: 130 megapixels").
+ * Throws ImageRejected with the one line of docs/api.md, Images ("not an image", "too large: 130 megapixels").
  * `knownHash`: the original's SHA-256 when the caller has it already (the fetcher's).
  */
 export async function deriveImage(original: Buffer, knownHash?: string, options: { timeoutMs?: number } = {}): Promise<DerivedImage> {

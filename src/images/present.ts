@@ -1,7 +1,7 @@
 import type { ImageStatus } from '../db/types.js';
 import type { ImageState, StoredDerivative } from '../store/images.js';
 
-/** The API's `image` (decisions §10). */
+/** The API's `image` (docs/api.md, Images). */
 export interface ImageView {
   status: ImageStatus;
   width: number | null;

@@ -11,10 +11,10 @@ const IMAGE_THREADS = /^(libuv-worker|libvips worker)/;
 export const IMAGE_THREAD_NICE = 10;
 
 /**
- * Lets the event loop have a core whenever it has work (decisions §9's 50 ms budget). On a machine
+ * Lets the event loop have a core whenever it has work (docs/architecture.md, The event-loop budget). On a machine
  * whose cores image work keeps busy — two libvips threads on two cores during an import — the event
  * loop's thread waited its turn among them: a 20 ms task took 50–80 ms of wall time, though nothing
- * blocked the loop (docs/performance.md, "Tracing the delays"). At nice 10 those threads get about a
+ * blocked the loop (docs/performance.md, Images). At nice 10 those threads get about a
  * tenth of a core's share against the loop's thread while it runs, and every idle cycle as before, so
  * images go as fast on an idle server. Linux gives each thread its own nice value, and `setpriority`
  * takes a thread id; elsewhere this does nothing. Threads started since the last call are found by

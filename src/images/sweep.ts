@@ -12,7 +12,7 @@ export interface SweepReport {
 }
 
 /**
- * Removes derivatives no record uses (decisions §10: deleting a record releases its image; the
+ * Removes derivatives no record uses (docs/api.md, Images: deleting a record releases its image; the
  * sweep removes what nothing uses). The store is listed before the database is read: a job records
  * its original before it stores files, so every file listed here belongs to a hash the read after
  * it still knows, unless that original is gone for good.

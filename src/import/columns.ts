@@ -5,7 +5,7 @@ import { FileProblem } from './problem.js';
 import { closest } from './suggest.js';
 
 /**
- * Which field each column of a file fills (decisions §9): a column named like a field (in any case,
+ * Which field each column of a file fills (docs/push.md, What it checks before sending anything): a column named like a field (in any case,
  * spaces or dashes for underscores), or one the person maps (`--map "Inventory No.=external_id"`, or
  * the console's choices). A column that is neither is one error for the whole file, naming the closest
  * field, never a guess.

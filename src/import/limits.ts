@@ -6,7 +6,7 @@
 /** The largest file `push` reads. Its rows are held together (duplicates are found across the file). */
 export const PUSH_MAX_BYTES = 64 * 1024 * 1024;
 
-/** An upload to the console's Import page is at most 20 MB (decisions §11). */
+/** An upload to the console's Import page is at most 20 MB (docs/console.md, Import). */
 export const UPLOAD_MAX_BYTES = 20 * 1024 * 1024;
 
 /**

@@ -9,7 +9,7 @@ import { WRITABLE, type Kind } from './columns.js';
 import type { Row } from './rows.js';
 
 /**
- * Which record each row of an import file denotes, by the server's own matching rules (decisions §5, §6),
+ * Which record each row of an import file denotes, by the server's own matching rules (docs/api.md, Artworks and Events),
  * computed on the client: to report rows of one file that would overwrite each other, and — for
  * `--dry-run` and `--prune` — to compare the file with the records the server lists.
  */
@@ -92,7 +92,7 @@ export class Catalog {
     }
   }
 
-  /** decisions §5: `external_id` first, else the fingerprint (of an artwork without one), else a new record. */
+  /** docs/api.md, Artworks: `external_id` first, else the fingerprint (of an artwork without one), else a new record. */
   match({ externalId, match }: Identity): Match {
     const sharing = this.byMatch.get(match) ?? [];
     if (externalId !== null) {

@@ -1,8 +1,8 @@
 /**
- * Prices are whole numbers (decisions §3). A spreadsheet often writes them for people: `12.500,00 €`,
+ * Prices are whole numbers (docs/api.md, Requests and validation). A spreadsheet often writes them for people: `12.500,00 €`,
  * `$12,500`, `CHF 12'500.-`. Whether `12,500` is twelve thousand five hundred or twelve and a half
  * depends on who wrote it, so such a cell is never read as a number: it is refused with the plain form
- * that would be accepted (decisions §9, third edition), which the person checks and writes.
+ * that would be accepted (docs/push.md, Prices written for people), which the person checks and writes.
  */
 
 /** Currency signs and codes, spaces of every width, apostrophes (Swiss grouping), a trailing `.-`. */

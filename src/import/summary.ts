@@ -1,4 +1,4 @@
-/** The counts an import ends with, worded once for `push` and the console (decisions §9: "the same summary"). */
+/** The counts an import ends with, worded once for `push` and the console (docs/push.md; docs/console.md, Import: "the same summary"). */
 export interface ImportCounts {
   total: number;
   created: number;
@@ -19,5 +19,5 @@ export function countsLine(s: ImportCounts, { dryRun = false, deletions = false 
   return `${dryRun ? 'dry run, nothing written: ' : ''}${s.total} rows: ${counts.join(', ')}`;
 }
 
-/** decisions §9: a mirror deletes at most half of the records unless forced. */
+/** docs/push.md, Dry run and mirror: a mirror deletes at most half of the records unless forced. */
 export const overPruneLimit = (deleting: number, total: number): boolean => deleting > total / 2;

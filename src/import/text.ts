@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { NotUtf8 } from './problem.js';
 
 /**
- * A file's bytes as text (decisions §9): UTF-8 unless the person says otherwise, and invalid UTF-8
+ * A file's bytes as text (docs/push.md, What it checks before sending anything): UTF-8 unless the person says otherwise, and invalid UTF-8
  * refused with its line — decoding it leniently is how "K�the Kollwitz" became an artist.
  */
 

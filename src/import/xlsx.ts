@@ -4,7 +4,7 @@ import { checkColumns, type Table } from './table.js';
 import { checkArchive } from './zip.js';
 
 /**
- * Excel .xlsx files (decisions §9, third edition), read with exceljs: the maintained, MIT-licensed
+ * Excel .xlsx files (docs/push.md, Reading the file), read with exceljs: the maintained, MIT-licensed
  * reader on npm (SheetJS's `xlsx` package there is frozen at 0.18.5 with known advisories). The first
  * sheet, or the one named. Cells that Excel typed are turned into the text a CSV export would hold, so
  * that one set of conversions serves both: numbers as digits, dates of date cells as YYYY-MM-DD,

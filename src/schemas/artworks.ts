@@ -78,7 +78,7 @@ const optionalFields = {
 
 const readOnlyFields = {
   id: ReadOnlyEcho(),
-  // The platform's copy of the image (decisions §10): GET returns it, a client may send it back.
+  // The platform's copy of the image (docs/api.md, Images): GET returns it, a client may send it back.
   image: ReadOnlyEcho(),
   source_fingerprint: ReadOnlyEcho(),
   last_synced_at: ReadOnlyEcho(),

@@ -39,7 +39,7 @@ export const CurrencyCode = Type.String({
   format: 'iso4217', description: 'ISO 4217 code, any case; stored upper-case.',
 });
 
-/** Fields GET returns that a client may send back: accepted and ignored (decisions §3). */
+/** Fields GET returns that a client may send back: accepted and ignored (docs/api.md, Requests and validation). */
 export const ReadOnlyEcho = (description = 'Read only: accepted and ignored.') => Type.Optional(Type.Unknown({ description }));
 
 export const ErrorBody = Type.Object(
@@ -65,7 +65,7 @@ export const QueryBoolean = StringEnum(['true', 'false', '1', '0'], { default: '
 export const parseQueryBoolean = (value: string | undefined): boolean => value === 'true' || value === '1';
 
 /**
- * `page` has no schema default: `after` together with `page` is a 400 (decisions §3), so the handler
+ * `page` has no schema default: `after` together with `page` is a 400 (docs/api.md, Pagination and polling), so the handler
  * must see whether the client sent it. A missing page is page 1.
  */
 export function pageQuery(defaultLimit: number, maxLimit: number) {
@@ -76,7 +76,7 @@ export function pageQuery(defaultLimit: number, maxLimit: number) {
   };
 }
 
-/** The cursor of decisions §3: records with a greater id, in id order, at the same cost at any depth. */
+/** The cursor of docs/api.md, Pagination and polling: records with a greater id, in id order, at the same cost at any depth. */
 export const cursorQuery = {
   after: Type.Optional(Type.Integer({
     minimum: 0, maximum: Number.MAX_SAFE_INTEGER,

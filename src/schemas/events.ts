@@ -28,7 +28,7 @@ export const EVENT_EXAMPLE = {
 const EventTitle = Type.String({ minLength: 1, description: '1 to 500 characters after trimming; stored trimmed.' });
 const readOnlyFields = {
   id: ReadOnlyEcho(),
-  // The platform's copy of the image (decisions §10): GET returns it, a client may send it back.
+  // The platform's copy of the image (docs/api.md, Images): GET returns it, a client may send it back.
   image: ReadOnlyEcho(),
   slug: ReadOnlyEcho(),
   last_synced_at: ReadOnlyEcho(),
@@ -42,7 +42,7 @@ export const EventPost = Type.Object(
 );
 export type EventPostBody = Static<typeof EventPost>;
 
-/** PUT /v1/events/:id (extension, decisions §6): any writable field; null clears; title cannot be cleared. */
+/** PUT /v1/events/:id (docs/api.md, Events): any writable field; null clears; title cannot be cleared. */
 export const EventPut = Type.Object(
   { title: Type.Optional(EventTitle), ...eventFields, ...readOnlyFields },
   { additionalProperties: false, examples: [{ title: 'Summer Exhibition 2027', end_date: '2027-09-15' }] },

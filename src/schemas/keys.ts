@@ -1,4 +1,4 @@
-/** The scopes and tiers of API keys (interface.md "Authentication", decisions §2). */
+/** The scopes and tiers of API keys (docs/api.md, Authentication). */
 export const SCOPES = [
   'artworks:read', 'artworks:write',
   'events:read', 'events:write',

@@ -12,6 +12,6 @@ export const HealthUnavailable = Type.Union([
     failing: Type.Array(Type.Union([Type.Literal('database'), Type.Literal('redis')]), { description: 'The dependencies that do not answer.' }),
   }, { additionalProperties: false }),
   Ref(ErrorBody),
-], { $id: 'HealthUnavailable', description: 'A dependency does not answer (decisions §9), or, in the Error model, the server is stopping.' });
+], { $id: 'HealthUnavailable', description: 'A dependency does not answer, or, in the Error model, the server is stopping.' });
 
 export const MetricsText = Type.String({ $id: 'MetricsText', description: 'Prometheus text exposition format 0.0.4.' });

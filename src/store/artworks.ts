@@ -49,7 +49,7 @@ const COLUMN_TYPES: Record<(typeof NEW_COLUMNS)[number], 'text' | 'integer' | 'b
 
 type MatchKey = { entityId: number; fingerprint: string; externalId: string | null };
 
-/** The artwork a POST with these keys updates (decisions §5), to test for in one statement. */
+/** The artwork a POST with these keys updates (docs/api.md, Artworks), to test for in one statement. */
 const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Database, 'artworks'>) => eb.or([
   eb.exists(db.selectFrom('artworks as m').select('m.id')
     .where('m.entity_id', '=', p.entityId).where('m.external_id', '=', sql<string>`cast(${p.externalId} as text)`)),
@@ -118,7 +118,7 @@ const artworkByIdForUpdate = statement((db, p: Params<{ entityId: number; id: nu
 const deleteArtworkById = statement((db, p: Params<{ entityId: number; id: number }>) =>
   db.deleteFrom('artworks').where('entity_id', '=', p.entityId).where('id', '=', p.id).returningAll());
 
-/** Creates the artwork, or merges into the one it matches (decisions §5). */
+/** Creates the artwork, or merges into the one it matches (docs/api.md, Artworks). */
 export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
   if (isPostgres(db)) {
     const created = await single(db, () => postNewArtworkWork(db, actor, input));
@@ -272,7 +272,7 @@ export function* postArtworksWork(db: Db, actor: Actor, inputs: readonly Artwork
 }
 
 /**
- * The artwork a POST updates (decisions §5): with an external_id, the one that has it, else one with
+ * The artwork a POST updates (docs/api.md, Artworks): with an external_id, the one that has it, else one with
  * the fingerprint and no external_id (which adopts it); without, the one with the fingerprint — when
  * editions share it, the caller must choose with external_id (409 ambiguous).
  */

@@ -15,7 +15,7 @@ export type ItemOutcome<R> = { value: R } | { error: ApiError };
 export const itemsPerTransaction = (db: Db): number => (isPostgres(db) ? 100 : 20);
 
 /**
- * Writes a batch's items, each atomic on its own (decisions §8: each is processed like a single POST),
+ * Writes a batch's items, each atomic on its own (docs/api.md, Batches: each is processed like a single POST),
  * `itemsPerTransaction` items per transaction: an item a rule refuses (a 400) leaves nothing behind and
  * the others go on; any other error rolls back the transaction it happened in and fails the batch —
  * the items of the transactions before stay written, as single POSTs would, and the client's retry finds

@@ -9,7 +9,7 @@ import { isPostgres } from './sql.js';
 import { statsOf, type EntityStats } from './stats.js';
 import { imageCountsWork, imageStatusIs, type ImageCounts } from './images.js';
 
-/** The console's lists (decisions §11): searched, filtered, paged by cursor (`after`: ids in ascending order). */
+/** The console's lists (docs/console.md, Artworks and events): searched, filtered, paged by cursor (`after`: ids in ascending order). */
 export const CONSOLE_PAGE_MAX = 100;
 
 /**
@@ -62,7 +62,7 @@ function paged<R extends { id: number }>(rows: R[], limit: number): ConsolePage<
 export interface ArtworkFilter {
   search?: string | undefined;
   availability?: 'available' | 'reserved' | 'sold' | undefined;
-  /** Only records whose image is in this state (decisions §10's `image_status`). */
+  /** Only records whose image is in this state (`image_status`, docs/api.md, Images). */
   imageStatus?: ImageStatus | undefined;
   after: number;
   limit: number;

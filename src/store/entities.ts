@@ -30,7 +30,7 @@ const insertEntity = statement((db, p: Params<{ type: EntityKind; name: string; 
 
 /**
  * Creates a gallery or artist. Profile slugs are unique platform-wide: the unique index decides,
- * and a taken slug moves on to `-2`, `-3`, … (decisions §6a).
+ * and a taken slug moves on to `-2`, `-3`, … (docs/api.md, Slugs and fingerprints).
  */
 export function createEntity(db: Db, entity: NewEntity): Promise<EntityRow> {
   const base = slugify(entity.name);
@@ -64,7 +64,7 @@ export const findEntity = (db: Db, id: number): Promise<EntityRow | undefined> =
 
 export interface EntityChanges {
   name?: string | undefined;
-  /** The highest key tier the entity's console may create (decisions §11). */
+  /** The highest key tier the entity's console may create (docs/console.md, Users and invites). */
   plan?: Tier | undefined;
   city?: string | undefined;
   country?: string | undefined;

@@ -89,7 +89,7 @@ export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
 }
 
 /**
- * Applies a PUT (decisions §6): `null` clears a field; a new title re-derives the slug, and another
+ * Applies a PUT (docs/api.md, Events): `null` clears a field; a new title re-derives the slug, and another
  * event of the entity with that slug is a 409. One changelog `update` entry.
  */
 export async function updateEvent(db: Db, actor: Actor, id: number, patch: EventPatch): Promise<EventRow> {

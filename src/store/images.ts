@@ -9,7 +9,7 @@ import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
 import { recordImageMessages } from './webhooks.js';
 
 /**
- * The image pipeline's state (decisions §10, migration 007): one `images` row per URL in use, which
+ * The image pipeline's state (docs/api.md, Images; migration 007): one `images` row per URL in use, which
  * is also its durable job; `image_originals` per SHA-256 of an original's bytes.
  */
 

@@ -83,7 +83,7 @@ const expireKey = statement((db, p: Params<{ id: number; at: string }>) => db.up
 export const isLive = (row: ApiKeyRow, now = Date.now()): boolean => !row.revoked_at && !(row.expires_at && Date.parse(row.expires_at) <= now);
 
 /**
- * Rolls a key (decisions §2): a new key with the same entity, tier and scopes, while the old one
+ * Rolls a key (docs/api.md, Authentication): a new key with the same entity, tier and scopes, while the old one
  * expires at `oldExpiresAt` (or earlier, if it was to expire sooner). Undefined when no live key has
  * the prefix, or when `entityId` is given and the key is another entity's.
  */

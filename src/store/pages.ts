@@ -1,5 +1,5 @@
 /**
- * How a list is read (decisions §3): by `page` (a number from 1; its cost grows with the depth) or by
+ * How a list is read (docs/api.md, Pagination and polling): by `page` (a number from 1; its cost grows with the depth) or by
  * `after` (a record id; records with a greater id, at the same cost at any depth). Not both.
  */
 export interface PageRequest {

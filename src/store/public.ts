@@ -6,7 +6,7 @@ import { tableColumns } from '../db/columns.js';
 import { all, first } from '../db/work.js';
 
 /**
- * What the public pages, feeds and sitemaps read (decisions §9). Each route first reads its entity's
+ * What the public pages, feeds and sitemaps read (docs/public-pages.md, Built once per change). Each route first reads its entity's
  * data version (one indexed query); everything else runs only when that version has no cached page.
  */
 
@@ -120,7 +120,7 @@ const daysFrom = (day: string, days: number) => new Date(Date.parse(`${day}T00:0
 const distance = (from: number, e: FeedEventRow) => Math.abs(Date.parse(e.end_date ?? e.start_date!) - from);
 
 /**
- * The events of a feed (decisions §9): dated, their date (end, else start) at most 365 days past or
+ * The events of a feed (docs/public-pages.md, Pages and feeds): dated, their date (end, else start) at most 365 days past or
  * later, the 1,000 nearest to today, in start-date order; descriptions read to 2,001 characters only.
  */
 export function feedEvents(db: Db, entityId: number, today: string): Promise<FeedEventRow[]> {

@@ -6,7 +6,7 @@ import { statement, type Params } from '../db/statement.js';
 import type { Db, EntityRow, Role, UserRow } from '../db/types.js';
 import { all, first } from '../db/work.js';
 
-/** Console users (decisions §11). Emails are compared and stored lower-case. */
+/** Console users (docs/console.md, Users and invites). Emails are compared and stored lower-case. */
 export const normalEmail = (email: string): string => email.trim().toLowerCase();
 
 const userByEmail = statement((db, p: Params<{ email: string }>) => db.selectFrom('users').selectAll().where('email', '=', p.email));
@@ -18,7 +18,7 @@ const insertUser = statement((db, p: Params<Omit<UserRow, 'id'>>) => db.insertIn
 const setInvite = statement((db, p: Params<{ id: number; role: Role; inviteHash: string; expiresAt: string }>) => db.updateTable('users')
   .set({ role: p.role, invite_hash: p.inviteHash, invite_expires_at: p.expiresAt }).where('id', '=', p.id).returningAll());
 
-/** An invite link is valid for 72 hours (decisions §11). */
+/** An invite link is valid for 72 hours (docs/console.md, Users and invites). */
 export const INVITE_TTL_MS = 72 * 60 * 60 * 1000;
 
 export class EmailTaken extends Error {
@@ -91,7 +91,7 @@ export function removeUser(db: Db, email: string): Promise<boolean> {
 
 // --- sessions ---
 
-/** Idle and absolute lifetimes of a console session (decisions §11). */
+/** Idle and absolute lifetimes of a console session (docs/console.md, Signing in and sessions). */
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
 export const SESSION_MAX_MS = 14 * 24 * 60 * 60 * 1000;
 /** last_seen_at is written at most this often: the idle limit is hours, a write per page view buys nothing. */

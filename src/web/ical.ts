@@ -5,7 +5,7 @@ import { eventPath, formatPlace, profilePath } from './format.js';
  * A small RFC 5545 writer for the public feeds. ical-generator folded the whole calendar text one
  * character at a time (string concatenation over megabytes): 1,000 events × 10 KB took seconds of
  * event loop. Here each line is escaped with one regex and folded by slicing its UTF-8 bytes, so the
- * cost is linear and small (README "Stack deviations" has the numbers).
+ * cost is linear and small (docs/architecture.md, Stack deviation: our own iCalendar writer).
  */
 
 /** The fields of an event a feed shows. */
@@ -124,7 +124,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * A calendar of the dated events, in the given order, written in slices of a few milliseconds with
- * the event loop given back between them (decisions §9: no request blocks others for long).
+ * the event loop given back between them (docs/architecture.md, The event-loop budget).
  */
 export async function calendarFeed(context: FeedContext, events: FeedEvent[]): Promise<Buffer> {
   const out = new LineWriter(sizeHint(events));
@@ -142,7 +142,7 @@ export async function calendarFeed(context: FeedContext, events: FeedEvent[]): P
   return out.finish();
 }
 
-/** Longest description a feed carries (decisions §9), in characters, the ellipsis included. */
+/** Longest description a feed carries (docs/public-pages.md, Pages and feeds), in characters, the ellipsis included. */
 export const FEED_DESCRIPTION_MAX = 2_000;
 
 /** A description cut to FEED_DESCRIPTION_MAX characters (UTF-16 units) with "…", never inside a surrogate pair. */

@@ -56,7 +56,7 @@ function wholeNumber(raw: string | undefined, max: number, fallback?: number): n
 }
 
 /**
- * Public, keyless pages, feeds and sitemaps (decisions §9). Every answer is named by its route and the
+ * Public, keyless pages, feeds and sitemaps (docs/public-pages.md). Every answer is named by its route and the
  * version of its data (one indexed query): the ETag comes from that name, so a 304 or a HEAD costs no
  * build, and the body is built once per version in each process and kept in a bounded cache. Paused or
  * unknown profiles, and records or pages that do not exist, are a friendly 404, never cached.

@@ -3,7 +3,7 @@ import { safeHref } from './html.js';
 import { countryName } from './format.js';
 
 /**
- * schema.org JSON-LD of the public pages (decisions §9), with the fields those types define that we
+ * schema.org JSON-LD of the public pages (docs/public-pages.md, Metadata), with the fields those types define that we
  * hold. Absent values are left out rather than written as null.
  */
 

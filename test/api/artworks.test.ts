@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
-/** Artworks: create, merge by fingerprint, list, read, change, delete (interface.md, decisions §3, §5, §7). */
+/** Artworks: create, merge by fingerprint, list, read, change, delete (docs/api.md, Artworks). */
 
 let t: TestApp;
 // A generous limit so that rate limiting never interferes with these tests (it has tests of its own).

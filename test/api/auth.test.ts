@@ -203,7 +203,7 @@ describe('403 forbidden: paused account', () => {
   });
 });
 
-describe('order of checks (decisions §2)', () => {
+describe('order of checks (docs/api.md, Authentication)', () => {
   test('a paused account sending a malformed body gets 403, not 400', async () => {
     const g = await tenant(t);
     await setPaused(t.handle.db, g.entityId, true);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type Reply, type TestApp } from '../helpers.js';
 
 /**
- * Bad input never gives a 500 and never changes data (decisions §3): every refusal is a 4xx with
+ * Bad input never gives a 500 and never changes data (docs/api.md, Requests and validation): every refusal is a 4xx with
  * `error` and `message` (validation errors add `details`), and the catalog and changelog stay as they were.
  */
 

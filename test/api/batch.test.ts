@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
-/** POST /v1/artworks/batch and POST /v1/events/batch (decisions §8): each item like a single POST. */
+/** POST /v1/artworks/batch and POST /v1/events/batch (docs/api.md, Batches): each item like a single POST. */
 
 let t: TestApp;
 beforeAll(async () => { t = await startApp({ RATE_LIMIT_SUBSCRIBER: '100000', RATE_LIMIT_FREE: '100000' }); });

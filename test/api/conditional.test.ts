@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
-/** Conditional requests on keyed GETs (decisions §3, third edition). */
+/** Conditional requests on keyed GETs (docs/api.md, Conditional requests). */
 
 let t: TestApp;
 beforeAll(async () => { t = await startApp({ RATE_LIMIT_SUBSCRIBER: '8', RATE_LIMIT_WINDOW_S: '600' }); });

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
-/** The `after` cursor of decisions §3 and the polling recipe of §7. */
+/** The `after` cursor and the polling recipe (docs/api.md, Pagination and polling). */
 
 let t: TestApp;
 beforeAll(async () => { t = await startApp({ RATE_LIMIT_SUBSCRIBER: '1000000' }); });
@@ -131,7 +131,7 @@ describe('events by cursor', () => {
   });
 });
 
-describe('changelog polling (decisions §7)', () => {
+describe('changelog polling (docs/api.md, Pagination and polling)', () => {
   test('1,000 entries sharing one millisecond reach a cursor poller exactly once, while new writes keep arriving', async () => {
     const { api } = await gallery();
     await api.post('/v1/artworks', { title: 'Before the poll' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
-/** Events: create or update by slug, dates, upcoming/past lists, read, delete (interface.md, decisions §3, §4, §6). */
+/** Events: create or update by slug, dates, upcoming/past lists, read, delete (docs/api.md, Events). */
 
 let t: TestApp;
 // A generous limit so that rate limiting never interferes with these tests (it has tests of its own).
@@ -298,7 +298,7 @@ describe('GET and DELETE /v1/events/:id', () => {
   });
 });
 
-describe('PUT /v1/events/:id (decisions §6)', () => {
+describe('PUT /v1/events/:id (docs/api.md, Events)', () => {
   test('a corrected title re-derives the slug: the event keeps its id, the public page follows, one update entry is logged', async () => {
     const g = await gallery();
     const created = await g.api.post('/v1/events', { title: 'Sumer Show', start_date: day(10), location_city: 'Berlin' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
-/** external_id (decisions §5): the entity's own inventory number tells apart works the fingerprint cannot. */
+/** external_id (docs/api.md, Artworks): the entity's own inventory number tells apart works the fingerprint cannot. */
 
 let t: TestApp;
 beforeAll(async () => { t = await startApp({ RATE_LIMIT_SUBSCRIBER: '100000' }); });

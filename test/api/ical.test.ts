@@ -2,7 +2,7 @@ import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
-/** The public calendar feed and single-event downloads (decisions §9): RFC 5545, all-day dates, stable output. */
+/** The public calendar feed and single-event downloads (docs/public-pages.md, Pages and feeds): RFC 5545, all-day dates, stable output. */
 
 const BASE = 'https://catalog.example';
 let t: TestApp;
@@ -241,7 +241,7 @@ describe('GET /profiles/:slug/events/:event_slug/event.ics', () => {
   });
 });
 
-describe('feed bounds (decisions §9) and the writer', () => {
+describe('feed bounds (docs/public-pages.md, Pages and feeds) and the writer', () => {
   test('a description over 2,000 characters is cut to 2,000 with "…"; a shorter one is whole', async () => {
     const g = await gallery();
     const long = `${'Å'.repeat(1998)}🎨${'x'.repeat(5000)}`;

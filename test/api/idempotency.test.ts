@@ -3,7 +3,7 @@ import { bodyTextHash, requestHash } from '../../src/http/plugins/idempotency.js
 import { claimIdempotencyKey } from '../../src/store/idempotency.js';
 import { client, freshDatabase, keyFor, startApp, tenant, type Reply, type TestApp } from '../helpers.js';
 
-/** Idempotency-Key on POST, PUT and DELETE (decisions §8). */
+/** Idempotency-Key on POST, PUT and DELETE (docs/api.md, Retries and idempotency). */
 
 let t: TestApp;
 beforeAll(async () => { t = await startApp({ RATE_LIMIT_SUBSCRIBER: '100000' }); });

@@ -6,8 +6,8 @@ import { slugify } from '../../src/domain/slug.js';
 import { DIALECT, client, freshDatabase, keyFor, startApp, tenant, type FreshDatabase, type Reply, type TestApp } from '../helpers.js';
 
 /**
- * Model-based test of entity binding and scopes (interface.md "Authentication", decisions §2, §5, §6,
- * §6a, §7). Three entities — galleries A and B and the artist C — each hold several keys with different
+ * Model-based test of entity binding and scopes (docs/api.md, Authentication, Artworks, Events,
+ * Profile, Changelog and sync status). Three entities — galleries A and B and the artist C — each hold several keys with different
  * scopes. Random interleavings of writes and reads, each sent with a randomly chosen key, are checked
  * against an in-memory model of every entity's catalog, profile and changelog.
  *

@@ -4,7 +4,7 @@ import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.
 import { PASSWORD, invite } from '../support/console.js';
 import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
 
-/** The screenshots the README shows (taken with Debian's Noto CJK fonts installed, so every script renders). */
+/** The screenshots docs/console.md shows (taken with Debian's Noto CJK fonts installed, so every script renders). */
 const README_SHOTS = new Set(['console-overview-1280', 'console-artwork-1280', 'console-keys-1280', 'console-artworks-390']);
 const svg = (colour: string) => `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600"><rect width="800" height="600" fill="${colour}"/><circle cx="400" cy="300" r="180" fill="#fbfaf8" opacity="0.6"/></svg>`;
 

@@ -10,7 +10,7 @@ import { ConsoleSession, signedIn } from '../support/console.js';
 /** The titles a console list shows, in order. */
 const titles = (page: string): string[] => [...page.matchAll(/<a href="\/console\/artworks\/\d+">([^<]*)<\/a>/g)].map((m) => m[1]!);
 
-describe('console search (decisions §11: title or artist, case-insensitive containment)', { timeout: 120_000 }, () => {
+describe('console search (docs/console.md, Artworks and events: title or artist, case-insensitive containment)', { timeout: 120_000 }, () => {
   let t: TestApp;
   let base: string;
   let gallery: Tenant;

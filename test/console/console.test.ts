@@ -53,7 +53,7 @@ describe('console pages', { timeout: 120_000 }, () => {
     expect(percent.text).toContain('No artwork matches.');
   });
 
-  test('the overview counts images by state and the lists filter by image state (decisions §10, §11)', async () => {
+  test('the overview counts images by state and the lists filter by image state (docs/console.md, Overview)', async () => {
     const other = await tenant(t, { name: 'Galerie Bilder' });
     const api = client(t, other.key);
     // No image worker runs in these tests: a posted image stays pending, as it is until fetched.

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, test } from 'vitest';
 import { startApp, tenant, type TestApp } from '../helpers.js';
 
 /**
- * Property-based fuzzing of every API endpoint (decisions §3): whatever a caller sends — arbitrary JSON,
+ * Property-based fuzzing of every API endpoint (docs/api.md, Requests and validation): whatever a caller sends — arbitrary JSON,
  * wrong-typed fields, huge strings and numbers, deep nesting, prototype keys, odd Unicode, arbitrary
  * path ids, query strings and headers — the service never answers 5xx, never hangs, answers every 4xx
  * with a JSON `{error, message, details?}` body, and a refused request changes no data.

@@ -5,7 +5,7 @@ import { ERROR_CATALOG, type ErrorCode } from '../../src/domain/errors.js';
 import { COMPONENTS } from '../../src/schemas/components.js';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
-/** The OpenAPI document and the reference page (decisions §9): complete, valid, secured, with examples. */
+/** The OpenAPI document and the reference page (docs/api.md, Generated clients): complete, valid, secured, with examples. */
 
 let t: TestApp;
 let doc: any;
@@ -263,7 +263,7 @@ describe('what code generators need', () => {
         if (Number(status) < 400) continue;
         const where = `${method.toUpperCase()} ${path} ${status}`;
         if (path === '/healthz' && status === '503') {
-          // decisions §9: `{"status":"unavailable","failing":[…]}`, or the Error model while stopping.
+          // docs/operations.md, Health, metrics and logs: `{"status":"unavailable","failing":[…]}`, or the Error model while stopping.
           expect(response.content['application/json'].schema.$ref, where).toBe('#/components/schemas/HealthUnavailable');
           expect(doc.components.schemas.HealthUnavailable.anyOf[1].$ref, where).toBe('#/components/schemas/Error');
           continue;

@@ -4,7 +4,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 
-/** Compression of answers of 1 KiB or more (decisions §3, third edition), over a real socket. */
+/** Compression of answers of 1 KiB or more (docs/api.md, Compression), over a real socket. */
 
 let t: TestApp;
 let base: string;

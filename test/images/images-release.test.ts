@@ -9,7 +9,7 @@ import { imageProcessed } from '../support/images.js';
 
 /**
  * An image URL let go by one record while another record takes it up at the same moment: the URL's
- * job (and the state of its image) must survive, on both dialects (decisions §10: one job per URL in use).
+ * job (and the state of its image) must survive, on both dialects (docs/api.md, Images: one job per URL in use).
  */
 
 let t: TestApp;

@@ -8,7 +8,7 @@ import { deriveImage, type DerivedImage } from '../../src/images/derive.js';
 import { startApp, type TestApp } from '../helpers.js';
 import { startS3, type LocalS3 } from '../support/s3.js';
 
-/** GET and HEAD /images/:name (decisions §10), served from the file store and from an S3 bucket. */
+/** GET and HEAD /images/:name (docs/api.md, Images), served from the file store and from an S3 bucket. */
 
 let s3: LocalS3;
 let folder: string;

@@ -5,7 +5,7 @@ import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.
 import { signedIn, type ConsoleSession } from '../support/console.js';
 import { zipBomb } from '../support/spreadsheets.js';
 
-/** The Import page through real HTTP (decisions §11), on both dialects: upload → encoding → columns → preview → Apply → summary. */
+/** The Import page through real HTTP (docs/console.md, Import), on both dialects: upload → encoding → columns → preview → Apply → summary. */
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 

@@ -143,7 +143,7 @@ describe('push', () => {
 
     const again = await push([join(ROOT, 'examples', 'artworks.csv'), '--kind', 'artworks'], env);
     expect(again.stdout).toContain('267 rows: created 0, updated 0, unchanged 259, duplicate 3, failed 5\nnothing changed on the server\n');
-    // Every accepted write is logged (decisions §7): 259 entries that change nothing but the sync time.
+    // Every accepted write is logged (docs/api.md, Changelog and sync status): 259 entries that change nothing but the sync time.
     expect((await api.get('/v1/changelog?limit=1')).body.total).toBe(before + 259);
     const after = await api.get(`/v1/changelog?limit=1000&after=${lastBefore}`);
     expect(after.body.changes).toHaveLength(259);

@@ -25,7 +25,7 @@ const DOCS = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
 /**
  * What a person can use: no serious or critical axe-core violation and nothing wider than the
  * viewport. With `shot`, a full-page screenshot into test-output/; UPDATE_SCREENSHOTS=1 also copies
- * it to docs/screenshots/ when the README shows it (`readmeShots`).
+ * it to docs/screenshots/ when the docs show it (`readmeShots`).
  */
 export async function checkPage(page: Page, shot?: string, readmeShots: ReadonlySet<string> = new Set()): Promise<void> {
   await page.evaluate(AXE_SOURCE);

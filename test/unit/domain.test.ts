@@ -6,7 +6,7 @@ import { eventSlug, slugify } from '../../src/domain/slug.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-describe('slugify (decisions §4)', () => {
+describe('slugify (docs/api.md, Slugs and fingerprints)', () => {
   test('a Latin name becomes lower-case words joined by dashes', () => {
     expect(slugify('Gerhard Richter')).toBe('gerhard-richter');
   });
@@ -80,7 +80,7 @@ describe('slugify (decisions §4)', () => {
   });
 });
 
-describe('artworkFingerprint (decisions §5)', () => {
+describe('artworkFingerprint (docs/api.md, Slugs and fingerprints)', () => {
   test('the fingerprint is the SHA-256 hex of slug(artist)|slug(title)|year', () => {
     const fingerprint = artworkFingerprint({ title: 'Abstract Painting', artist_name: 'Gerhard Richter', creation_year: 1990 });
     expect(fingerprint).toBe(sha256('gerhard-richter|abstract-painting|1990'));
@@ -103,7 +103,7 @@ describe('artworkFingerprint (decisions §5)', () => {
   });
 });
 
-describe('API keys (decisions §2)', () => {
+describe('API keys (docs/api.md, Authentication)', () => {
   test('a generated key is ak_live_ followed by 32 alphanumeric characters', () => {
     for (let i = 0; i < 50; i++) expect(generateKey()).toMatch(/^ak_live_[A-Za-z0-9]{32}$/);
   });

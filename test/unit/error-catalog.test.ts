@@ -10,10 +10,9 @@ import { HEADERS } from '../../src/http/responses.js';
  */
 
 /**
- * The error codes of the contract, copied from it (a clone of the repository has no contract beside it):
- * - interface.md "Errors", the table: 400, 401, 403, 404, 429, 500 (its 409 row says "not shown");
- * - decisions.md §3 "Requests and errors": 413, 415, 503;
- * - decisions.md §8 "Rate limits, idempotency, 409, batches": 422 and the three 409 codes;
+ * The error codes the service promises (docs/api.md, Errors), copied here so that the catalog cannot drift:
+ * - the published interface's table: 400, 401, 403, 404, 429, 500;
+ * - requests and errors: 413, 415, 503; idempotency and conflicts: 422 and the three 409 codes;
  * - agreed for issue #16 and the robustness work: 405 (with Allow), 408, 431.
  */
 const CONTRACT: Record<string, number> = {

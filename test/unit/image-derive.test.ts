@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { photoJpeg } from '../../bench/photos.mjs';
 import { deriveImage, derivativeFormat, derivativeName, derivativeWidths, ImageRejected, type DerivedImage } from '../../src/images/derive.js';
 
-/** deriveImage (decisions §10): checked formats and size, orientation, widths, formats, sRGB, no metadata, names. */
+/** deriveImage (docs/api.md, Images): checked formats and size, orientation, widths, formats, sRGB, no metadata, names. */
 
 const EXIF_SECRET = 'Home of the photographer';
 /** Whether the EXIF block holds a GPS IFD pointer (tag 0x8825, either byte order). */

@@ -4,7 +4,7 @@ import { client, freshDatabase, startApp, tenant, type FreshDatabase, type TestA
 
 /**
  * Public pages and feeds are built once per version of their data and served from a cache in every
- * process (decisions §9): ETag from the version, 304 and HEAD without a build, per-address limits.
+ * process (docs/public-pages.md, Built once per change): ETag from the version, 304 and HEAD without a build, per-address limits.
  */
 
 let t: TestApp;

@@ -3,7 +3,7 @@ import { setPaused } from '../../src/store/entities.js';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 import { imageProcessed } from '../support/images.js';
 
-/** Public pages (decisions §9, §6a): no key, HTML, every user text escaped, calendar links, 404s, headers, ETags. */
+/** Public pages (docs/public-pages.md): no key, HTML, every user text escaped, calendar links, 404s, headers, ETags. */
 
 let t: TestApp;
 beforeAll(async () => { t = await startApp({ PUBLIC_BASE_URL: 'https://catalog.example', RATE_LIMIT_SUBSCRIBER: '100000' }); });

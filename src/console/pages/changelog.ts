@@ -8,7 +8,7 @@ import { cursor } from '../paths.js';
 
 const PAGE_SIZE = 50;
 
-/** Every changelog entry, newest first, filtered by kind and record (decisions §11 Changelog). */
+/** Every changelog entry, newest first, filtered by kind and record (docs/console.md, Changelog). */
 export async function changelogPage(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: Record<string, string | undefined> }>('/changelog', { config: { role: 'viewer' } }, async (request, reply) => {
     const query = request.query;

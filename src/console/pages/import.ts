@@ -16,7 +16,7 @@ import { IMPORT_JS } from './import-script.js';
 import { saveFeedForm } from './feeds.js';
 
 /**
- * Import (decisions §11): upload a CSV or .xlsx → the encoding choice when it is not UTF-8 → column
+ * Import (docs/console.md, Import): upload a CSV or .xlsx → the encoding choice when it is not UTF-8 → column
  * mapping with suggestions → a preview like `push --dry-run` → Apply with a progress bar → the
  * summary `push` prints. The upload is held in memory between the steps (held-imports.ts); nothing is
  * written before Apply. Editors and owners only.

@@ -28,7 +28,7 @@ function actions(reply: FastifyReply, row: ApiKeyRow): Html | null {
 </div>`;
 }
 
-/** The key shown once, on the page that follows its creation or roll (decisions §11). */
+/** The key shown once, on the page that follows its creation or roll (docs/console.md, Keys). */
 const shownOnce = (key: string, what: string): Html => html`${notice('ok', what)}
 <section class="panel" aria-labelledby="new-key"><h2 id="new-key">Your new key</h2>
 <p>Copy it now and keep it somewhere safe: it is shown this once and never again (only its hash is stored).</p>
@@ -60,7 +60,7 @@ ${csrfField(reply)}
 
 const list = (value: string | string[] | undefined): string[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
-/** Keys (owner): list, create within the plan, roll, revoke (decisions §11). */
+/** Keys (owner): list, create within the plan, roll, revoke (docs/console.md, Keys). */
 export async function keyPages(app: FastifyInstance): Promise<void> {
   app.get('/keys', { config: { role: 'owner' } }, async (request, reply) => keysPage(app, request, reply));
 

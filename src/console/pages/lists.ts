@@ -41,7 +41,7 @@ const choice = (name: string, label: string, values: readonly string[], chosen: 
 
 const money = (price: number | null, currency: string | null): string => (price === null ? '' : `${price.toLocaleString('en')} ${currency ?? ''}`.trim());
 
-/** Artworks and Events: search, filters, cursor paging (decisions §11). */
+/** Artworks and Events: search, filters, cursor paging (docs/console.md, Artworks and events). */
 export async function listPages(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: Query }>('/artworks', { config: { role: 'viewer' } }, async (request, reply) => {
     const query = request.query;

@@ -5,7 +5,7 @@ import { html, type Html } from '../../web/html.js';
 import { changeList } from '../changes.js';
 import { heading, render, when } from '../layout.js';
 
-/** The console's first page: how the catalog stands and what changed last (decisions §11 Overview). */
+/** The console's first page: how the catalog stands and what changed last (docs/console.md, Overview). */
 export async function overviewPage(app: FastifyInstance): Promise<void> {
   app.get('/', { config: { role: 'viewer' } }, async (request, reply) => {
     const entityId = request.user.entity.id;

@@ -27,7 +27,7 @@ ${csrfField(reply)}
   });
 }
 
-/** People (owner): the entity's console users, and invites from the console (decisions §11). */
+/** People (owner): the entity's console users, and invites from the console (docs/console.md, People). */
 export async function peoplePages(app: FastifyInstance): Promise<void> {
   app.get('/people', { config: { role: 'owner' } }, async (request, reply) => peoplePage(app, request, reply));
 

@@ -37,7 +37,7 @@ interface Kind {
   /** Read-only fields shown with the record. */
   facts: readonly string[];
   get(app: FastifyInstance, entityId: number, id: number): Promise<Values>;
-  /** The PUT path: the same schema, rules and store function as the API (decisions §11). */
+  /** The PUT path: the same schema, rules and store function as the API (docs/console.md, Roles). */
   validate(body: Values): FieldProblem[];
   update(app: FastifyInstance, request: FastifyRequest, id: number, body: Values): Promise<unknown>;
   remove(app: FastifyInstance, request: FastifyRequest, id: number): Promise<void>;

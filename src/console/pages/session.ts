@@ -12,7 +12,7 @@ import { csrfField, heading, notice, render } from '../layout.js';
 
 type Form = Record<string, string | undefined>;
 
-/** One answer for an unknown email, a wrong password, a locked email and a paused gallery (decisions §11). */
+/** One answer for an unknown email, a wrong password, a locked email and a paused gallery (docs/console.md, Signing in and sessions). */
 const SIGN_IN_REFUSED = 'That email and password do not match an account, or sign-in is paused for a while after too many attempts. Try again, or ask for a new invite.';
 
 /** A sign-in or a password chosen while HASHES_AT_ONCE hashes run and more wait (docs/deploy.md, Sign-in limits). */

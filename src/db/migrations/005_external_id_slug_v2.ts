@@ -7,11 +7,11 @@ import type { Dialect } from '../connect.js';
 const CHUNK = 1000;
 
 /**
- * - `external_id` on artworks (decisions §5): unique per entity where set; the fingerprint stays unique
+ * - `external_id` on artworks (docs/api.md, Artworks): unique per entity where set; the fingerprint stays unique
  *   only among an entity's artworks without one, so editions and "Untitled" works can coexist.
  * - Positions go (migration 004): a deletion renumbered every later artwork of the catalog, and every
  *   artwork write of an entity had to queue for its place. Pages walk the (entity_id, id) index again.
- * - Slug version 2 (decisions §4): fingerprints and event slugs of version 1 are recomputed, keeping
+ * - Slug version 2 (docs/api.md, Slugs and fingerprints): fingerprints and event slugs of version 1 are recomputed, keeping
  *   ids; records that version 1 had merged stay one record.
  */
 export function externalIdSlugV2(dialect: Dialect): Migration {

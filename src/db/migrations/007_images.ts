@@ -3,7 +3,7 @@ import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
 
 /**
- * Images held by the platform (decisions §10).
+ * Images held by the platform (docs/api.md, Images).
  *
  * - `images`: one row per image URL in use, which is also its job in the durable queue. Records point
  *   at it by their `image_url`, so a URL used by many records is fetched once and its state is every

@@ -3,7 +3,7 @@ import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
 
 /**
- * The gallery console (decisions §11): its users, their server-side sessions, the sign-in failures
+ * The gallery console (docs/console.md): its users, their server-side sessions, the sign-in failures
  * that lock an email, and each entity's plan (the highest key tier its console may create).
  *
  * - `users.email` is unique platform-wide (one email belongs to one entity), stored lower-case.

@@ -10,7 +10,7 @@ const INDEXES = [
 ] as const;
 
 /**
- * The console's search by title or artist (decisions §11) is a case-insensitive containment,
+ * The console's search by title or artist (docs/console.md, Artworks and events) is a case-insensitive containment,
  * `lower(column) LIKE '%text%'`: without an index, a search that matches nothing reads all of an
  * entity's titles and artists (21 ms at 10,000 artworks on PostgreSQL). A GIN index of each column's
  * lower-cased trigrams (pg_trgm) finds the few rows that contain a text of three characters or more.

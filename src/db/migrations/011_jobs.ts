@@ -11,7 +11,7 @@ import type { Dialect } from '../connect.js';
  *   works), so a job whose process died is simply due again when the lease has passed. A job that
  *   ends is deleted (its kind records the outcome in its own tables, in the same transaction).
  * - `job_turns`: per kind, when each entity with jobs was last served one, so that jobs are taken
- *   round-robin between entities (docs/deploy.md, "Background jobs").
+ *   round-robin between entities (docs/architecture.md, Background jobs).
  *
  * Image jobs move here from `images.due_at`/`claim`/`locked_until` (migration 007), which are no
  * longer read: each due image becomes a job of the entity of its oldest record.

@@ -29,7 +29,7 @@ declare module 'fastify' {
     auth: AuthContext;
     /**
      * A conditional GET (If-None-Match) whose rate-limit unit is not taken yet: a 304 takes none
-     * (decisions §3), any other answer takes it once the tag is known (plugins/conditional.ts) or in
+     * (docs/api.md, Conditional requests), any other answer takes it once the tag is known (plugins/conditional.ts) or in
      * the error handler (`chargeDeferredUnit`).
      */
     uncounted: boolean;
@@ -57,7 +57,7 @@ function unauthorized(reply: FastifyReply, sentToken: boolean): ApiError {
 export const KEY_CACHE_TTL_MS = 5_000;
 
 /**
- * The checks of decisions §2, in their order: authentication (401), paused account (403), rate limit
+ * The checks of docs/api.md, Authentication, in their order: authentication (401), paused account (403), rate limit
  * (429), scope (403). Runs on onRequest, before the body is read, so refused requests cost little.
  * A key in the cache with an in-memory rate limiter is checked without a single promise: this hook
  * runs on every API request.
@@ -146,7 +146,7 @@ function admit(
   }
   if (paused(found)) throw new ApiError('forbidden', 'The account is paused.');
   // A conditional read of a key that may read it waits with its unit until the tag is known: a 304
-  // takes none. Every other request is counted here, before the scope check (decisions §2's order).
+  // takes none. Every other request is counted here, before the scope check (the order of docs/api.md, Authentication).
   const deferred = (request.method === 'GET' || request.method === 'HEAD') && request.headers['if-none-match'] !== undefined
     && mayUse(found, scope);
   const counted = deferred ? peekUnits(app, found) : app.rateLimiter.hit(...limiterArguments(app, found));

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import { BROTLI_QUALITY, BROTLI_WINDOW_BITS, COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, ENCODINGS, GZIP_LEVEL } from '../answer-cache.js';
 
 /**
- * Text answers of 1 KiB or more in brotli or gzip when the client takes them (decisions §3): API JSON,
+ * Text answers of 1 KiB or more in brotli or gzip when the client takes them (docs/api.md, Compression): API JSON,
  * public pages, feeds, sitemaps, OpenAPI. Images (already compressed formats) and small answers go as
  * they are. Answers up to the plugin's sync threshold (8 KB on 2 cores) are compressed in one call,
  * larger ones through a zlib stream, which runs on libuv's thread pool, not on the event loop. A

@@ -55,7 +55,7 @@ export const keptAnswerHeaders = (tag: string) => ({ 'content-type': JSON_TYPE, 
 export const taggedByDataAndUrl = (config: FastifyContextConfig): boolean => !config.tagParts && !config.keyAnswer;
 
 /**
- * Conditional requests on every keyed GET (decisions §3). Before the handler, one indexed query reads
+ * Conditional requests on every keyed GET (docs/api.md, Conditional requests). Before the handler, one indexed query reads
  * the entity's data version; with the URL it makes the answer's strong ETag. A matching If-None-Match
  * gets 304 without a body and without a rate-limit unit (auth.ts deferred it); otherwise the unit is
  * taken and the answer comes from the cache of answers by tag when one was built for this version,

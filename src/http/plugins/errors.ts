@@ -52,7 +52,7 @@ function noRoute(app: FastifyInstance, request: FastifyRequest): { error: ApiErr
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A conditional GET that fails (400, 404, 503, …) takes the unit it deferred; over the limit, the
-    // 429 comes first, as decisions §2 orders the checks.
+    // 429 comes first, as docs/api.md, Authentication, orders the checks.
     let charged: Promise<void> | void;
     try {
       charged = chargeDeferredUnit(app, request, reply);

@@ -29,7 +29,7 @@ export const requestHash = (method: string, url: string, bodyHash: string | null
 export const bodyTextHash = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
- * Idempotency-Key on POST, PUT and DELETE (decisions §8): the first final answer is stored and replayed
+ * Idempotency-Key on POST, PUT and DELETE (docs/api.md, Retries and idempotency): the first final answer is stored and replayed
  * for the same key and body; a different body gets 422; a request still running gets 409. Runs after
  * authentication and body parsing, before validation, so a replay needs no second validation or write.
  */

@@ -36,7 +36,7 @@ const IF_NONE_MATCH_HEADER = {
   },
 };
 
-/** Keyed GETs (decisions §3): the 200 carries ETag and Cache-Control; a matching If-None-Match gets 304. */
+/** Keyed GETs (docs/api.md, Conditional requests): the 200 carries ETag and Cache-Control; a matching If-None-Match gets 304. */
 function conditional(response: Record<string, Response>): Record<string, Response> {
   const ok = response['200'];
   if (!ok) return response;

@@ -10,7 +10,7 @@ declare module 'fastify' {
 }
 
 /**
- * Graceful stop (decisions §9), the app's half; `serve` adds the signals and the deadline. From the
+ * Graceful stop (docs/operations.md, Failure, shutdown and slow clients), the app's half; `serve` adds the signals and the deadline. From the
  * moment `close()` starts: every answer, in flight or not, carries `Connection: close`, so no keep-alive
  * client holds its socket (and the process) open; a request that arrives meanwhile on an open
  * connection gets 503 in the contract's error shape. Fastify stops accepting connections and closes the

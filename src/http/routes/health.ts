@@ -28,7 +28,7 @@ async function answers(dependency: Dependency): Promise<boolean> {
   }
 }
 
-/** GET /healthz (decisions §9): 200 when every dependency answers, else 503 naming those that do not. */
+/** GET /healthz (docs/operations.md, Health, metrics and logs): 200 when every dependency answers, else 503 naming those that do not. */
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/healthz', {
     schema: {

@@ -26,7 +26,7 @@ const IMAGE_HEADERS = {
 };
 
 /**
- * GET and HEAD /images/:name (decisions §10): a derivative from the image store, keyless and rate
+ * GET and HEAD /images/:name (docs/api.md, Images): a derivative from the image store, keyless and rate
  * limited per address like the public pages. The ETag is the name, so a 304 needs no store lookup;
  * the body is streamed from the store and never compressed (the formats are compressed already).
  */

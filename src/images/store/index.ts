@@ -12,7 +12,7 @@ export interface StoredImageInfo { size: number; contentType: string }
 export interface StoredImage extends StoredImageInfo { body: NodeJS.ReadableStream }
 
 /**
- * Where derivatives live (decisions §10): a folder for one machine, an S3-compatible bucket for
+ * Where derivatives live (docs/deploy.md, Images: where the derivatives live): a folder for one machine, an S3-compatible bucket for
  * several. Names are flat (`${sha256}-${width}.${ext}`); a store refuses any other shape of name,
  * so no name can reach outside it.
  */
