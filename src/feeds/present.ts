@@ -1,19 +1,9 @@
-import type { FeedRunType, FeedType } from '../schemas/feeds.js';
-import { nextRunOf, type FeedRunRow, type FeedWithRun } from '../store/feeds.js';
+import type { FeedType } from '../schemas/feeds.js';
+import { nextRunOf, runJson, type FeedWithRun } from '../store/feeds.js';
+
+export { runJson };
 
 /** A feed and a run as the API shows them (docs/api.md, Feeds). */
-
-export const runJson = (run: FeedRunRow): FeedRunType => ({
-  id: run.id,
-  status: run.status,
-  started_at: run.started_at,
-  finished_at: run.finished_at,
-  http_status: run.http_status,
-  counts: run.counts === null ? null : JSON.parse(run.counts) as FeedRunType['counts'],
-  problems: run.problems === null ? [] : JSON.parse(run.problems) as FeedRunType['problems'],
-  error: run.error,
-  new_columns: run.new_columns === null ? [] : JSON.parse(run.new_columns) as string[],
-});
 
 export const feedJson = (found: FeedWithRun): FeedType => {
   const { feed, lastRun } = found;

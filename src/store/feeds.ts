@@ -1,4 +1,4 @@
-import { runJson } from '../feeds/present.js';
+import type { FeedRunType } from '../schemas/feeds.js';
 import { recordFeedRunMessages } from './webhooks.js';
 import { sql } from 'kysely';
 import { ApiError, notFound } from '../domain/errors.js';
@@ -374,3 +374,15 @@ function* finishRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, 
   }
 }
 
+/** A run as the API shows it (docs/api.md, Feeds): here, beside its row, because a run's end sends it in a message too. */
+export const runJson = (run: FeedRunRow): FeedRunType => ({
+  id: run.id,
+  status: run.status,
+  started_at: run.started_at,
+  finished_at: run.finished_at,
+  http_status: run.http_status,
+  counts: run.counts === null ? null : JSON.parse(run.counts) as FeedRunType['counts'],
+  problems: run.problems === null ? [] : JSON.parse(run.problems) as FeedRunType['problems'],
+  error: run.error,
+  new_columns: run.new_columns === null ? [] : JSON.parse(run.new_columns) as string[],
+});

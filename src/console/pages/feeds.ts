@@ -11,7 +11,7 @@ import { html, type Html } from '../../web/html.js';
 import { consoleCookies } from '../guard.js';
 import type { HeldImport } from '../held-imports.js';
 import { csrfField, heading, notice, render, table, when } from '../layout.js';
-import { readUpload } from './import.js';
+import { readUpload } from '../read-upload.js';
 
 /**
  * Feeds (docs/console.md, Feeds): connect a URL → its file is read once → the Import's column mapping

@@ -2,10 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sha256 } from '../../domain/passwords.js';
 import { FIELDS, suggestField, type Kind } from '../../import/columns.js';
 import { UPLOAD_MAX_BYTES } from '../../import/limits.js';
-import { FileProblem, NotUtf8 } from '../../import/problem.js';
+import { FileProblem } from '../../import/problem.js';
 import { tableRows } from '../../import/rows.js';
 import { countsLine } from '../../import/summary.js';
-import { readTable } from '../../import/table.js';
 import { encodingNamed } from '../../import/text.js';
 import { html, type Html } from '../../web/html.js';
 import { actorOf, consoleCookies } from '../guard.js';
@@ -14,6 +13,7 @@ import { previewImport, startApply, type Preview } from '../importer.js';
 import { csrfField, heading, notice, render, table } from '../layout.js';
 import { IMPORT_JS } from './import-script.js';
 import { saveFeedForm } from './feeds.js';
+import { readUpload } from '../read-upload.js';
 
 /**
  * Import (docs/console.md, Import): upload a CSV or .xlsx → the encoding choice when it is not UTF-8 → column
@@ -147,27 +147,6 @@ const uploadRefusal = (error: unknown): string => {
   if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return 'Upload one file at a time.';
   return 'The upload did not arrive whole. Try again.';
 };
-
-/** Reads the held bytes as a table with the chosen encoding; a file-wide problem as a sentence, or nothing. */
-export async function readUpload(upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
-  try {
-    upload.table = await readTable(upload.bytes!, { name: upload.name, encoding: upload.encoding });
-    upload.map = new Map();
-    // The table is what the next steps read: the file's bytes are let go.
-    upload.bytes = null;
-    return undefined;
-  } catch (error) {
-    if (error instanceof NotUtf8 && offerEncoding) {
-      upload.notUtf8 = { line: error.line, byte: error.byte };
-      return undefined;
-    }
-    if (!(error instanceof FileProblem)) throw error;
-    const text = error instanceof NotUtf8
-      ? `Line ${error.line} is not valid UTF-8 (byte 0x${error.byte.toString(16).toUpperCase()}). If the file was saved by an older spreadsheet program, upload it again and choose Windows-1252 / Latin-1.`
-      : `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;
-    return text.replace(/\.\.$/, '.');
-  }
-}
 
 const steps = (current: number, feed = false): Html => html`<ol class="steps" aria-label="Steps">${(feed ? ['Connect', 'Columns', 'Preview', 'Save'] : ['Upload', 'Columns', 'Preview', 'Apply']).map((label, i) =>
   html`<li${i === current ? html` aria-current="step" class="current"` : ''}>${label}</li>`)}</ol>`;

@@ -1,0 +1,24 @@
+import { FileProblem, NotUtf8 } from '../import/problem.js';
+import { readTable } from '../import/table.js';
+import type { HeldImport } from './held-imports.js';
+
+/** Reads the held bytes as a table with the chosen encoding; a file-wide problem as a sentence, or nothing. */
+export async function readUpload(upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
+  try {
+    upload.table = await readTable(upload.bytes!, { name: upload.name, encoding: upload.encoding });
+    upload.map = new Map();
+    // The table is what the next steps read: the file's bytes are let go.
+    upload.bytes = null;
+    return undefined;
+  } catch (error) {
+    if (error instanceof NotUtf8 && offerEncoding) {
+      upload.notUtf8 = { line: error.line, byte: error.byte };
+      return undefined;
+    }
+    if (!(error instanceof FileProblem)) throw error;
+    const text = error instanceof NotUtf8
+      ? `Line ${error.line} is not valid UTF-8 (byte 0x${error.byte.toString(16).toUpperCase()}). If the file was saved by an older spreadsheet program, upload it again and choose Windows-1252 / Latin-1.`
+      : `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;
+    return text.replace(/\.\.$/, '.');
+  }
+}
