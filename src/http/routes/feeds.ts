@@ -41,6 +41,13 @@ function checkMapping(kind: 'artworks' | 'events', mapping: Record<string, strin
 
 /** Feeds (docs/api.md, Feeds). Their answers change with every run, not with the entity's data: never kept, never 304. */
 export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  /** The key's entity and the feed named in the path, once the key may read or write the feed's kind (another entity's feed: 404). */
+  const feedOfKey = async (request: FastifyRequest<{ Params: { id: string } }>, access: 'read' | 'write') => {
+    const entityId = request.auth.entity.id;
+    const id = recordId(request.params);
+    requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, access);
+    return { entityId, id };
+  };
   const wake = (feedId: number, entityId: number) => app.feedRuns?.wake(feedId, entityId);
 
   app.post('/feeds', {
@@ -111,9 +118,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: IdParams, response: { 204: Type.Null({ description: 'The feed and its runs are deleted; the records it wrote stay.' }), ...errors(...AUTHED, ...IDEMPOTENT, 'not_found') },
     },
   }, async (request, reply) => {
-    const entityId = request.auth.entity.id;
-    const id = recordId(request.params);
-    requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, 'write');
+    const { entityId, id } = await feedOfKey(request, 'write');
     await deleteFeed(app.db, entityId, id);
     return reply.code(204).send(null);
   });
@@ -127,9 +132,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: answer(FeedRun, 'The queued run.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'not_found') },
     },
   }, async (request, reply) => {
-    const entityId = request.auth.entity.id;
-    const id = recordId(request.params);
-    requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, 'write');
+    const { entityId, id } = await feedOfKey(request, 'write');
     const run = await queueRun(app.db, entityId, id, request.body?.allow_mass_delete === true, nowIso());
     wake(id, entityId);
     return reply.code(202).send(runJson(run));
@@ -144,9 +147,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     reply.provisional = true;
-    const entityId = request.auth.entity.id;
-    const id = recordId(request.params);
-    requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, 'read');
+    const { entityId, id } = await feedOfKey(request, 'read');
     const page = await listRuns(app.db, entityId, id, request.query.after, request.query.limit);
     return { runs: page.runs.map(runJson), has_more: page.hasMore, next_after: page.nextAfter };
   });
@@ -159,9 +160,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     reply.provisional = true;
-    const entityId = request.auth.entity.id;
-    const id = recordId(request.params);
-    requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, 'read');
+    const { entityId, id } = await feedOfKey(request, 'read');
     return runJson(await getRun(app.db, entityId, id, recordId({ id: request.params.run_id })));
   });
 };
