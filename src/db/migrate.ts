@@ -43,9 +43,23 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
   });
 }
 
-/** Applies every pending migration; throws (so `serve` and `migrate` fail) when one fails. */
+/** How often a connection that timed out is tried again before a start gives up. */
+const SLOW_CONNECT_ATTEMPTS = 4;
+const isSlowConnect = (error: unknown) =>
+  error instanceof Error && /timeout exceeded when trying to connect|timeout expired/.test(error.message);
+
+/**
+ * Applies every pending migration; throws (so `serve` and `migrate` fail) when one fails. A server that
+ * answers slowly (starting, or busy with other databases' work) is given a few more tries: the pool's
+ * connect deadline is short so that requests get a fast 503, which is too short for a start. A refused
+ * connection or a wrong name fails at once, with what to do.
+ */
 export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
-  const result: MigrationResultSet = await migrator(handle).migrateToLatest();
+  let result: MigrationResultSet = await migrator(handle).migrateToLatest();
+  for (let attempt = 1; attempt < SLOW_CONNECT_ATTEMPTS && result.error && isSlowConnect(result.error); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    result = await migrator(handle).migrateToLatest();
+  }
   if (result.error) {
     // Before any migration ran: the database could not be opened at all.
     const problem = connectionProblem(result.error);

@@ -25,8 +25,11 @@ import { startApp, tenant, type TestApp } from '../helpers.js';
 
 const RUNS = positiveInt(process.env.FUZZ_RUNS, 10);
 const SEED = Number.isSafeInteger(Number(process.env.FUZZ_SEED)) && process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 20_260_321;
-/** Per test: generous per run, so that a long campaign still has room; fast-check stops itself first. */
-const TEST_TIMEOUT = 30_000 + RUNS * 600;
+/**
+ * Per test: generous per run, so that a long campaign still has room; fast-check stops itself first.
+ * FUZZ_TIME_LIMIT_MS gives a campaign on a shared machine (`npm run test:soak`) the time it needs.
+ */
+const TEST_TIMEOUT = positiveInt(process.env.FUZZ_TIME_LIMIT_MS, 30_000 + RUNS * 600);
 /** One request that takes longer than this counts as a hang. */
 const REQUEST_TIMEOUT = 15_000;
 const FC_PARAMS = {
@@ -334,8 +337,8 @@ const INVALID: Record<Kind, fc.Arbitrary<unknown>> = {
   title: fc.oneof(nonString, fc.constant(null), whitespace, fc.integer({ min: 501, max: 30_000 }).map((n) => 't'.repeat(n)),
     fc.tuple(whitespace, fc.integer({ min: 501, max: 2000 })).map(([w, n]) => `${w}${'😀'.repeat(n)}${w}`)),
   text: fc.oneof(nonString, longText.filter((s) => codePoints(s) > 1000)),
-  artist: fc.oneof(nonString, longText.filter((s) => codePoints(s) > 1000),
-    fc.array(fc.constantFrom(' ', '-', '!', '😀', '\u202e', '\u0000', '.', '/', '\ud800'), { maxLength: 12 }).map((a) => a.join(''))),
+  // Only spaces (or nothing) is refused: a symbol-only name (`/`, `😀`) gets a slug of its own (docs/api.md, Slugs and fingerprints).
+  artist: fc.oneof(nonString, longText.filter((s) => codePoints(s) > 1000), whitespace),
   long: fc.oneof(nonString, fc.integer({ min: 20_001, max: 30_000 }).map((n) => 'd'.repeat(n))),
   url: fc.oneof(nonString, notUrlText, longUrl),
   clearableUrl: fc.oneof(nonString, notUrlText.filter((s) => s !== ''), longUrl),
