@@ -52,6 +52,9 @@ const DIALECT_FOLDERS = ['api', 'store', 'web', 'console', 'images', 'import', '
 /** Each database project migrates one template per run; a test's database is a copy of it (test/support/global-setup.ts). */
 const MIGRATE_ONCE = ['test/support/global-setup.ts'];
 
+/** One Chromium per run, shared by the test/browser files (test/support/browser-setup.ts). */
+const ONE_BROWSER = 'test/support/browser-setup.ts';
+
 export default defineConfig(async (): Promise<ViteUserConfig> => {
   const withPostgres = await postgresAnswers();
   if (!withPostgres) console.warn(`PostgreSQL at ${POSTGRES} does not answer: running the SQLite pass only.`);
@@ -68,7 +71,8 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
         { extends: true as const, test: { name: 'unit', include: UNIT, env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
         // SQLite pass: everything that needs a server, a database, a process or a browser; one process, counters in
         // memory, idempotency locks in the database.
-        { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: UNIT, globalSetup: MIGRATE_ONCE, env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
+        // It also starts the run's one Chromium, which the test/browser files connect to.
+        { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: UNIT, globalSetup: [...MIGRATE_ONCE, ONE_BROWSER], env: { TEST_DIALECT: 'sqlite', REDIS_URL: '' } } },
         // PostgreSQL pass: the scale set-up, with Redis for counters and locks when it answers; only the folders whose
         // result can depend on the dialect (see DIALECT_FOLDERS).
         ...(withPostgres ? [{

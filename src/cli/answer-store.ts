@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { cliIo } from './io.js';
 import { EtagCache, type KeptAnswer } from '../client/etag-cache.js';
 
 /**
@@ -13,7 +14,7 @@ import { EtagCache, type KeptAnswer } from '../client/etag-cache.js';
 export class AnswerStore {
   private readonly file: string;
 
-  constructor(baseUrl: string, key: string, dir = process.env.ART_CATALOG_CACHE_DIR || join(homedir(), '.cache', 'art-catalog', 'answers')) {
+  constructor(baseUrl: string, key: string, dir = cliIo().env.ART_CATALOG_CACHE_DIR || join(homedir(), '.cache', 'art-catalog', 'answers')) {
     const name = createHash('sha256').update(`${baseUrl}\n${key}`).digest('hex').slice(0, 32);
     this.file = join(dir, `${name}.json`);
   }

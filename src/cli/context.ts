@@ -5,6 +5,7 @@ import { redactKeys } from '../domain/keys.js';
 import { escapeControlCharacters } from '../domain/text.js';
 import type { Db, EntityRow } from '../db/types.js';
 import { findEntity } from '../store/entities.js';
+import { cliIo } from './io.js';
 
 /** An error meant for the operator: printed as one line on stderr, exit status 1 (or the one given). */
 export class CliError extends Error {
@@ -21,7 +22,7 @@ export const printable = (text: string): string => redactKeys(escapeControlChara
 
 /** Runs an admin command on the database of DATABASE_URL, migrated first; no server needed. */
 export async function withDatabase<T>(run: (handle: DatabaseHandle) => Promise<T>, { migrate = true } = {}): Promise<T> {
-  const config = loadConfig();
+  const config = loadConfig(cliIo().env);
   const handle = connect(config.databaseUrl, { poolSize: 2, statementTimeoutMs: config.pgStatementTimeoutMs, connectTimeoutMs: 10_000 });
   try {
     if (migrate) await migrateToLatest(handle);
@@ -33,7 +34,7 @@ export async function withDatabase<T>(run: (handle: DatabaseHandle) => Promise<T
 
 /** With --json, exactly one JSON document on stdout; otherwise the human-readable lines. */
 export function output(json: boolean | undefined, value: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
+  cliIo().stdout.write(json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
 }
 
 export function positiveId(raw: string, what = 'ID'): number {

@@ -11,6 +11,7 @@ import { postEvent } from '../store/events.js';
 import { createKey } from '../store/keys.js';
 import { TIER_SCOPES } from '../domain/keys.js';
 import { CliError, output, withDatabase } from './context.js';
+import { cliIo } from './io.js';
 
 const ARTWORKS: ArtworkPostBody[] = [
   { title: 'Abstract Painting', artist_name: 'Gerhard Richter', creation_year: 1990, medium: 'Oil on canvas', dimensions: '225 x 200 cm', price: 1200000, currency: 'EUR', availability: 'available' },
@@ -41,7 +42,7 @@ const DEMO = { type: 'gallery', name: 'Demo Gallery', city: 'Berlin', country: '
  * Where the printed page and the profile's `ical_url` point: `--base-url`, else PUBLIC_BASE_URL, else
  * this machine on PORT (not HOST, which may be 0.0.0.0), so the links reach the running server.
  */
-export function demoBaseUrl(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+export function demoBaseUrl(option: string | undefined, env: NodeJS.ProcessEnv = cliIo().env): string {
   const base = option || env.PUBLIC_BASE_URL || `http://localhost:${loadConfig(env).port}`;
   if (!/^https?:\/\/[^/\s]+/i.test(base)) throw new CliError(`--base-url must be an absolute http(s) URL (got "${base}")`);
   return base.replace(/\/+$/, '');

@@ -5,6 +5,7 @@ import { openImageStore } from '../images/store/index.js';
 import { sweepImages } from '../images/sweep.js';
 import { imageReport, retryImages } from '../store/images.js';
 import { output, positiveId, printable, withDatabase } from './context.js';
+import { cliIo } from './io.js';
 
 /** `images status|retry|sweep`: what an operator does about the image pipeline (docs/api.md, Images; docs/operations.md, Command line). */
 export function registerImageCommands(program: Command): void {
@@ -42,7 +43,7 @@ export function registerImageCommands(program: Command): void {
     .description('remove stored copies no record uses (the server also does this every hour)')
     .option('--json', 'print one JSON object')
     .action(async (opts: { json?: boolean }) => {
-      const store = openImageStore(loadConfig());
+      const store = openImageStore(loadConfig(cliIo().env));
       try {
         const report = await withDatabase(({ db }) => sweepImages(db, store, Date.now()));
         output(opts.json, report, () => `deleted ${report.deleted} stored files of ${report.originals} unused originals; queued ${report.queued} images without a job`);

@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { cliIo } from './io.js';
 
 export interface Counts {
   created: number;
@@ -33,13 +34,15 @@ export function progressLine(done: number, total: number, counts: Counts, width:
 
 /** A bar on a terminal; plain lines otherwise (CI logs, pipes), both on stderr. */
 export function progressReporter(): Progress {
-  const stream = process.stderr;
-  if (stream.isTTY) {
+  const { stderr, stdout } = cliIo();
+  // The bar redraws a terminal in place: only the process's own stderr can be one (a run's collector is not).
+  if (stderr === process.stderr && process.stderr.isTTY) {
+    const stream = process.stderr;
     // A MultiBar of one bar, because only MultiBar can print lines (retry notes) above its bar.
     const bars = new cliProgress.MultiBar({
       stream,
       format: (_options, params, payload: { counts: Counts }) =>
-        progressLine(params.value, params.total, payload.counts, stream.columns || process.stdout.columns || 80),
+        progressLine(params.value, params.total, payload.counts, stream.columns || stdout.columns || 80),
     });
     let bar: cliProgress.SingleBar | undefined;
     return {
@@ -53,8 +56,8 @@ export function progressReporter(): Progress {
     };
   }
   return {
-    update: (done, total, counts) => stream.write(`progress ${done}/${total}: ${tally(counts, ', ')}\n`),
-    note: (message) => stream.write(`${message}\n`),
+    update: (done, total, counts) => stderr.write(`progress ${done}/${total}: ${tally(counts, ', ')}\n`),
+    note: (message) => stderr.write(`${message}\n`),
     stop: () => undefined,
   };
 }

@@ -5,6 +5,7 @@ import { ApiClientError, ArtCatalogClient, NetworkError, type RetryEvent } from 
 import type { BatchItemResultType } from '../schemas/batch.js';
 import { BATCH_MAX } from '../schemas/batch.js';
 import { CliError, printable } from './context.js';
+import { cliIo, setExitCode } from './io.js';
 import { parseColumnMap, type ColumnMap } from '../import/columns.js';
 import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from '../import/plan.js';
 import { PUSH_MAX_BYTES, megabytes } from '../import/limits.js';
@@ -335,8 +336,9 @@ export function registerPushCommand(program: Command): void {
         if (error instanceof FileProblem) throw stop(error.message);
         throw error;
       }
-      const baseUrl = opts.baseUrl ?? process.env.ART_CATALOG_URL;
-      const key = opts.key ?? process.env.ART_CATALOG_KEY;
+      const { env, stdout } = cliIo();
+      const baseUrl = opts.baseUrl ?? env.ART_CATALOG_URL;
+      const key = opts.key ?? env.ART_CATALOG_KEY;
       if (!baseUrl) throw new CliError('no service URL: pass --base-url or set ART_CATALOG_URL');
       if (!key) throw new CliError('no API key: pass --key or set ART_CATALOG_KEY');
       const progress = progressReporter();
@@ -349,7 +351,7 @@ export function registerPushCommand(program: Command): void {
       } finally {
         progress.stop();
       }
-      process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary));
-      if (summary.failures.length > 0) process.exitCode = 1;
+      stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary));
+      if (summary.failures.length > 0) setExitCode(1);
     });
 }

@@ -5,6 +5,7 @@ import { isEmailAddress } from '../domain/text.js';
 import { EmailTaken, INVITE_TTL_MS, inviteUser, listUsers, removeUser } from '../store/users.js';
 import { loadConfig } from '../config.js';
 import { CliError, existingEntity, listOfEntity, output, positiveId, printable, withDatabase } from './context.js';
+import { cliIo } from './io.js';
 
 const ROLES: readonly Role[] = ['owner', 'editor', 'viewer'];
 
@@ -46,7 +47,7 @@ export function registerUserCommands(program: Command): void {
           throw error;
         });
       });
-      const link = `${loadConfig().publicBaseUrl}/console/invite/${token}`;
+      const link = `${loadConfig(cliIo().env).publicBaseUrl}/console/invite/${token}`;
       output(opts.json, { email: row.email, role: row.role, link, expires_at: expiresAt },
         () => `${link}\n(${row.role} invite for ${row.email}, valid until ${expiresAt}; it works once)`);
     });

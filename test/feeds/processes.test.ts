@@ -4,7 +4,7 @@ import { connect, type DatabaseHandle } from '../../src/db/connect.js';
 import { TIER_SCOPES } from '../../src/domain/keys.js';
 import { createEntity } from '../../src/store/entities.js';
 import { createKey } from '../../src/store/keys.js';
-import { DIALECT, freshDatabase, type FreshDatabase } from '../helpers.js';
+import { DIALECT, migratedDatabase, type FreshDatabase } from '../helpers.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
 import { spawnServe, type ServeProcess } from '../support/serve.js';
 
@@ -21,12 +21,9 @@ const ENV = { FETCH_ALLOW_PRIVATE: 'true', JOB_LEASE_S: '3' };
 
 beforeAll(async () => {
   files = await fileServer();
-  database = await freshDatabase();
+  // A copy of the run's migrated template: the helpers below need the tables before a server starts.
+  database = await migratedDatabase();
   handle = connect(database.url);
-  // Migrated by the first server; the helpers below need the tables, so one starts and stops first.
-  const first = spawnServe({ DATABASE_URL: database.url, ...ENV, FEED_CONCURRENCY: '0' });
-  await first.url;
-  await first.stop();
 });
 
 afterAll(async () => {

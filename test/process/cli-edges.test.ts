@@ -12,7 +12,8 @@ import { isEmailAddress } from '../../src/domain/text.js';
 import { DIALECT, client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { connect } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { BIN, databaseWithKey, runCli, spawnServe } from '../support/serve.js';
+import { cliOn } from '../support/cli.js';
+import { BIN, databaseWithKey, spawnServe } from '../support/serve.js';
 
 /** The smaller edges an attacker's pass found (issue #24) in the CLI and start-up settings, each pinned by the behaviour an operator sees. */
 
@@ -25,7 +26,8 @@ beforeAll(async () => {
 afterAll(async () => { await t?.close(); });
 
 /** `bin/art-catalog ARGS` on the test app's database: exit code and both streams. */
-const cli = (...args: string[]) => runCli(t.config.databaseUrl, args);
+// The program in-process (test/support/cli.ts); `serve`, with its own process concerns, starts for real.
+const cli = (...args: string[]) => cliOn(t.config.databaseUrl, args);
 
 describe('a whole key given to the CLI', () => {
   test('key revoke accepts the whole key, revokes it by its prefix and prints only the prefix', async () => {

@@ -4,7 +4,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { createEntity, listEntities } from '../../src/store/entities.js';
 import { escapeControlCharacters, hasControlCharacters } from '../../src/domain/text.js';
 import { freshDatabase, type FreshDatabase } from '../helpers.js';
-import { runCli } from '../support/serve.js';
+import { cliOn } from '../support/cli.js';
 
 let database: FreshDatabase;
 beforeAll(async () => {
@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-const cli = (...args: string[]) => runCli(database.url, args);
+const cli = (...args: string[]) => cliOn(database.url, args);
 
 const names = async () => {
   const handle = connect(database.url);

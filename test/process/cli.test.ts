@@ -8,7 +8,8 @@ import { TIER_SCOPES } from '../../src/domain/keys.js';
 import { createEntity } from '../../src/store/entities.js';
 import { createKey } from '../../src/store/keys.js';
 import { freshDatabase, type FreshDatabase } from '../helpers.js';
-import { runCli, spawnServe } from '../support/serve.js';
+import { cliOn } from '../support/cli.js';
+import { spawnServe } from '../support/serve.js';
 
 let database: FreshDatabase;
 let databaseUrl: string;
@@ -20,7 +21,8 @@ afterAll(() => database.drop());
 
 const cli = (...args: string[]) => cliWith({}, ...args);
 
-const cliWith = (env: NodeJS.ProcessEnv, ...args: string[]) => runCli(databaseUrl, args, env);
+// The program in-process (test/support/cli.ts); `serve` below, with its signals, is a real process.
+const cliWith = (env: NodeJS.ProcessEnv, ...args: string[]) => cliOn(databaseUrl, args, env);
 
 const json = async (...args: string[]) => {
   const result = await cli(...args, '--json');

@@ -3,12 +3,12 @@ import { connect, type DatabaseHandle } from '../../src/db/connect.js';
 import { sha256 } from '../../src/domain/passwords.js';
 import { findInvite } from '../../src/store/users.js';
 import { freshDatabase, type FreshDatabase } from '../helpers.js';
-import { runCli } from '../support/serve.js';
+import { cliOn } from '../support/cli.js';
 
 describe('console admin commands', { timeout: 180_000 }, () => {
   let database: FreshDatabase;
   let handle: DatabaseHandle;
-  const cli = (...args: string[]) => runCli(database.url, args, { PUBLIC_BASE_URL: 'https://catalog.example' });
+  const cli = (...args: string[]) => cliOn(database.url, args, { PUBLIC_BASE_URL: 'https://catalog.example' });
   const json = async (...args: string[]) => {
     const result = await cli(...args, '--json');
     expect(result.stderr).toBe('');

@@ -8,18 +8,28 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { progressLine } from '../../src/cli/progress.js';
+import { cli, type CliRun } from '../support/cli.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { workbook, zipBomb } from '../support/spreadsheets.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'art-catalog');
 
-interface Run { code: number; stdout: string; stderr: string; ms: number }
+type Run = CliRun;
 
-function push(args: string[], env: Record<string, string> = {}, timeout = 0): Promise<Run> {
+/** `art-catalog push ARGS`, the program run in-process (test/support/cli.ts), with the test's answer cache. */
+function push(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return cli(['push', ...args], { ART_CATALOG_CACHE_DIR: join(dir, 'answers'), ...env });
+}
+
+/**
+ * The same as a real `bin/art-catalog push`, killed after `timeout` ms: for a file that could block a read
+ * (a FIFO, /dev/zero), which must not hang the test's own process.
+ */
+function pushProcess(args: string[], timeout: number): Promise<Run> {
   const started = Date.now();
   return new Promise((resolve) => {
-    execFile(BIN, ['push', ...args], { env: { ...process.env, ART_CATALOG_CACHE_DIR: join(dir, 'answers'), ...env }, timeout }, (error, stdout, stderr) => {
+    execFile(BIN, ['push', ...args], { env: { ...process.env, ART_CATALOG_CACHE_DIR: join(dir, 'answers') }, timeout }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - started });
     });
   });
@@ -563,14 +573,14 @@ describe('push reads only what is bounded', () => {
   test('a symlink to /dev/zero is refused in one line, not read (exit 2)', async () => {
     const link = join(dir, 'zero.csv');
     symlinkSync('/dev/zero', link);
-    const run = await push([link, '--kind', 'artworks', '--base-url', base, '--key', g.key], {}, 20_000);
+    const run = await pushProcess([link, '--kind', 'artworks', '--base-url', base, '--key', g.key], 20_000);
     expectStopped(run, /cannot push .*zero\.csv: not a regular file \(a character device\)/);
   });
 
   test('a FIFO nobody writes to is refused in one line instead of waiting for a writer (exit 2)', async () => {
     const fifo = join(dir, 'pipe.csv');
     execFileSync('mkfifo', [fifo]);
-    const run = await push([fifo, '--kind', 'artworks', '--base-url', base, '--key', g.key], {}, 20_000);
+    const run = await pushProcess([fifo, '--kind', 'artworks', '--base-url', base, '--key', g.key], 20_000);
     expectStopped(run, /cannot push .*pipe\.csv: not a regular file \(a FIFO\)/);
   });
 

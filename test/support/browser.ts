@@ -2,20 +2,20 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { describe, expect } from 'vitest';
-
-/** Debian's Chromium: CI installs it (.ci/run); nothing downloads a browser of its own. */
-const CHROMIUM = '/usr/bin/chromium';
+import { describe, expect, inject } from 'vitest';
+import { CHROMIUM, CHROMIUM_ARGS } from './chromium.js';
 
 /** `describe` where Chromium is (always on CI), else `describe.skip` — a developer machine without it skips. */
 export const describeInBrowser = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
 
-/** Debian's Chromium, headless, with no network of its own (no updates, no first-run pages). */
+/**
+ * A connection to the run's one Chromium (test/support/browser-setup.ts); its close() ends the connection and
+ * the contexts it opened. Without that Chromium (a project that does not start it), a browser of its own.
+ */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  const endpoint = inject('chromiumEndpoint');
+  if (endpoint) return chromium.connect(endpoint);
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
