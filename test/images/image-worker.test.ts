@@ -3,9 +3,7 @@ import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
 import type { ImageStore } from '../../src/images/store/index.js';
-import { ImageWorker } from '../../src/images/worker.js';
-import * as jobs from '../../src/store/jobs.js';
-import { client, startApp, tenant, type TestApp, type Tenant } from '../helpers.js';
+import type { TestApp, Tenant } from '../helpers.js';
 
 /** The worker's lease: a job whose claim is lost is given up, its result never recorded. */
 
@@ -15,6 +13,12 @@ vi.mock('../../src/store/jobs.js', async (importOriginal) => {
   return { ...actual, renewJob: vi.fn(actual.renewJob) };
 });
 const { renewJob: actualRenew } = await vi.importActual<typeof import('../../src/store/jobs.js')>('../../src/store/jobs.js');
+// A file run in a worker that other files used before (vitest.config.ts: isolate false) finds the real
+// module in its cache, imported by the worker and the app; a fresh module graph imports the mock above.
+vi.resetModules();
+const { ImageWorker } = await import('../../src/images/worker.js');
+const jobs = await import('../../src/store/jobs.js');
+const { client, startApp, tenant } = await import('../helpers.js');
 
 vi.setConfig({ testTimeout: 60_000 });
 

@@ -9,6 +9,8 @@ describe('public page formatting', () => {
   afterEach(() => vi.restoreAllMocks());
 
   test('loading the module makes no ICU formatter; prepareFormatters makes each once, and pages reuse them', async () => {
+    // A fresh copy of the module: in a worker that ran other files before (isolate false) it is loaded already.
+    vi.resetModules();
     const dates = vi.spyOn(Intl, 'DateTimeFormat');
     const regions = vi.spyOn(Intl, 'DisplayNames');
     const { prepareFormatters, formatDates, countryName, formatPlace } = await import('../../src/web/format.js');
