@@ -44,6 +44,7 @@ export default tseslint.config(
   layer('store', ['http', 'web', 'console', 'images', 'import', 'cli', 'coordination', 'client'], 'the store answers to any caller'),
   layer('images', ['http', 'web', 'console', 'import', 'cli', 'coordination', 'client'], 'the image pipeline (fetch, derive, store, queue worker) serves the server, the console and the CLI alike'),
   layer('import', ['db', 'store', 'http', 'web', 'console', 'images', 'cli', 'coordination', 'client'], 'one file reader for push and the console, with neither inside'),
+  layer('importer', ['http', 'web', 'console', 'images', 'cli', 'coordination', 'client'], 'previews and applies a read file for the console and feeds alike, through src/store'),
   layer('client', ['db', 'store', 'http', 'web', 'console', 'images', 'import', 'cli', 'coordination'], 'the client ships without the server'),
   layer('web', ['console', 'cli'], 'public pages know nothing of the console'),
   layer('console', ['cli', 'client', 'coordination'], 'the console writes through src/store, as the API does'),

@@ -5,7 +5,7 @@ import { FileProblem, NotUtf8 } from '../import/problem.js';
 import { tableRows } from '../import/rows.js';
 import { readTable, type Table } from '../import/table.js';
 import type { Encoding } from '../import/text.js';
-import { applyPreview, previewImport } from '../console/importer.js';
+import { applyPreview, previewImport } from '../importer/index.js';
 import { findEntity } from '../store/entities.js';
 import { finishFeedRun, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
 import { FetchFailed, type FeedFetcher } from './fetcher.js';
@@ -13,7 +13,7 @@ import { FetchFailed, type FeedFetcher } from './fetcher.js';
 /**
  * One run of a feed (docs/api.md, Feeds), for the job that holds the feed's lease: fetch the file
  * conditionally, read it with the import's reader, check the saved mapping against its columns, and
- * apply it with the console's Apply (src/console/importer.ts: the same planner and writer), each
+ * apply it with the console's Apply (src/importer/index.ts: the same planner and writer), each
  * written record's changelog entry saying `feed:<id>`. A fetch error, an unreadable file or a mapped
  * column gone ends the run `failed` before anything is written.
  */

@@ -1,6 +1,6 @@
 import type ExcelJS from 'exceljs';
 import { FileProblem } from './problem.js';
-import { checkColumns, type Table } from './table.js';
+import { checkColumns, type Table } from './table-shape.js';
 import { checkArchive } from './zip.js';
 
 /**

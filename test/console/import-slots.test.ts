@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { HeldImports, PER_ENTITY, type HeldImport } from '../../src/console/held-imports.js';
-import type { ApplyJob } from '../../src/console/importer.js';
+import type { ApplyJob } from '../../src/importer/index.js';
 
 /**
  * Import slots per gallery (docs/console.md, Import): at most 2 held or running uploads per gallery,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, opendir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
-import type { ImageStore, StoredImage, StoredImageInfo } from './index.js';
+import type { ImageStore, StoredImage, StoredImageInfo } from './types.js';
 import { checkName } from './names.js';
 
 /** What a file's extension says it holds (a folder keeps no other metadata). */

@@ -2,7 +2,7 @@ import {
   DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException, paginateListObjectsV2,
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import type { ImageStore, StoredImage, StoredImageInfo } from './index.js';
+import type { ImageStore, StoredImage, StoredImageInfo } from './types.js';
 import { checkName } from './names.js';
 
 /** S3_ENDPOINT, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; unset, the SDK's own defaults apply. */
