@@ -24,7 +24,7 @@ test('a message older than 30 days goes with its attempts; younger ones stay in 
   const g = await tenant(t);
   const api = client(t, g.key);
   const hook = (await api.post('/v1/webhooks', { url: `${receiver.url}/kept`, events: ['artwork.created'] })).body;
-  for (const title of ['Old', 'Almost old', 'New']) await api.post('/v1/artworks', { title, artist_name: 'Ana Lima' });
+  for (const title of ['Old', 'Almost old', 'New']) expect((await api.post('/v1/artworks', { title, artist_name: 'Ana Lima' })).status).toBe(201);
   const messages = await t.handle.db.selectFrom('webhook_messages').select(['seq', 'id']).where('endpoint_id', '=', hook.id).orderBy('seq').execute();
   expect(messages).toHaveLength(3);
   for (const message of messages) await deliverMessage({ db: t.handle.db, publicBaseUrl: 'https://art.example', post: plainPost }, Number(message.seq));
