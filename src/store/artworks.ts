@@ -64,10 +64,14 @@ const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Data
  * statement. Any unique index the insert would break (a concurrent POST of the same work) also makes
  * it insert nothing, and the caller looks for the match.
  */
-const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>) => db.insertInto('artworks')
+const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>, unlessHooked = false) => db.insertInto('artworks')
   .columns(NEW_COLUMNS)
   .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
-    .where((eb) => eb.not(matchExists(db, p)(eb as never))))
+    .where((eb) => eb.not(matchExists(db, p)(eb as never)))
+    // An entity with an enabled webhook endpoint needs messages and their delivery jobs recorded with
+    // the write (recordWrite): the one-statement path then writes nothing and the POST runs the general way.
+    .$if(unlessHooked, (q) => q.where((eb) => eb.not(eb.exists(db.selectFrom('webhook_endpoints').select('id')
+      .where('owner_id', '=', p.entityId).where('enabled', '=', 1))))))
   .onConflict((oc) => oc.doNothing())
   // The other columns are the values just bound: returning them would only copy them back.
   .returning('id');
@@ -77,11 +81,11 @@ interface RecordedCreate extends StatsUpdate { source: string; fieldChanges: str
 
 /**
  * PostgreSQL: a new artwork with its changelog entry, counts and image job, in one statement, which is a
- * transaction of its own (no BEGIN or COMMIT round trips). When it inserts nothing (a match exists),
- * it has written nothing, and the POST runs the general way.
+ * transaction of its own (no BEGIN or COMMIT round trips). When it inserts nothing (a match exists, or
+ * the entity has a webhook endpoint), it has written nothing, and the POST runs the general way.
  */
 const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & RecordedCreate>) => rawQuery(db, sql<{ id: number }>`
-  with inserted as (${insertNewArtwork(db, p)}),
+  with inserted as (${insertNewArtwork(db, p, true)}),
   entries as (
     insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
     select ${p.entityId}, 'artwork', id, 'create', ${p.source}, ${p.fieldChanges}, ${p.created_at} from inserted),

@@ -143,6 +143,16 @@ describe('messages are recorded with the write that causes them', () => {
     expect(new Set(toAll.map((m) => m.id)).size).toBe(toAll.length);
   });
 
+  test('every new artwork POSTed makes its message, also once its artist is known (PostgreSQL\'s one-statement path)', async () => {
+    const g = await tenant(t);
+    const api = client(t, g.key);
+    const hook = (await api.post('/v1/webhooks', { url: RECEIVER, events: ['artwork.created'] })).body;
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await api.post('/v1/artworks', { title: `Known artist ${i}`, artist_name: 'Ana Lima' })).body.id);
+    ids.push((await api.post('/v1/artworks', { title: 'No artist' })).body.id);
+    expect((await recorded(hook.id)).map((m) => Number(m.record_id))).toEqual(ids);
+  });
+
   test('an entity\'s writes make messages for its own endpoints only', async () => {
     const a = await tenant(t);
     const b = await tenant(t);
