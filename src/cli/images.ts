@@ -46,7 +46,7 @@ export function registerImageCommands(program: Command): void {
       const store = openImageStore(loadConfig(cliIo().env));
       try {
         const report = await withDatabase(({ db }) => sweepImages(db, store, Date.now()));
-        output(opts.json, report, () => `deleted ${report.deleted} stored files of ${report.originals} unused originals; queued ${report.queued} images without a job`);
+        output(opts.json, report, () => `deleted ${report.deleted} stored files of ${report.originals} unused originals; left ${report.foreign} files not of the service's naming; queued ${report.queued} images without a job`);
       } finally {
         await store.close();
       }

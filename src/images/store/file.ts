@@ -81,7 +81,8 @@ export class FileImageStore implements ImageStore {
     for (const folder of folders ?? []) {
       if (!folder.isDirectory()) continue;
       for await (const entry of await opendir(join(this.root, folder.name))) {
-        if (entry.isFile() && !entry.name.startsWith(TEMP)) yield entry.name;
+        // Only files where put() would write them: another tool's file elsewhere is not a name of this store.
+        if (entry.isFile() && !entry.name.startsWith(TEMP) && entry.name.slice(0, 2) === folder.name) yield entry.name;
       }
     }
   }

@@ -22,7 +22,7 @@ export interface ImageStore {
   head(name: string): Promise<StoredImageInfo | null>;
   /** A missing name is fine. */
   delete(name: string): Promise<void>;
-  /** Every stored name (for the sweep). */
+  /** Every stored name (for the sweep); may include other tools' objects sharing the location: the sweep filters. */
   list(): AsyncIterable<string>;
   close(): Promise<void>;
 }
