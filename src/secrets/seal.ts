@@ -55,7 +55,7 @@ export function unseal(stored: string, material?: string): string {
   decipher.setAuthTag(raw.subarray(NONCE_BYTES, NONCE_BYTES + TAG_BYTES));
   try {
     return Buffer.concat([decipher.update(raw.subarray(NONCE_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
-  } catch {
-    throw new Error('a stored secret does not open with this server key (SECRET_KEY / SECRET_KEY_FILE changed?)');
+  } catch (error) {
+    throw new Error('a stored secret does not open with this server key (SECRET_KEY / SECRET_KEY_FILE changed?)', { cause: error });
   }
 }

@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../../src/db/connect.js';
 import { migrateToLatest, migrator } from '../../src/db/migrate.js';
 import { SEALED_PREFIX, seal, unseal } from '../../src/secrets/seal.js';
+import { loadServerKey } from '../../src/secrets/server-key.js';
 import { client, freshDatabase, startApp, tenant, type TestApp } from '../helpers.js';
 
 /** Webhook signing secrets are stored sealed with the server key (docs/operations.md, Secrets at rest). */
@@ -73,4 +77,23 @@ test('migration 016 seals the secrets of endpoints made before it, and down open
     await handle.close();
     await fresh.drop();
   }
+});
+
+describe('the server key', () => {
+  test('is generated once beside a SQLite database (mode 0600) and read back; a short SECRET_KEY is refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'server-key-'));
+    try {
+      const env = { DATABASE_URL: `sqlite:${join(dir, 'db', 'catalog.db')}` };
+      const first = loadServerKey(env);
+      expect(first.length).toBeGreaterThanOrEqual(32);
+      expect(statSync(join(dir, 'db', 'secret.key')).mode & 0o777).toBe(0o600);
+      expect(loadServerKey(env)).toBe(first);
+      expect(loadServerKey({ ...env, SECRET_KEY: 'k'.repeat(40) })).toBe('k'.repeat(40));
+      expect(() => loadServerKey({ ...env, SECRET_KEY: 'too short' })).toThrow('SECRET_KEY must be at least 32 characters');
+      // The message never shows the value.
+      expect(() => loadServerKey({ ...env, SECRET_KEY: 'too short' })).not.toThrow('too short');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
