@@ -16,6 +16,7 @@ import { artData } from './migrations/012_art_data.js';
 import { feeds } from './migrations/013_feeds.js';
 import { webhooks } from './migrations/014_webhooks.js';
 import { signInLimits } from './migrations/015_sign_in_limits.js';
+import { sealedWebhookSecrets } from './migrations/016_sealed_webhook_secrets.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -38,6 +39,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '013_feeds': feeds(dialect),
         '014_webhooks': webhooks(dialect),
         '015_sign_in_limits': signInLimits,
+        '016_sealed_webhook_secrets': sealedWebhookSecrets,
       }),
     },
   });

@@ -35,6 +35,7 @@ import { imageRoutes } from './routes/images.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { webhookJobKind } from '../webhooks/job.js';
 import { WEBHOOK_JOB, deliveriesQueued, sweepMessages } from '../store/webhooks.js';
+import { prepareServerKey } from '../secrets/seal.js';
 import { openImageStore, type ImageStore } from '../images/store/index.js';
 import { validatorCompiler } from './validation.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -198,6 +199,8 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   }) : undefined;
   app.decorate('imageWorker', worker);
   app.decorate('jobs', jobs);
+  // Webhook secrets are stored sealed with the server key (docs/operations.md, Secrets at rest).
+  prepareServerKey();
   jobs.register(webhookJobKind({
     db: handle.db, concurrency: config.webhookConcurrency, publicBaseUrl: () => config.publicBaseUrl,
     allowAddress: addressPolicy(config.fetchAllowPrivate),

@@ -9,6 +9,7 @@ import {
   FAILING_DISABLE_MS, MAX_ENDPOINTS, MESSAGE_RETENTION_MS, generateSecret, messageId, retryDelay, storedEvents,
 } from '../domain/webhooks.js';
 import { enqueue } from '../jobs/index.js';
+import { seal, unseal } from '../secrets/seal.js';
 import { isPostgres, rawQuery } from './sql.js';
 
 // ---- endpoints ---------------------------------------------------------------------------------
@@ -53,18 +54,23 @@ const setSecrets = statement((db, p: Params<Pick<WebhookEndpointRow, 'id' | 'sec
 const removeEndpoint = statement((db, p: Params<{ ownerId: number; id: number }>) => db.deleteFrom('webhook_endpoints')
   .where('owner_id', '=', p.ownerId).where('id', '=', p.id).returning('id'));
 
-/** A new endpoint and its secret (shown once); at most MAX_ENDPOINTS per entity. */
+/**
+ * A new endpoint and its secret (shown once); at most MAX_ENDPOINTS per entity. Secrets are stored
+ * sealed (src/secrets/seal.ts); the row answered carries the new secret in clear, for that one answer.
+ */
 export function createEndpoint(db: Db, ownerId: number, input: EndpointInput): Promise<WebhookEndpointRow> {
+  const secret = generateSecret();
+  const sealed = seal(secret);
   return transaction(db, function* () {
     const count = Number((yield* first(countOf, { ownerId }))?.n ?? 0);
     if (count >= MAX_ENDPOINTS) throw new ApiError('bad_request', `An entity may have at most ${MAX_ENDPOINTS} webhook endpoints.`);
     const at = nowIso();
     return (yield* first(insertEndpoint, {
       owner_id: ownerId, url: input.url, events: storedEvents(input.events), description: input.description,
-      enabled: input.enabled ? 1 : 0, disabled_reason: null, secret: generateSecret(), old_secret: null, old_secret_expires_at: null,
+      enabled: input.enabled ? 1 : 0, disabled_reason: null, secret: sealed, old_secret: null, old_secret_expires_at: null,
       failing_since: null, created_at: at, updated_at: at,
     }))!;
-  });
+  }).then((row) => ({ ...row, secret }));
 }
 
 export const listEndpoints = (db: Db, ownerId: number): Promise<WebhookEndpointRow[]> => read(db, () => all(endpointsOf, { ownerId }));
@@ -102,20 +108,24 @@ export async function deleteEndpoint(db: Db, ownerId: number, id: number): Promi
  * secret still lives lets that older one go: at most two secrets sign.
  */
 export function rollSecret(db: Db, ownerId: number, id: number, graceMs: number): Promise<WebhookEndpointRow> {
+  const secret = generateSecret();
+  const sealed = seal(secret);
   return transaction(db, function* () {
     const row = yield* first(endpointById, { ownerId, id });
     if (!row) throw notFound('Webhook endpoint');
     const now = Date.now();
     return (yield* first(setSecrets, {
-      id, secret: generateSecret(), old_secret: graceMs > 0 ? row.secret : null,
+      // The old secret moves over still sealed.
+      id, secret: sealed, old_secret: graceMs > 0 ? row.secret : null,
       old_secret_expires_at: graceMs > 0 ? new Date(now + graceMs).toISOString() : null, updated_at: new Date(now).toISOString(),
     }))!;
-  });
+  }).then((row) => ({ ...row, secret }));
 }
 
-/** The secrets that sign a message now: the current one, and the rolled one while it lives. */
+/** The secrets that sign a message now, opened from a stored row: the current one, and the rolled one while it lives. */
 export const liveSecrets = (row: WebhookEndpointRow, now = Date.now()): string[] =>
-  row.old_secret && row.old_secret_expires_at && Date.parse(row.old_secret_expires_at) > now ? [row.secret, row.old_secret] : [row.secret];
+  (row.old_secret && row.old_secret_expires_at && Date.parse(row.old_secret_expires_at) > now ? [row.secret, row.old_secret] : [row.secret])
+    .map((stored) => unseal(stored));
 
 // ---- recording messages, in the transaction of the write that causes them ------------------------
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { transaction } from '../../src/db/run.js';
+import { unseal } from '../../src/secrets/seal.js';
 import { postArtworkWork } from '../../src/store/artworks.js';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
@@ -90,11 +91,11 @@ describe('endpoints', () => {
     expect(rolled.body.secret).toMatch(/^whsec_/);
     expect(rolled.body.secret).not.toBe(hook.secret);
     const row = await t.handle.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', hook.id).executeTakeFirstOrThrow();
-    expect(row.old_secret).toBe(hook.secret);
+    expect(unseal(row.old_secret!)).toBe(hook.secret);
     expect(Date.parse(row.old_secret_expires_at!) - Date.now()).toBeGreaterThan(3_500_000);
     const now = await api.post(`/v1/webhooks/${hook.id}/roll-secret`, { expire_old_in: 'now' });
     const after = await t.handle.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', hook.id).executeTakeFirstOrThrow();
-    expect(after.secret).toBe(now.body.secret);
+    expect(unseal(after.secret)).toBe(now.body.secret);
     expect(after.old_secret).toBeNull();
   });
 });

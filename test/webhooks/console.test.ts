@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { unseal } from '../../src/secrets/seal.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { signedIn, type ConsoleSession } from '../support/console.js';
 
@@ -31,7 +32,9 @@ describe('the console\'s Webhooks page', { timeout: 120_000 }, () => {
     const secret = /class="secret">(whsec_[^<]+)</.exec(added.text)?.[1];
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const [row] = await t.handle.db.selectFrom('webhook_endpoints').selectAll().where('owner_id', '=', gallery.entityId).execute();
-    expect(row).toMatchObject({ url: 'http://127.0.0.1:9/erp', events: 'artwork.created artwork.deleted', description: 'ERP', secret });
+    expect(row).toMatchObject({ url: 'http://127.0.0.1:9/erp', events: 'artwork.created artwork.deleted', description: 'ERP' });
+    // Stored sealed (src/secrets/seal.ts): the shown secret is what the row opens to.
+    expect(unseal(row!.secret)).toBe(secret);
     const again = await owner.get(`/console/webhooks/${row!.id}`);
     expect(again.status).toBe(200);
     expect(again.text).not.toContain(secret!);

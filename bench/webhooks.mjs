@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+// Webhook delivery under a steady write load (issue #37, docs/api.md, Webhooks): `--rate` artwork
+// POSTs a second for `--seconds` by an entity with one endpoint subscribed to `artwork.created`, the
+// endpoint (a local node:http server) answering 200 after `--answer-ms`. Measured: the time from each
+// write's answer to its message's arrival at the receiver (p50/p95/p99; goal p95 ≤ 1 s) and /healthz
+// asked over and over by a probe in its own thread on every server process (goal: under 50 ms
+// throughout). First on SQLite (one process), then on PostgreSQL with two processes sharing the
+// writes and the deliveries. The same probe on a bare node:http server of the same run says how
+// loaded the machine was.
+//
+//   npm run build && node bench/webhooks.mjs [--seconds 60] [--rate 100] [--answer-ms 20]
+//                                            [--only sqlite|postgres] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { BIN, benchTenant, startProcess, startService, stop } from './lib.mjs';
+import { STALL_BUDGET_MS, call, quantile, round, sleep, startProbe } from './probe.mjs';
+
+const { values: options } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '60' }, rate: { type: 'string', default: '100' }, 'answer-ms': { type: 'string', default: '20' },
+    only: { type: 'string' }, 'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+  },
+});
+const SECONDS = Number(options.seconds);
+const RATE = Number(options.rate);
+const ANSWER_MS = Number(options['answer-ms']);
+const GOAL_P95_MS = 1000;
+// After the last write, how long its messages may take to arrive before they count as missing.
+const DRAIN_MS = 30_000;
+
+/** The receiver: each artwork.created message's arrival time, by the artwork's id. */
+async function startReceiver() {
+  const arrivals = new Map();
+  let requests = 0;
+  const server = http.createServer((request, response) => {
+    const chunks = [];
+    request.on('data', (chunk) => chunks.push(chunk));
+    request.on('end', () => {
+      const at = performance.now();
+      requests += 1;
+      try {
+        const id = JSON.parse(Buffer.concat(chunks).toString('utf8')).data?.record?.id;
+        if (id !== undefined && !arrivals.has(id)) arrivals.set(id, at);
+      } catch { /* not a message of this bench */ }
+      setTimeout(() => response.writeHead(200).end('ok'), ANSWER_MS);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, arrivals, requests: () => requests, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+}
+
+/** The probe's samples, every phase together, summed up. */
+const summary = (samples) => {
+  const all = [...samples.values()].flat().filter(Number.isFinite);
+  return { n: all.length, p50: round(quantile(all, 0.5)), p99: round(quantile(all, 0.99)), max: round(Math.max(...all)), over: all.filter((ms) => ms >= STALL_BUDGET_MS).length };
+};
+
+/** The bare node:http baseline's /healthz-equivalent answers under the same probe, for `seconds`. */
+async function baselineProbe(seconds) {
+  const base = startProcess(process.execPath, [join(BIN, '..', '..', 'bench', 'baseline.mjs')], {});
+  const probe = startProbe(await base.url);
+  await sleep(seconds * 1000);
+  const samples = await probe.stop();
+  await stop(base.child);
+  return summary(samples);
+}
+
+async function scenario(name, databaseUrl, processes) {
+  const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PARTNER: '1000000000', FETCH_ALLOW_PRIVATE: 'true', PORT: '0' };
+  const services = [];
+  // One after the other: the first applies the migrations.
+  for (let i = 0; i < processes; i++) {
+    const service = startService(env);
+    services.push({ ...service, url: await service.url });
+  }
+  const { entity, key } = benchTenant(env, `Webhooks bench ${name}`);
+  const receiver = await startReceiver();
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const hook = await call(`${services[0].url}/v1/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: `${receiver.url}/hook`, events: ['artwork.created'] }), keepBody: true });
+  if (hook.status !== 201) throw new Error(`creating the endpoint: ${hook.status} ${hook.body}`);
+  const probes = services.map((s) => startProbe(s.url));
+  const load = [loadavg()[0]];
+
+  // Open loop: a write every 1000/RATE ms whatever the answers take, spread over the processes.
+  const answered = new Map();
+  const statuses = {};
+  const writes = [];
+  const total = Math.round(SECONDS * RATE);
+  const started = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const target = services[i % services.length].url;
+    writes.push(call(`${target}/v1/artworks`, { method: 'POST', headers: auth, body: JSON.stringify({ title: `Bench ${name} ${i}`, artist_name: `Bench Artist ${i % 50}` }), keepBody: true })
+      .then((result) => {
+        const at = performance.now();
+        statuses[result.status] = (statuses[result.status] ?? 0) + 1;
+        if (result.status === 201) answered.set(JSON.parse(result.body).id, at);
+      }, () => { statuses.error = (statuses.error ?? 0) + 1; }));
+    if (i % (RATE * 10) === 0) load.push(loadavg()[0]);
+  }
+  await Promise.all(writes);
+  const writeSeconds = (performance.now() - started) / 1000;
+  const drainEnd = performance.now() + DRAIN_MS;
+  while (performance.now() < drainEnd && [...answered.keys()].some((id) => !receiver.arrivals.has(id))) await sleep(50);
+  load.push(loadavg()[0]);
+  const health = await Promise.all(probes.map((p) => p.stop()));
+
+  const delays = [...answered].filter(([id]) => receiver.arrivals.has(id)).map(([id, at]) => Math.max(0, receiver.arrivals.get(id) - at));
+  const missing = [...answered.keys()].filter((id) => !receiver.arrivals.has(id)).length;
+  const result = {
+    scenario: name, processes, writes: total, write_seconds: round(writeSeconds), statuses,
+    delivered: delays.length, missing_after_30s: missing, receiver_requests: receiver.requests(),
+    arrival_ms: { p50: round(quantile(delays, 0.5)), p95: round(quantile(delays, 0.95)), p99: round(quantile(delays, 0.99)), max: round(Math.max(...delays)) },
+    p95_goal_met: quantile(delays, 0.95) <= GOAL_P95_MS && missing === 0,
+    healthz_ms: health.map(summary),
+    healthz_goal_met: health.every((samples) => summary(samples).max < STALL_BUDGET_MS),
+    load_1min: load.map(round),
+    entity: entity.id,
+  };
+  await receiver.close();
+  for (const service of services) await stop(service.child);
+  return result;
+}
+
+const results = [];
+console.log(JSON.stringify({ baseline_healthz_ms: await baselineProbe(Math.min(10, SECONDS)), load_1min: round(loadavg()[0]) }));
+if (options.only !== 'postgres') {
+  const dir = mkdtempSync(join(tmpdir(), 'webhooks-bench-'));
+  try {
+    results.push(await scenario('sqlite', `sqlite:${join(dir, 'bench.db')}`, 1));
+    console.log(JSON.stringify(results.at(-1)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+if (options.only !== 'sqlite') {
+  const admin = new pg.Client({ connectionString: options['postgres-url'] });
+  await admin.connect();
+  const name = `bench_webhooks_${process.pid}`;
+  await admin.query(`create database ${name}`);
+  try {
+    const url = new URL(options['postgres-url']);
+    url.pathname = `/${name}`;
+    results.push(await scenario('postgres', url.toString(), 2));
+    console.log(JSON.stringify(results.at(-1)));
+  } finally {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}
+console.log(JSON.stringify({ load_1min_after: round(loadavg()[0]) }));
