@@ -1,5 +1,6 @@
 import type { Db } from '../db/types.js';
 import { knownHashes, sweepImageRows } from '../store/images.js';
+import { derivativeFormat } from './derive.js';
 import type { ImageStore } from './store/index.js';
 
 export interface SweepReport {
@@ -9,6 +10,8 @@ export interface SweepReport {
   originals: number;
   /** Stored derivatives of those (or of no known original), deleted. */
   deleted: number;
+  /** Objects under the store's location whose names the service never writes: left alone. */
+  foreign: number;
 }
 
 /**
@@ -16,6 +19,8 @@ export interface SweepReport {
  * sweep removes what nothing uses). The store is listed before the database is read: a job records
  * its original before it stores files, so every file listed here belongs to a hash the read after
  * it still knows, unless that original is gone for good.
+ * Only names of the service's own shape (`${sha256}-${width}.${ext}`, derive.ts) are ever deleted: a
+ * store may share its folder or bucket prefix with other tools (docs/deploy.md, Images), whose files stay.
  */
 export async function sweepImages(db: Db, store: ImageStore, now: number): Promise<SweepReport> {
   const names: string[] = [];
@@ -23,10 +28,15 @@ export async function sweepImages(db: Db, store: ImageStore, now: number): Promi
   const rows = await sweepImageRows(db, now);
   const known = await knownHashes(db);
   let deleted = 0;
+  let foreign = 0;
   for (const name of names) {
+    if (derivativeFormat(name) === undefined) {
+      foreign++;
+      continue;
+    }
     if (known.has(name.slice(0, 64))) continue;
     await store.delete(name);
     deleted++;
   }
-  return { ...rows, deleted };
+  return { ...rows, deleted, foreign };
 }
