@@ -163,20 +163,31 @@ async function encode(image: Sharp, hash: string, width: number, format: ImageFo
   // sharp writes no metadata unless asked (no EXIF, XMP, IPTC or ICC): untagged pixels are sRGB.
   const encoded = format === 'jpeg' ? image.flatten({ background: '#ffffff' }).jpeg(ENCODERS.jpeg)
     : format === 'webp' ? image.webp(ENCODERS.webp) : image.avif(ENCODERS.avif);
-  const { data, info } = await (format === 'avif' ? oneAvifAtATime(() => encoded.toBuffer({ resolveWithObject: true }))
+  const { data, info } = await (format === 'avif' ? avifSlot(() => encoded.toBuffer({ resolveWithObject: true }))
     : encoded.toBuffer({ resolveWithObject: true }));
   return { name: derivativeName(hash, width, format), width: info.width, height: info.height, format, contentType: CONTENT_TYPES[format], bytes: data };
 }
 
 /**
- * The AVIF encoder holds ~80 MB of frames while it encodes a 1600 px image, most of what an image in
- * flight costs; two at once (IMAGE_CONCURRENCY=2) made a 12-megapixel import peak at 374 MB. One AVIF
- * encode at a time per process; the other image's WebP and JPEG encodes, its decode and its fetch still
- * run beside it.
+ * AVIF encodes at once per process. The AVIF encoder holds ~80 MB of frames while it encodes a 1600 px
+ * image, most of what an image in flight costs, so a process with a high IMAGE_CONCURRENCY does not
+ * hold that many; but more than one, so that one slow file (each encode is limited by sharp's
+ * `.timeout`, what is left of the image's 60 s) never holds every other image of the process behind it.
+ * With the default IMAGE_CONCURRENCY=2 both images encode side by side: a 12-megapixel import then
+ * peaked at 374 MB (docs/performance.md), within the server's 400 MB.
  */
-let avifQueue: Promise<unknown> = Promise.resolve();
-function oneAvifAtATime<T>(run: () => Promise<T>): Promise<T> {
-  const turn = avifQueue.then(run, run);
-  avifQueue = turn.catch(() => undefined);
-  return turn;
+export const AVIF_AT_ONCE = 2;
+let avifRunning = 0;
+const avifWaiting: Array<() => void> = [];
+async function avifSlot<T>(run: () => Promise<T>): Promise<T> {
+  if (avifRunning >= AVIF_AT_ONCE) await new Promise<void>((resolve) => avifWaiting.push(resolve));
+  else avifRunning++;
+  try {
+    return await run();
+  } finally {
+    // The slot passes straight to the next waiter (the count stays), or is freed.
+    const next = avifWaiting.shift();
+    if (next) next();
+    else avifRunning--;
+  }
 }
