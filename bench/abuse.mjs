@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// The "abuse" scenario (issue #34: no single account can stop, starve or read the others). At once,
+// against one server process: an attacker's key posts a 1,000 × 20,000 PNG and 500 image URLs on a
+// server that trickles (a byte every 250 ms), and a stranger tries 200 sign-ins a minute from one
+// address. Meanwhile another gallery reads its own API (p50/p99, goal < 50 ms p99), posts one image
+// and waits until it is ready (goal: about one image's time), and the server's RSS is sampled
+// (goal < 400 MB) and the process must not restart.
+// Not yet in it: the console's JSON-bomb import and the owner's sign-in from another address.
+//
+//   node bench/abuse.mjs [--seconds 60] [--urls 500] [--no-scroll]      (needs `npm run build`)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import sharp from 'sharp';
+import { benchTenant, currentRssMb, seedArtworks, startService, stop } from './lib.mjs';
+import { call, quantile, round, sleep } from './probe.mjs';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '60' }, urls: { type: 'string', default: '500' }, scroll: { type: 'boolean', default: true }, 'no-scroll': { type: 'boolean' } } });
+const seconds = Number(values.seconds);
+const urls = Number(values.urls);
+
+const photo = await sharp({ create: { width: 1200, height: 800, channels: 3, background: { r: 20, g: 90, b: 160 } } }).jpeg().toBuffer();
+const scroll = await sharp({ create: { width: 1000, height: 20_000, channels: 3, background: { r: 120, g: 90, b: 60 } } }).png().toBuffer();
+const drips = new Set();
+const origin = createServer((request, response) => {
+  if (request.url === '/fast.jpg') return response.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': photo.length }).end(photo);
+  if (request.url === '/scroll.png') return response.writeHead(200, { 'content-type': 'image/png', 'content-length': scroll.length }).end(scroll);
+  response.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': photo.length });
+  let sent = 0;
+  const drip = setInterval(() => { if (!response.destroyed) response.write(photo.subarray(sent, ++sent)); }, 250);
+  drips.add(drip);
+  response.on('close', () => { clearInterval(drip); drips.delete(drip); });
+});
+await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
+const base = `http://127.0.0.1:${origin.address().port}`;
+
+const dir = mkdtempSync(join(tmpdir(), 'art-catalog-abuse-'));
+const env = {
+  DATABASE_URL: `sqlite:${join(dir, 'abuse.db')}`, IMAGE_STORE: `file:${join(dir, 'images')}`, LOG_LEVEL: 'warn', PORT: '0',
+  RATE_LIMIT_PARTNER: '1000000000', IMAGE_FETCH_ALLOW_PRIVATE: 'true', TRUST_PROXY: '127.0.0.1',
+};
+const attacker = benchTenant(env, 'Flood Gallery');
+const other = benchTenant(env, 'Other Gallery');
+const server = startService(env);
+const url = await server.url;
+const pid = server.child.pid;
+let restarted = false;
+server.child.once('exit', () => { restarted = true; });
+const json = (key) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+await seedArtworks(url, json(other.key), 200, 'other');
+
+const rss = [];
+const rssTimer = setInterval(() => { try { rss.push(currentRssMb(pid)); } catch { restarted = true; } }, 250);
+const loads = [loadavg()[0]];
+
+// The attack: the scroll and the trickling URLs, then sign-ins at 200 a minute from one address.
+const post = (key, title, image_url) => call(`${url}/v1/artworks`, { method: 'POST', headers: json(key), body: JSON.stringify({ title, image_url }), keepBody: true });
+if (!values['no-scroll']) await post(attacker.key, 'Scroll', `${base}/scroll.png`);
+for (let i = 0; i < urls; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => post(attacker.key, `Trickle ${i + j}`, `${base}/slow-${i + j}.jpg`)));
+const deadline = Date.now() + seconds * 1000;
+const signIns = { answered: {}, count: 0 };
+const signing = (async () => {
+  while (Date.now() < deadline) {
+    // As a browser does: the form's page for its cookie and token, then the post.
+    const from = { 'x-forwarded-for': '203.0.113.7' };
+    const form = await call(`${url}/console/sign-in`, { headers: from, keepBody: true });
+    const cookie = [form.headers['set-cookie'] ?? []].flat().map((line) => line.split(';')[0]).join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
+    const body = new URLSearchParams({ _csrf: csrf, email: `nobody${signIns.count}@example.org`, password: 'wrong password' }).toString();
+    const answer = await call(`${url}/console/sign-in`, { method: 'POST', headers: { ...from, cookie, 'content-type': 'application/x-www-form-urlencoded', origin: url }, body });
+    signIns.answered[answer.status] = (signIns.answered[answer.status] ?? 0) + 1;
+    signIns.count++;
+    await sleep(300);
+  }
+})();
+
+// The other gallery: one image posted now, its reads measured until the end.
+const posted = JSON.parse((await post(other.key, 'Next', `${base}/fast.jpg`)).body ?? '{}');
+const imageStart = Date.now();
+let imageReadyMs = null;
+const reads = [];
+while (Date.now() < deadline) {
+  const answer = await call(`${url}/v1/artworks?limit=50`, { headers: json(other.key) });
+  reads.push(answer.ms);
+  if (imageReadyMs === null && posted.id && reads.length % 10 === 0) {
+    const one = await call(`${url}/v1/artworks/${posted.id}`, { headers: json(other.key), keepBody: true });
+    if (JSON.parse(one.body).image?.status === 'ready') imageReadyMs = Date.now() - imageStart;
+  }
+  await sleep(20);
+}
+await signing;
+loads.push(loadavg()[0]);
+clearInterval(rssTimer);
+
+const rows = [
+  ['other gallery reads p50 (ms)', round(quantile(reads, 0.5)), '—'],
+  ['other gallery reads p99 (ms)', round(quantile(reads, 0.99)), '< 50'],
+  ['other gallery reads', reads.length, '—'],
+  ['its next image ready after (s)', imageReadyMs === null ? `not within ${seconds}` : round(imageReadyMs / 1000), 'about one image\'s time'],
+  ['server RSS max (MB)', round(Math.max(...rss)), '< 400'],
+  ['sign-ins tried (answers)', `${signIns.count} ${JSON.stringify(signIns.answered)}`, '429 after 20'],
+  ['process restarted', restarted ? 'yes' : 'no', 'no'],
+  ['machine load (1 min, start → end)', loads.map((l) => l.toFixed(1)).join(' → '), '—'],
+];
+console.log('| measure | value | goal |\n|---|---|---|');
+for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+
+for (const drip of drips) clearInterval(drip);
+origin.closeAllConnections();
+origin.close();
+await stop(server.child);
+rmSync(dir, { recursive: true, force: true });
