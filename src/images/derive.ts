@@ -43,11 +43,21 @@ export function derivativeFormat(name: string): ImageFormat | undefined {
 export const MAX_SIDE = 16_383;
 
 /**
+ * The largest derivative's pixels (docs/api.md, Images). The AVIF encoder holds ~23 bytes per pixel
+ * while it encodes (measured: 315 MB for an 819 × 16,380 scroll, 37 MB for 1600 × 1200), so an
+ * unbounded long scroll took the server past its 400 MB; 4 megapixels keep every photo's 1600 px
+ * (up to 1600 × 2500) and hold one encode under ~100 MB.
+ */
+export const MAX_DERIVATIVE_PIXELS = 4_000_000;
+
+/**
  * DERIVATIVE_WIDTHS capped at the original's width (a 300 px original: one width, 300; 1000 px: 480,
- * 960, 1000), and at the width whose height still fits MAX_SIDE (a 1,000 × 20,000 scroll: 480, 819).
+ * 960, 1000), at the width whose height still fits MAX_SIDE, and at the width whose pixels still fit
+ * MAX_DERIVATIVE_PIXELS (a 1,000 × 20,000 scroll: one width, 447).
  */
 export function derivativeWidths(originalWidth: number, originalHeight = originalWidth): number[] {
-  const fitting = Math.max(1, Math.min(originalWidth, Math.floor((MAX_SIDE * originalWidth) / originalHeight)));
+  const byArea = Math.floor(Math.sqrt((MAX_DERIVATIVE_PIXELS * originalWidth) / originalHeight));
+  const fitting = Math.max(1, Math.min(originalWidth, Math.floor((MAX_SIDE * originalWidth) / originalHeight), byArea));
   return [...new Set(DERIVATIVE_WIDTHS.map((width) => Math.min(width, fitting)))];
 }
 
