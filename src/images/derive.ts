@@ -184,7 +184,7 @@ async function encode(image: Sharp, hash: string, width: number, format: ImageFo
  * hold that many; but more than one, so that one slow file (each encode is limited by sharp's
  * `.timeout`, what is left of the image's 60 s) never holds every other image of the process behind it.
  * With the default IMAGE_CONCURRENCY=2 both images encode side by side: a 12-megapixel import then
- * peaked at 374 MB (docs/performance.md), within the server's 400 MB.
+ * peaked at 374 MB, within the server's 400 MB (docs/performance.md, Abuse scenario: 323 MB under the worst at once).
  */
 export const AVIF_AT_ONCE = 2;
 let avifRunning = 0;
