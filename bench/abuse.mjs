@@ -2,11 +2,11 @@
 // The "abuse" scenario (issue #34: no single account can stop, starve or read the others). At once,
 // against one server process: an attacker's key posts a 1,000 × 20,000 PNG and 500 image URLs on a
 // server that trickles (a byte every 250 ms), and a stranger tries 200 sign-ins a minute from one
-// address. Meanwhile another gallery reads its own API (p50/p99, goal < 50 ms p99), posts one image
+// address, and the attacker's editor uploads the issue's JSON bomb on the console's Import page every
+// second. Meanwhile another gallery reads its own API (p50/p99, goal < 50 ms p99), posts one image
 // and waits until it is ready (goal: about one image's time), and the server's RSS is sampled
 // (goal < 400 MB) and the process must not restart.
 // Halfway through, the gallery's owner signs in from another address (goal: at once).
-// Not yet in it: the console's JSON-bomb import.
 //
 //   node bench/abuse.mjs [--seconds 60] [--urls 500] [--no-scroll]      (needs `npm run build`)
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -47,6 +47,9 @@ const other = benchTenant(env, 'Other Gallery');
 const ownerEmail = `owner-${Date.now()}@other.example`;
 const invite = cli(env, 'user', 'invite', '--entity', String(other.entity.id), '--email', ownerEmail, '--role', 'owner');
 const OWNER_PASSWORD = 'quiet river lantern orchard';
+const editorInvite = cli(env, 'user', 'invite', '--entity', String(attacker.entity.id), '--email', `editor-${Date.now()}@flood.example`, '--role', 'editor');
+/** The issue's JSON bomb: 650 KB, 50,000 items with a key each (50,000 × 50,000 cells to a naive reader). */
+const bomb = Buffer.from(`[${Array.from({ length: 50_000 }, (_, i) => `{"k${i}":1}`).join(',')}]`);
 const server = startService(env);
 const url = await server.url;
 const pid = server.child.pid;
@@ -72,12 +75,33 @@ async function formPost(path, fields, address) {
   const cookie = [form.headers['set-cookie'] ?? []].flat().map((line) => line.split(';')[0]).join('; ');
   const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
   const body = new URLSearchParams({ _csrf: csrf, ...fields }).toString();
-  return call(`${url}${path}`, { method: 'POST', headers: { ...from, cookie, 'content-type': 'application/x-www-form-urlencoded', origin: url }, body });
+  const answer = await call(`${url}${path}`, { method: 'POST', headers: { ...from, cookie, 'content-type': 'application/x-www-form-urlencoded', origin: url }, body });
+  const session = [answer.headers['set-cookie'] ?? []].flat().map((line) => line.split(';')[0]);
+  return { ...answer, cookie: [cookie, ...session].filter(Boolean).join('; ') };
 }
 // The owner sets a password (the invite's page) before the attack; signs in during it.
 const invitePath = new URL(invite.link).pathname;
 const set = await formPost(invitePath, { password: OWNER_PASSWORD }, '198.51.100.20');
 if (set.status !== 303) throw new Error(`the owner's invite answered ${set.status}`);
+// The attacker's editor sets a password (signed in by it), then uploads the bomb on the Import page over and over.
+const editor = await formPost(new URL(editorInvite.link).pathname, { password: 'flood flood flood flood' }, '192.0.2.50');
+const bombs = { answered: {}, count: 0 };
+const bombing = (async () => {
+  while (Date.now() < deadline) {
+    const page = await call(`${url}/console/import`, { headers: { cookie: editor.cookie }, keepBody: true });
+    const action = /action="(\/console\/import\?_csrf=[^"]+)"/.exec(page.body)?.[1]?.replace(/&amp;/g, '&');
+    let status = page.status;
+    if (action) {
+      const form = new FormData();
+      form.append('kind', 'artworks');
+      form.append('file', new Blob([bomb]), 'bomb.json');
+      status = (await fetch(`${url}${action}`, { method: 'POST', body: form, headers: { cookie: editor.cookie, origin: url }, redirect: 'manual' }).then(async (r) => { await r.arrayBuffer(); return r.status; }));
+    }
+    bombs.answered[status] = (bombs.answered[status] ?? 0) + 1;
+    bombs.count++;
+    await sleep(1000);
+  }
+})();
 const signIns = { answered: {}, count: 0 };
 const signing = (async () => {
   while (Date.now() < deadline) {
@@ -110,6 +134,7 @@ while (Date.now() < deadline) {
   await sleep(20);
 }
 await signing;
+await bombing;
 loads.push(loadavg()[0]);
 clearInterval(rssTimer);
 
@@ -120,6 +145,7 @@ const rows = [
   ['its next image ready after (s)', imageReadyMs === null ? `not within ${seconds}` : round(imageReadyMs / 1000), 'about one image\'s time'],
   ['server RSS max (MB)', round(Math.max(...rss)), '< 400'],
   ['sign-ins tried (answers)', `${signIns.count} ${JSON.stringify(signIns.answered)}`, '429 after 20'],
+  ['JSON bombs uploaded (answers)', `${bombs.count} ${JSON.stringify(bombs.answered)}`, 'one message, nothing written'],
   ['owner sign-in from another address', owner ? `${owner.status} in ${round(owner.ms)} ms` : 'not tried', '303 at once'],
   ['process restarted', restarted ? 'yes' : 'no', 'no'],
   ['machine load (1 min, start → end)', loads.map((l) => l.toFixed(1)).join(' → '), '—'],
