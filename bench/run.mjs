@@ -5,6 +5,7 @@
 //          --growth (the same scenarios at 1,000 and 100,000 artworks and a 1,000,000-entry changelog),
 //          --stall (then the stall scenario of bench/stall.mjs at 100,000 artworks and 1,000,000 entries),
 //          --reads-only (only the reads table of bench/reads.mjs), --skip-reads (without it).
+// Run apart: bench/abuse.mjs (one account's worst at once while another gallery reads; docs/performance.md, Abuse scenario).
 // First the reads table (bench/reads.mjs): each read beside a bare server sending the same bytes.
 // With a postgres:// URL the run also measures the service on SQLite and pgbench (bench/pgbench.mjs).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

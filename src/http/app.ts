@@ -83,7 +83,7 @@ export interface AppOptions {
   /** The job runner's timing (tests shorten it); `false`: this process runs no background jobs at all. */
   jobs?: boolean | Pick<JobRunnerOptions, 'pollMs' | 'now' | 'leaseMs'>;
   /** Whether this process works on the image queue (default true); tests may also set the worker's timing. */
-  imageWorker?: boolean | Pick<ImageWorkerOptions, 'pollMs' | 'now' | 'leaseMs'>;
+  imageWorker?: boolean | Pick<ImageWorkerOptions, 'pollMs' | 'now' | 'leaseMs' | 'timeoutMs'>;
 }
 
 export interface Timeouts {
@@ -196,6 +196,8 @@ export async function buildApp({ config, database, imageStore, logger, logStream
       allowAddress: addressPolicy(config.fetchAllowPrivate),
     },
     ...(typeof imageWorker === 'object' && imageWorker.now ? { now: imageWorker.now } : {}),
+    // A test's short time limit per image (the default is IMAGE_TIMEOUT_MS, docs/api.md, Images).
+    ...(typeof imageWorker === 'object' && imageWorker.timeoutMs ? { timeoutMs: imageWorker.timeoutMs } : {}),
   }) : undefined;
   app.decorate('imageWorker', worker);
   app.decorate('jobs', jobs);

@@ -43,11 +43,21 @@ export function derivativeFormat(name: string): ImageFormat | undefined {
 export const MAX_SIDE = 16_383;
 
 /**
+ * The largest derivative's pixels (docs/api.md, Images). The AVIF encoder holds ~23 bytes per pixel
+ * while it encodes (measured: 315 MB for an 819 × 16,380 scroll, 37 MB for 1600 × 1200), so an
+ * unbounded long scroll took the server past its 400 MB; 4 megapixels keep every photo's 1600 px
+ * (up to 1600 × 2500) and hold one encode under ~100 MB.
+ */
+export const MAX_DERIVATIVE_PIXELS = 4_000_000;
+
+/**
  * DERIVATIVE_WIDTHS capped at the original's width (a 300 px original: one width, 300; 1000 px: 480,
- * 960, 1000), and at the width whose height still fits MAX_SIDE (a 1,000 × 20,000 scroll: 480, 819).
+ * 960, 1000), at the width whose height still fits MAX_SIDE, and at the width whose pixels still fit
+ * MAX_DERIVATIVE_PIXELS (a 1,000 × 20,000 scroll: one width, 447).
  */
 export function derivativeWidths(originalWidth: number, originalHeight = originalWidth): number[] {
-  const fitting = Math.max(1, Math.min(originalWidth, Math.floor((MAX_SIDE * originalWidth) / originalHeight)));
+  const byArea = Math.floor(Math.sqrt((MAX_DERIVATIVE_PIXELS * originalWidth) / originalHeight));
+  const fitting = Math.max(1, Math.min(originalWidth, Math.floor((MAX_SIDE * originalWidth) / originalHeight), byArea));
   return [...new Set(DERIVATIVE_WIDTHS.map((width) => Math.min(width, fitting)))];
 }
 
@@ -163,20 +173,31 @@ async function encode(image: Sharp, hash: string, width: number, format: ImageFo
   // sharp writes no metadata unless asked (no EXIF, XMP, IPTC or ICC): untagged pixels are sRGB.
   const encoded = format === 'jpeg' ? image.flatten({ background: '#ffffff' }).jpeg(ENCODERS.jpeg)
     : format === 'webp' ? image.webp(ENCODERS.webp) : image.avif(ENCODERS.avif);
-  const { data, info } = await (format === 'avif' ? oneAvifAtATime(() => encoded.toBuffer({ resolveWithObject: true }))
+  const { data, info } = await (format === 'avif' ? avifSlot(() => encoded.toBuffer({ resolveWithObject: true }))
     : encoded.toBuffer({ resolveWithObject: true }));
   return { name: derivativeName(hash, width, format), width: info.width, height: info.height, format, contentType: CONTENT_TYPES[format], bytes: data };
 }
 
 /**
- * The AVIF encoder holds ~80 MB of frames while it encodes a 1600 px image, most of what an image in
- * flight costs; two at once (IMAGE_CONCURRENCY=2) made a 12-megapixel import peak at 374 MB. One AVIF
- * encode at a time per process; the other image's WebP and JPEG encodes, its decode and its fetch still
- * run beside it.
+ * AVIF encodes at once per process. The AVIF encoder holds ~80 MB of frames while it encodes a 1600 px
+ * image, most of what an image in flight costs, so a process with a high IMAGE_CONCURRENCY does not
+ * hold that many; but more than one, so that one slow file (each encode is limited by sharp's
+ * `.timeout`, what is left of the image's 60 s) never holds every other image of the process behind it.
+ * With the default IMAGE_CONCURRENCY=2 both images encode side by side: a 12-megapixel import then
+ * peaked at 374 MB, within the server's 400 MB (docs/performance.md, Abuse scenario: 323 MB under the worst at once).
  */
-let avifQueue: Promise<unknown> = Promise.resolve();
-function oneAvifAtATime<T>(run: () => Promise<T>): Promise<T> {
-  const turn = avifQueue.then(run, run);
-  avifQueue = turn.catch(() => undefined);
-  return turn;
+export const AVIF_AT_ONCE = 2;
+let avifRunning = 0;
+const avifWaiting: Array<() => void> = [];
+async function avifSlot<T>(run: () => Promise<T>): Promise<T> {
+  if (avifRunning >= AVIF_AT_ONCE) await new Promise<void>((resolve) => avifWaiting.push(resolve));
+  else avifRunning++;
+  try {
+    return await run();
+  } finally {
+    // The slot passes straight to the next waiter (the count stays), or is freed.
+    const next = avifWaiting.shift();
+    if (next) next();
+    else avifRunning--;
+  }
 }

@@ -145,6 +145,7 @@ export class ImageWorker {
   }
 
   private async process(url: string, context: JobContext): Promise<Outcome> {
+    const started = Date.now();
     let fetched: FetchedImage;
     try {
       fetched = await fetchImage(url, this.options.fetch, context.signal);
@@ -166,7 +167,8 @@ export class ImageWorker {
       context.check();
       // The threads that will decode and encode it yield their cores to the event loop (priority.ts).
       lowerImageThreadsPriority();
-      derived = await deriveImage(bytes, hash);
+      // Every decode and encode stops at what is left of the image's time limit (sharp's `.timeout`).
+      derived = await deriveImage(bytes, hash, { timeoutMs: Math.max(1, started + (this.options.timeoutMs ?? IMAGE_TIMEOUT_MS) - Date.now()) });
     } catch (error) {
       if (error instanceof ImageRejected) return { hash: null, error: error.message };
       throw error;
