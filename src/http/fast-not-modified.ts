@@ -7,14 +7,14 @@ import { Counter, Gauge } from 'prom-client';
 import { hashKey, type RequiredScope } from '../domain/keys.js';
 import type { RateLimitState } from '../coordination/rate-limiter.js';
 import { ifNoneMatchMatches } from './entity-tags.js';
-import { clientAddressOf } from './client-address.js';
+import { clientAddressOf } from '../protocol/client-address.js';
 import { REQUEST_COMPLETED, logsAt, requestLogFields } from './logging.js';
 import { admittedAtOnce, bearerToken, hitUnitAtOnce, peekUnits, rateLimitHeaderFields } from './plugins/auth.js';
-import { COMPRESS_MIN_BYTES } from './answer-cache.js';
+import { COMPRESS_MIN_BYTES } from '../protocol/compression.js';
 import { dataTag, keptAnswerHeaders, notModifiedHeaders, taggedByDataAndUrl } from './plugins/conditional.js';
 import { requestId } from './plugins/request-id.js';
 import { API_ANSWER_HEADERS } from './plugins/security-headers.js';
-import { appendRouteHook } from './route-hooks.js';
+import { appendRouteHook } from '../protocol/route-hooks.js';
 import { repeatedHeader } from './single-header.js';
 
 /**

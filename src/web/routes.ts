@@ -16,10 +16,10 @@ import type { ArtworkRow } from '../db/types.js';
 import { FAVICON_SVG, SITE_CSS } from './assets.js';
 import { prepareFormatters } from './format.js';
 import { PageCache, type Built } from './cache.js';
-import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, bytesFor } from '../http/answer-cache.js';
+import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, bytesFor } from '../protocol/compression.js';
 import { calendarFeed, cutDescription } from './ical.js';
 import { artworkPage, eventPage, homePage, notFoundPage, profilePage } from './pages.js';
-import { addressRateLimit } from './rate-limit.js';
+import { addressRateLimit } from '../protocol/rate-limit.js';
 import { renderVersion } from './render-version.js';
 import { robotsTxt, sitemapIndex, sitemapPart, sitemapParts } from './sitemap.js';
 

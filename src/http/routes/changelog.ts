@@ -6,7 +6,7 @@ import { listChanges } from '../../store/changelog.js';
 import { syncStatus } from '../../store/sync.js';
 import { pageMembers, pageRequest } from '../pagination.js';
 import { AUTHED, answer, errors } from '../responses.js';
-import { changelogPageJson } from '../changelog-json.js';
+import { changelogPageJson } from '../../protocol/changelog-json.js';
 import { sendJsonSlices } from '../streaming.js';
 import { toCanonicalTimestamp } from '../../schemas/formats.js';
 

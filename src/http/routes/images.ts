@@ -6,7 +6,7 @@ import { CONTENT_TYPES, derivativeFormat } from '../../images/derive.js';
 import type { ImageStore } from '../../images/store/index.js';
 import { Ref } from '../../schemas/common.js';
 import { ImageBytes, ImageParams } from '../../schemas/images.js';
-import { addressRateLimit } from '../../web/rate-limit.js';
+import { addressRateLimit } from '../../protocol/rate-limit.js';
 import { matchIfNoneMatch } from '../../web/routes.js';
 import { errors } from '../responses.js';
 
