@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
 import { hashKey, type RequiredScope } from '../domain/keys.js';
 import type { RateLimitState } from '../coordination/rate-limiter.js';
-import { ifNoneMatchMatches } from './entity-tags.js';
+import { ifNoneMatchMatches } from '../protocol/if-none-match.js';
 import { clientAddressOf } from '../protocol/client-address.js';
 import { REQUEST_COMPLETED, logsAt, requestLogFields } from './logging.js';
 import { admittedAtOnce, bearerToken, hitUnitAtOnce, peekUnits, rateLimitHeaderFields } from './plugins/auth.js';
