@@ -73,7 +73,7 @@ export async function compressed(body: Buffer, encoding: Encoding): Promise<Buff
 
 /**
  * A kept answer's bytes in the coding the client takes (its Content-Encoding and Vary set on the
- * reply), or plain. The API's kept answers (http/answer-cache.ts) and the public pages' share it.
+ * reply), or plain. The API's kept answers (http/conditional/answer-cache.ts) and the public pages' share it.
  */
 export async function bytesFor(request: FastifyRequest, reply: FastifyReply, kept: Compressible): Promise<Buffer> {
   const encoding = acceptedEncoding(request.headers['accept-encoding'], kept.body.length);

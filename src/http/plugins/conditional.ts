@@ -4,11 +4,11 @@ import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyReques
 import fp from 'fastify-plugin';
 import { entityVersion } from '../../store/versions.js';
 import { COMPRESS_MIN_BYTES, bytesFor } from '../../protocol/compression.js';
-import { AnswerCache, type Answer } from '../answer-cache.js';
+import { AnswerCache, type Answer } from '../conditional/answer-cache.js';
 import { ifNoneMatchMatches } from '../../protocol/if-none-match.js';
-import { entityTag, urlTag } from '../entity-tags.js';
+import { entityTag, urlTag } from '../conditional/entity-tags.js';
 import { appendRouteHook, prependRouteHook } from '../../protocol/route-hooks.js';
-import { SharedReads } from '../shared-reads.js';
+import { SharedReads } from '../conditional/shared-reads.js';
 import { chargeDeferredUnit } from './auth.js';
 
 declare module 'fastify' {
@@ -80,7 +80,7 @@ async function conditionalPlugin(app: FastifyInstance): Promise<void> {
     const config: FastifyContextConfig = route.config ?? {};
     // Right after the key check (auth.ts's onRequest hook, added before this one).
     appendRouteHook(route, 'onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-      answerEarly(app, versions, config, request, reply).then((sent) => { if (!sent) done(); }, done);
+      answerFromTag(app, versions, config, request, reply).then((sent) => { if (!sent) done(); }, done);
     });
     appendRouteHook(route, 'preHandler', (request: FastifyRequest, reply: FastifyReply) => beforeHandler(app, versions, config, request, reply));
     // Before the compressor's own onSend (registered earlier): the answer is kept as JSON.
@@ -111,7 +111,7 @@ export async function dataTag(versions: Versions, entityId: number, url: string,
  * normalized URL validates the same way. Resolves true once it has answered. `If-None-Match: *` asks
  * whether the record exists, which only a validated id may: left to the preHandler.
  */
-async function answerEarly(app: FastifyInstance, versions: Versions, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+async function answerFromTag(app: FastifyInstance, versions: Versions, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   const condition = request.headers['if-none-match'];
   if (condition !== undefined && condition.trim() === '*') return false;
   const tag = await currentTag(versions, config, request);
@@ -134,7 +134,7 @@ function notModified(reply: FastifyReply, tag: string): FastifyReply {
 
 async function beforeHandler(app: FastifyInstance, versions: Versions, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   if (reply.entityTag === null) {
-    // If-None-Match: * (answerEarly left it): the record's existence decides.
+    // If-None-Match: * (answerFromTag left it): the record's existence decides.
     const tag = await currentTag(versions, config, request);
     reply.entityTag = tag;
     const condition = request.headers['if-none-match'];

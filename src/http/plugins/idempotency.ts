@@ -5,7 +5,7 @@ import { ApiError } from '../../domain/errors.js';
 import type { IdempotencyRequest } from '../../coordination/idempotency.js';
 import { deleteExpiredIdempotencyKeys, type Claim } from '../../store/idempotency.js';
 import { appendRouteHook, prependRouteHook } from '../../protocol/route-hooks.js';
-import { requireSingleHeader } from '../single-header.js';
+import { requireSingleHeader } from '../protocol/single-header.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -8,7 +8,7 @@ import { Ref } from '../../schemas/common.js';
 import { ImageBytes, ImageParams } from '../../schemas/images.js';
 import { addressRateLimit } from '../../protocol/rate-limit.js';
 import { ifNoneMatch } from '../../protocol/if-none-match.js';
-import { errors } from '../responses.js';
+import { errors } from '../protocol/responses.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
-import { ErrorBody, Ref, type ErrorBodyType } from '../schemas/common.js';
-import { ERROR_CATALOG, notFound, type ErrorCode } from '../domain/errors.js';
-import { parseId } from '../domain/ids.js';
+import { ErrorBody, Ref, type ErrorBodyType } from '../../schemas/common.js';
+import { ERROR_CATALOG, notFound, type ErrorCode } from '../../domain/errors.js';
+import { parseId } from '../../domain/ids.js';
 
 /** The response headers of the API, described once for the OpenAPI document. */
 export const HEADERS = {
