@@ -6,6 +6,8 @@ import { escapeControlCharacters } from '../domain/text.js';
 import type { Db, EntityRow } from '../db/types.js';
 import { findEntity } from '../store/entities.js';
 import { cliIo } from './io.js';
+import { parseId } from '../domain/ids.js';
+import { ID_MAX } from '../schemas/common.js';
 
 /** An error meant for the operator: printed as one line on stderr, exit status 1 (or the one given). */
 export class CliError extends Error {
@@ -38,8 +40,9 @@ export function output(json: boolean | undefined, value: unknown, text: () => st
 }
 
 export function positiveId(raw: string, what = 'ID'): number {
-  if (!/^[1-9][0-9]{0,9}$/.test(raw)) throw new CliError(`${what} must be a positive integer (got "${raw}")`);
-  return Number(raw);
+  const id = parseId(raw);
+  if (id === undefined) throw new CliError(`${what} must be a positive integer up to ${ID_MAX} (got "${raw}")`);
+  return id;
 }
 
 /** The entity a command names by --entity; a missing one is the operator's one-line error. */

@@ -20,7 +20,7 @@ export function registerServeCommand(program: Command): void {
     .action(async () => {
       const config = loadConfig();
       // Loaded here so admin commands do not pay for the HTTP stack at start-up.
-      const [{ buildApp }, { logsAt }] = await Promise.all([import('../http/app.js'), import('../http/logging.js')]);
+      const [{ buildApp }, { logsAt }] = await Promise.all([import('../http/app.js'), import('../http/runtime/logging.js')]);
       const app = await buildApp({ config });
 
       let closing = false;

@@ -1,12 +1,11 @@
 import { notFound } from '../domain/errors.js';
-
-/** Record ids are 32-bit integers on both dialects. */
-const ID_MAX = 2_147_483_647;
+import { parseId } from '../domain/ids.js';
 
 /** A record id from a path; anything else names no record: 404, as in the API. */
 export function recordId(raw: string): number {
-  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > ID_MAX) throw notFound('Record');
-  return Number(raw);
+  const id = parseId(raw);
+  if (id === undefined) throw notFound('Record');
+  return id;
 }
 
 /** A cursor from a query string: a record id, or 0 (the start) when absent or not a whole number. */

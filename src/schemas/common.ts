@@ -57,8 +57,17 @@ export type ErrorBodyType = Static<typeof ErrorBody>;
 /** One invalid field of a 400: `details` of the error body. */
 export type FieldProblem = NonNullable<ErrorBodyType['details']>[number];
 
+/**
+ * Record ids are 32-bit integers on both dialects: the one statement of their form and bound. A path id
+ * matches ID_PATTERN; one above ID_MAX names no record (domain/ids.ts `parseId`).
+ */
+export const ID_MAX = 2_147_483_647;
+export const ID_PATTERN = '^[1-9][0-9]{0,9}$';
+/** A record id in a path: its form checked by the schema, its bound by the route (a 404). */
+export const PathId = () => Type.String({ pattern: ID_PATTERN, description: 'A positive integer.' });
+
 export const IdParams = Type.Object({
-  id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'A positive integer.' }),
+  id: PathId(),
 });
 
 export const QueryBoolean = StringEnum(['true', 'false', '1', '0'], { default: 'false' });

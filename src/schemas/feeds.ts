@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { HttpUrl, Id, Nullable, Ref, StringEnum, Timestamp } from './common.js';
+import { HttpUrl, ID_MAX, Id, Nullable, PathId, Ref, StringEnum, Timestamp } from './common.js';
 
 /** Feeds (docs/api.md, Feeds): a file at a URL, read on a schedule and applied like the console's Import. */
 
@@ -88,11 +88,11 @@ export const FeedRunList = Type.Object({
 }, { $id: 'FeedRunList', description: 'A feed\'s runs, newest first.' });
 
 export const RunsQuery = Type.Object({
-  after: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A run id: only older runs. Pass the previous answer\'s `next_after`.' })),
+  after: Type.Optional(Type.Integer({ minimum: 1, maximum: ID_MAX, description: 'A run id: only older runs. Pass the previous answer\'s `next_after`.' })),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Runs per page, 1 to 100 (default 20).' }),
 });
 
 export const RunParams = Type.Object({
-  id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'A positive integer.' }),
-  run_id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'A positive integer.' }),
+  id: PathId(),
+  run_id: PathId(),
 });

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Id, Nullable, Ref, StringEnum, Timestamp } from './common.js';
+import { Id, Nullable, PathId, Ref, StringEnum, Timestamp } from './common.js';
 
 /** The event types a webhook endpoint may subscribe to (docs/api.md, Webhooks). */
 export const WEBHOOK_TYPES = [
@@ -93,7 +93,7 @@ export const MessagesQuery = Type.Object({
 });
 
 export const MessageParams = Type.Object({
-  id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'A positive integer.' }),
+  id: PathId(),
   message_id: Type.String({ pattern: '^msg_[0-9a-f]{32}$', description: 'A message id.' }),
 });
 

@@ -12,14 +12,16 @@ import { todayUtc } from '../clock.js';
 import { presentImage } from '../images/present.js';
 import { imageState, imageStates } from '../store/images.js';
 import { parseViews } from '../domain/artwork.js';
+import { parseId } from '../domain/ids.js';
 import type { ArtworkRow } from '../db/types.js';
 import { FAVICON_SVG, SITE_CSS } from './assets.js';
 import { prepareFormatters } from './format.js';
 import { PageCache, type Built } from './cache.js';
-import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, bytesFor } from '../http/answer-cache.js';
+import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, bytesFor } from '../protocol/compression.js';
 import { calendarFeed, cutDescription } from './ical.js';
 import { artworkPage, eventPage, homePage, notFoundPage, profilePage } from './pages.js';
-import { addressRateLimit } from './rate-limit.js';
+import { ifNoneMatch } from '../protocol/if-none-match.js';
+import { addressRateLimit } from '../protocol/rate-limit.js';
 import { renderVersion } from './render-version.js';
 import { robotsTxt, sitemapIndex, sitemapPart, sitemapParts } from './sitemap.js';
 
@@ -45,8 +47,7 @@ type SlugParams = { slug: string };
 type EventParams = { slug: string; event_slug: string };
 type ArtworkParams = { slug: string; id: string };
 
-/** Record ids are 32-bit integers on both dialects; page numbers stay far below anything real. */
-const ID_MAX = 2_147_483_647;
+/** Page numbers stay far below anything real (record ids: domain/ids.ts). */
 const PAGE_MAX = 1_000_000;
 
 /** A positive whole number from a path or query string up to `max` (absent: `fallback`), else undefined. */
@@ -104,7 +105,7 @@ async function routes(app: FastifyInstance): Promise<void> {
       return reply;
     };
     // `*` matches any current representation (RFC 9110 §13.1.2): only one that exists.
-    const match = matchIfNoneMatch(request.headers['if-none-match'], etag);
+    const match = ifNoneMatch(request.headers['if-none-match'], etag);
     if (match === 'any' && exists && !(await exists())) return notFound(reply);
     if (match) return named().code(304).send();
     const cached = cache.peek(key);
@@ -192,7 +193,7 @@ async function routes(app: FastifyInstance): Promise<void> {
   });
 
   app.get<{ Params: ArtworkParams }>('/profiles/:slug/artworks/:id', { schema: hide }, async (request, reply) => {
-    const id = wholeNumber(request.params.id, ID_MAX);
+    const id = parseId(request.params.id);
     if (id === undefined) return notFound(reply);
     return forRecord(request, reply, `artwork|${id}`, HTML, ({ entity }) => publicArtwork(app.db, entity.id, id),
       async ({ entity }, artwork) => artworkPage({ entity, ...(await withViews(artwork)), baseUrl: baseUrl() }));
@@ -226,21 +227,6 @@ export const webRoutes = fp(async (app: FastifyInstance) => {
   app.decorate('publicCache', new PageCache(app.config.publicCacheMb * 1024 * 1024));
   await app.register(routes);
 }, { name: 'web-routes' });
-
-/**
- * What an If-None-Match header matches: this ETag (weak or strong form), `any` for `*` (which names
- * whatever representation exists), or nothing.
- */
-export function matchIfNoneMatch(header: string | undefined, etag: string): 'etag' | 'any' | undefined {
-  if (!header) return undefined;
-  let any = false;
-  for (const tag of header.split(',')) {
-    const t = tag.trim();
-    if (t === etag || t === `W/${etag}`) return 'etag';
-    if (t === '*') any = true;
-  }
-  return any ? 'any' : undefined;
-}
 
 declare module 'fastify' {
   interface FastifyInstance {

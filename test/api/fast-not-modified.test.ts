@@ -7,7 +7,7 @@ import { client, keyFor, startApp, tenant, type TestApp } from '../helpers.js';
 import { openRaw, parseResponses } from '../support/raw-http.js';
 
 /**
- * Answers before the framework (src/http/fast-not-modified.ts) — 304s, and kept small answers —
+ * Answers before the framework (src/http/early/fast-not-modified.ts) — 304s, and kept small answers —
  * through real HTTP: the server's request listener is what sends them, so `inject` would never reach
  * it. Whether an answer came early is read from `art_catalog_http_early_not_modified_total` and
  * `art_catalog_http_early_kept_answers_total`.

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, test } from 'vitest';
@@ -6,6 +7,9 @@ import { DIALECT } from '../helpers.js';
 /** The linter of `npm test` (eslint.config.js) must catch what the fast paths rely on it to catch. */
 
 const ROOT = join(import.meta.dirname, '..', '..');
+// eslint.config.js is plain JavaScript without types: its table of rooms, read as what it is.
+const CONFIG: string = join(ROOT, 'eslint.config.js');
+const { ROOMS } = (await import(CONFIG)) as { ROOMS: Record<string, [string[], string]> };
 const ruleIds = (results: ESLint.LintResult[]) => results.flatMap((r) => r.messages.map((m) => `${m.line}:${m.ruleId ?? m.message}`));
 
 // Linting is the same on either database: one pass.
@@ -30,4 +34,21 @@ describe.skipIf(DIALECT !== 'sqlite')('the project\'s lint rules', () => {
     );
     expect(ruleIds(results).filter((id) => id.includes('no-restricted-imports'))).toEqual(['1:no-restricted-imports', '2:no-restricted-imports']);
   }, 120_000);
+
+  const restricted = async (source: string, file: string) =>
+    ruleIds(await eslint.lintText(source, { filePath: join(ROOT, file) })).filter((id) => id.includes('no-restricted-imports'));
+
+  test('no room below the API\'s app imports src/http, at any depth of its folder; src/protocol is theirs to share', async () => {
+    // Files that exist: the type-checked rules parse only the project's own files.
+    for (const file of ['src/web/html.ts', 'src/console/guard.ts', 'src/console/pages/session.ts', 'src/images/store/file.ts', 'src/store/artworks.ts', 'src/db/sqlite/reader.ts', 'src/domain/errors.ts', 'src/webhooks/deliver.ts', 'src/feeds/run.ts', 'src/importer/index.ts', 'src/protocol/client-address.ts']) {
+      const up = '../'.repeat(file.split('/').length - 2);
+      expect(await restricted(`import { buildApp } from '${up}http/app.js';\nexport const used = buildApp;\n`, file), file).toEqual(['1:no-restricted-imports']);
+    }
+    expect(await restricted("import { limitedClient } from '../../protocol/client-address.js';\nimport { html } from '../../web/html.js';\nexport const used = [limitedClient, html];\n", 'src/console/pages/session.ts')).toEqual([]);
+  }, 120_000);
+
+  test('every folder of src/ has its list of rooms it may import', () => {
+    const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    expect(Object.keys(ROOMS).sort()).toEqual(folders.sort());
+  });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { TIER_SCOPES } from '../../src/domain/keys.js';
-import { loggableUrl } from '../../src/http/logging.js';
+import { loggableUrl } from '../../src/http/runtime/logging.js';
 import { createEntity } from '../../src/store/entities.js';
 import { createKey } from '../../src/store/keys.js';
 import { DIALECT, freshDatabase, type FreshDatabase } from '../helpers.js';

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ApiError, ERROR_CATALOG, type ErrorCode } from '../../src/domain/errors.js';
-import { HEADERS } from '../../src/http/responses.js';
+import { HEADERS } from '../../src/http/protocol/responses.js';
 
 /**
  * The error catalog (src/domain/errors.ts) is the one source of the API's error codes: this holds it to

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fairTurn } from '../../src/http/fair-turns.js';
+import { fairTurn } from '../../src/http/runtime/fair-turns.js';
 
 // The budget is measured with performance.now(): a clock of the test's own, so a busy machine that
 // deschedules the test between two lines cannot spend the budget for it.

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { SharedReads } from '../../src/http/shared-reads.js';
+import { SharedReads } from '../../src/http/conditional/shared-reads.js';
 
 /** A store whose reads are counted and answered when the test says, with the value current when they started. */
 function store() {

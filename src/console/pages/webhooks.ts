@@ -7,6 +7,7 @@ import {
   createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, listMessages, retryMessage, rollSecret, sendTestMessage, updateEndpoint,
 } from '../../store/webhooks.js';
 import { html, type Html } from '../../web/html.js';
+import { parseId } from '../../domain/ids.js';
 import { endpointUrlProblem } from '../../webhooks/present.js';
 import { csrfField, heading, notice, render, table, when } from '../layout.js';
 
@@ -113,7 +114,7 @@ ${eventChoices(listedEvents(row.events))}
 }
 
 /** A path id, or undefined when it names no endpoint. */
-const pathId = (params: { id: string }): number | undefined => (/^[1-9][0-9]{0,8}$/.test(params.id) ? Number(params.id) : undefined);
+const pathId = (params: { id: string }): number | undefined => parseId(params.id);
 
 /** Webhooks (owner): endpoints, the secret shown once, roll, test, enable/disable, the message log and Retry (docs/console.md, Webhooks). */
 export async function webhookPages(app: FastifyInstance): Promise<void> {

@@ -5,9 +5,9 @@ import { KEY_FORMAT, hasScope, hashKey, keyPrefix, type RequiredScope, type Scop
 import type { ApiKeyRow, EntityRow } from '../../db/types.js';
 import type { Actor } from '../../store/changelog.js';
 import { findKeyByHash, touchKey } from '../../store/keys.js';
-import { KeyCache, type AuthenticatedKey } from '../key-cache.js';
-import { appendRouteHook } from '../route-hooks.js';
-import { requireSingleHeader } from '../single-header.js';
+import { KeyCache, type AuthenticatedKey } from './key-cache.js';
+import { appendRouteHook } from '../../protocol/route-hooks.js';
+import { requireSingleHeader } from '../protocol/single-header.js';
 import type { RateLimitState } from '../../coordination/rate-limiter.js';
 
 export interface AuthContext {

@@ -3,10 +3,12 @@ import { Readable, Transform, pipeline } from 'node:stream';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { entityVersion } from '../../store/versions.js';
-import { AnswerCache, COMPRESS_MIN_BYTES, bytesFor, type Answer } from '../answer-cache.js';
-import { entityTag, ifNoneMatchMatches, urlTag } from '../entity-tags.js';
-import { appendRouteHook, prependRouteHook } from '../route-hooks.js';
-import { SharedReads } from '../shared-reads.js';
+import { COMPRESS_MIN_BYTES, bytesFor } from '../../protocol/compression.js';
+import { AnswerCache, type Answer } from '../conditional/answer-cache.js';
+import { ifNoneMatchMatches } from '../../protocol/if-none-match.js';
+import { entityTag, urlTag } from '../conditional/entity-tags.js';
+import { appendRouteHook, prependRouteHook } from '../../protocol/route-hooks.js';
+import { SharedReads } from '../conditional/shared-reads.js';
 import { chargeDeferredUnit } from './auth.js';
 
 declare module 'fastify' {
@@ -60,7 +62,7 @@ export const taggedByDataAndUrl = (config: FastifyContextConfig): boolean => !co
  * gets 304 without a body and without a rate-limit unit (auth.ts deferred it); otherwise the unit is
  * taken and the answer comes from the cache of answers by tag when one was built for this version,
  * else from the handler — then it is kept. Compressed copies are made here, once per answer and
- * coding, on the thread pool (answer-cache.ts), so the compressor plugin leaves these answers alone.
+ * coding, on the thread pool (protocol/compression.ts), so the compressor plugin leaves these answers alone.
  */
 async function conditionalPlugin(app: FastifyInstance): Promise<void> {
   app.decorate('answers', new AnswerCache(app.config.answerCacheMb * 1024 * 1024));
@@ -78,7 +80,7 @@ async function conditionalPlugin(app: FastifyInstance): Promise<void> {
     const config: FastifyContextConfig = route.config ?? {};
     // Right after the key check (auth.ts's onRequest hook, added before this one).
     appendRouteHook(route, 'onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-      answerEarly(app, versions, config, request, reply).then((sent) => { if (!sent) done(); }, done);
+      answerFromTag(app, versions, config, request, reply).then((sent) => { if (!sent) done(); }, done);
     });
     appendRouteHook(route, 'preHandler', (request: FastifyRequest, reply: FastifyReply) => beforeHandler(app, versions, config, request, reply));
     // Before the compressor's own onSend (registered earlier): the answer is kept as JSON.
@@ -109,7 +111,7 @@ export async function dataTag(versions: Versions, entityId: number, url: string,
  * normalized URL validates the same way. Resolves true once it has answered. `If-None-Match: *` asks
  * whether the record exists, which only a validated id may: left to the preHandler.
  */
-async function answerEarly(app: FastifyInstance, versions: Versions, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+async function answerFromTag(app: FastifyInstance, versions: Versions, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   const condition = request.headers['if-none-match'];
   if (condition !== undefined && condition.trim() === '*') return false;
   const tag = await currentTag(versions, config, request);
@@ -132,7 +134,7 @@ function notModified(reply: FastifyReply, tag: string): FastifyReply {
 
 async function beforeHandler(app: FastifyInstance, versions: Versions, config: FastifyContextConfig, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   if (reply.entityTag === null) {
-    // If-None-Match: * (answerEarly left it): the record's existence decides.
+    // If-None-Match: * (answerFromTag left it): the record's existence decides.
     const tag = await currentTag(versions, config, request);
     reply.entityTag = tag;
     const condition = request.headers['if-none-match'];

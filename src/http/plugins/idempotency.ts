@@ -4,8 +4,8 @@ import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
 import type { IdempotencyRequest } from '../../coordination/idempotency.js';
 import { deleteExpiredIdempotencyKeys, type Claim } from '../../store/idempotency.js';
-import { appendRouteHook, prependRouteHook } from '../route-hooks.js';
-import { requireSingleHeader } from '../single-header.js';
+import { appendRouteHook, prependRouteHook } from '../../protocol/route-hooks.js';
+import { requireSingleHeader } from '../protocol/single-header.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -4,9 +4,9 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../../domain/errors.js';
 import { MetricsText } from '../../schemas/operations.js';
-import { answer, errors } from '../responses.js';
-import { registerEventLoopMetrics } from '../event-loop.js';
-import { requireSingleHeader } from '../single-header.js';
+import { answer, errors } from '../protocol/responses.js';
+import { registerEventLoopMetrics } from '../runtime/event-loop.js';
+import { requireSingleHeader } from '../protocol/single-header.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

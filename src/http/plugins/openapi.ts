@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
 import { COMPONENTS } from '../../schemas/components.js';
-import { headerSchemas, type HeaderName } from '../responses.js';
+import { headerSchemas, type HeaderName } from '../protocol/responses.js';
 
 const DESCRIPTION = `Keep a gallery's or an artist's catalog on the Art Catalog platform up to date: artworks, events,
 the profile, and a changelog of every API write to poll.

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
-import { fairTurn } from '../fair-turns.js';
+import { fairTurn } from '../runtime/fair-turns.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -8,12 +8,12 @@ import {
   deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, postArtworksWork, toArtwork, updateArtwork, type PostedArtwork,
 } from '../../store/artworks.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
-import { runBatch } from '../batch.js';
-import { pageMembers, pageRequest } from '../pagination.js';
-import { recordExists } from '../conditional-routes.js';
-import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, sendJsonText } from '../responses.js';
+import { runBatch } from '../protocol/batch.js';
+import { pageMembers, pageRequest } from '../protocol/pagination.js';
+import { recordExists } from '../conditional/conditional-routes.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, sendJsonText } from '../protocol/responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
-import { withArtworkImages, withImages } from '../images.js';
+import { withArtworkImages, withImages } from '../protocol/images.js';
 
 const tags = ['artworks'];
 

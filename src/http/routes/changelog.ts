@@ -4,10 +4,10 @@ import { CHANGELOG_PAGE_BYTES, ChangelogPage, ChangelogQuery } from '../../schem
 import { SyncStatus } from '../../schemas/sync.js';
 import { listChanges } from '../../store/changelog.js';
 import { syncStatus } from '../../store/sync.js';
-import { pageMembers, pageRequest } from '../pagination.js';
-import { AUTHED, answer, errors } from '../responses.js';
-import { changelogPageJson } from '../changelog-json.js';
-import { sendJsonSlices } from '../streaming.js';
+import { pageMembers, pageRequest } from '../protocol/pagination.js';
+import { AUTHED, answer, errors } from '../protocol/responses.js';
+import { changelogPageJson } from '../../protocol/changelog-json.js';
+import { sendJsonSlices } from '../runtime/streaming.js';
 import { toCanonicalTimestamp } from '../../schemas/formats.js';
 
 const tags = ['changelog'];

@@ -5,14 +5,14 @@ import { Deleted } from '../../schemas/artworks.js';
 import { IdParams, parseQueryBoolean } from '../../schemas/common.js';
 import { Event, EventList, EventListQuery, EventPost, EventPut, EVENT_EXAMPLE, EventPostResult, type EventPostBody } from '../../schemas/events.js';
 import { deleteEvent, getEvent, listEvents, postEvent, postEventWork, toEvent, updateEvent } from '../../store/events.js';
-import { pageMembers, pageRequest } from '../pagination.js';
+import { pageMembers, pageRequest } from '../protocol/pagination.js';
 import { todayUtc } from '../../clock.js';
 import { BatchResponse, batchRequest } from '../../schemas/batch.js';
-import { runBatch } from '../batch.js';
-import { recordExists } from '../conditional-routes.js';
-import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../responses.js';
+import { runBatch } from '../protocol/batch.js';
+import { recordExists } from '../conditional/conditional-routes.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../protocol/responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
-import { withImage, withImages } from '../images.js';
+import { withImage, withImages } from '../protocol/images.js';
 
 const tags = ['events'];
 

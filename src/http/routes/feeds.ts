@@ -10,7 +10,7 @@ import { Feed, FeedList, FeedPost, FeedPut, FeedRun, FeedRunList, RunParams, Run
 import { feedJson, runJson } from '../../feeds/present.js';
 import type { FeedFetcher } from '../../feeds/fetcher.js';
 import { createFeed, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
-import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../responses.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../protocol/responses.js';
 
 const tags = ['feeds'];
 

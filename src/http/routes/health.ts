@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Health, HealthUnavailable } from '../../schemas/operations.js';
-import { answer } from '../responses.js';
+import { answer } from '../protocol/responses.js';
 
 /** Something the service cannot answer without; `/healthz` asks each one. */
 export interface Dependency {

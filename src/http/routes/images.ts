@@ -6,9 +6,9 @@ import { CONTENT_TYPES, derivativeFormat } from '../../images/derive.js';
 import type { ImageStore } from '../../images/store/index.js';
 import { Ref } from '../../schemas/common.js';
 import { ImageBytes, ImageParams } from '../../schemas/images.js';
-import { addressRateLimit } from '../../web/rate-limit.js';
-import { matchIfNoneMatch } from '../../web/routes.js';
-import { errors } from '../responses.js';
+import { addressRateLimit } from '../../protocol/rate-limit.js';
+import { ifNoneMatch } from '../../protocol/if-none-match.js';
+import { errors } from '../protocol/responses.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -58,7 +58,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!derivativeFormat(name)) throw notFound('Image');
     const etag = `"${name}"`;
     // The name is the content: its own ETag needs no lookup; `*` matches only an image that exists.
-    const match = matchIfNoneMatch(request.headers['if-none-match'], etag);
+    const match = ifNoneMatch(request.headers['if-none-match'], etag);
     if (match === 'etag') return named(reply, etag).code(304).send();
     const unavailable = (error: unknown): never => {
       request.log.error({ err: error }, 'image store did not answer');

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Me } from '../../schemas/me.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { AUTHED, answer, errors } from '../responses.js';
+import { AUTHED, answer, errors } from '../protocol/responses.js';
 
 export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/me', {

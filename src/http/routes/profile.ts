@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { profileFromPut } from '../../domain/profile.js';
 import { Profile, ProfilePut, ProfileUpdated } from '../../schemas/profile.js';
 import { getProfile, updateProfile } from '../../store/entities.js';
-import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors } from '../responses.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors } from '../protocol/responses.js';
 
 const tags = ['profile'];
 

@@ -13,7 +13,7 @@ import {
   createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, listMessages, retryMessage, rollSecret, sendTestMessage, updateEndpoint,
 } from '../../store/webhooks.js';
 import { endpointUrlProblem, toEndpoint, toMessage, withSecret } from '../../webhooks/present.js';
-import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../responses.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../protocol/responses.js';
 
 const tags = ['webhooks'];
 

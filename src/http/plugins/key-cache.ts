@@ -1,7 +1,7 @@
-import type { Scope } from '../domain/keys.js';
-import type { Actor } from '../store/changelog.js';
-import { keyScopes, type KeyWithEntity } from '../store/keys.js';
-import { invalidations } from '../store/notifications.js';
+import type { Scope } from '../../domain/keys.js';
+import type { Actor } from '../../store/changelog.js';
+import { keyScopes, type KeyWithEntity } from '../../store/keys.js';
+import { invalidations } from '../../store/notifications.js';
 
 /** A key with what every request of it needs, worked out once per cache entry. */
 export interface AuthenticatedKey extends KeyWithEntity {

@@ -1,21 +1,6 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Whether an `If-None-Match` field value matches the current tag (RFC 9110 §13.1.2): `*` matches any
- * current representation; otherwise a comma-separated list of entity tags, compared weakly (a `W/`
- * prefix on either side is ignored). A value that does not parse matches nothing.
- */
-export function ifNoneMatchMatches(field: string, current: string, exists: boolean): boolean {
-  const value = field.trim();
-  if (value === '*') return exists;
-  const opaque = current.startsWith('W/') ? current.slice(2) : current;
-  for (const match of value.matchAll(/(?:W\/)?("[\x21\x23-\x7e\x80-\xff]*")\s*(?:,|$)/g)) {
-    if (match[1] === opaque) return true;
-  }
-  return false;
-}
-
-/**
  * The URL as the tag names it: the path without a trailing slash and the query's parameters in name
  * order, so `?after=0&limit=5` and `?limit=5&after=0` share their answers.
  */

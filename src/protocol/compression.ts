@@ -1,7 +1,6 @@
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import negotiate from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LRUCache } from 'lru-cache';
 
 /** The content codings the service sends (docs/api.md, Compression), best first. */
 export const ENCODINGS = ['br', 'gzip'] as const;
@@ -39,11 +38,6 @@ export interface Compressible {
   encoded: Partial<Record<Encoding, Promise<Buffer>>>;
 }
 
-/** A keyed GET's 200 answer: its JSON bytes, the headers that go with them, and compressed copies. */
-export interface Answer extends Compressible {
-  link: string | undefined;
-}
-
 const compressors: Record<Encoding, (body: Buffer, done: (error: Error | null, result: Buffer) => void) => void> = {
   br: (body, done) => brotliCompress(body, {
     params: {
@@ -78,42 +72,8 @@ export async function compressed(body: Buffer, encoding: Encoding): Promise<Buff
 }
 
 /**
- * API answers by ETag, which names the entity, its data version and the URL: an answer is built once
- * per version of its data and sent again while nothing changed, in every process (a write anywhere
- * changes the version, so the next request asks for a new tag and the old entry ages out). Bounded by
- * bytes (ANSWER_CACHE_MB), compressed copies included: each is made once, when a client first asks
- * for that coding.
- */
-export class AnswerCache {
-  private readonly entries: LRUCache<string, Answer> | undefined;
-  hits = 0;
-
-  constructor(maxBytes: number) {
-    if (maxBytes <= 0) return;
-    this.entries = new LRUCache<string, Answer>({
-      maxSize: maxBytes,
-      // An entry's size is known when it is set; its copies are a fraction of it.
-      sizeCalculation: (answer) => Math.max(1, Math.ceil(answer.body.length * 1.3) + 256),
-    });
-  }
-
-  get(tag: string): Answer | undefined {
-    const answer = this.entries?.get(tag);
-    if (answer) this.hits++;
-    return answer;
-  }
-
-  /** Keeps an answer (when the cache has room at all) and returns it, kept or not. */
-  set(tag: string, body: Buffer, link: string | undefined): Answer {
-    const answer: Answer = { body, link, encoded: {} };
-    this.entries?.set(tag, answer);
-    return answer;
-  }
-}
-
-/**
  * A kept answer's bytes in the coding the client takes (its Content-Encoding and Vary set on the
- * reply), or plain. The API's kept answers and the public pages' share it.
+ * reply), or plain. The API's kept answers (http/conditional/answer-cache.ts) and the public pages' share it.
  */
 export async function bytesFor(request: FastifyRequest, reply: FastifyReply, kept: Compressible): Promise<Buffer> {
   const encoding = acceptedEncoding(request.headers['accept-encoding'], kept.body.length);

@@ -1,8 +1,8 @@
-import { invalidFields, isRefusal, type FieldProblem } from '../domain/errors.js';
-import type { Work } from '../db/work.js';
-import type { Db } from '../db/types.js';
-import type { BatchItemResultType } from '../schemas/batch.js';
-import { writeEach } from '../store/batch.js';
+import { invalidFields, isRefusal, type FieldProblem } from '../../domain/errors.js';
+import type { Work } from '../../db/work.js';
+import type { Db } from '../../db/types.js';
+import type { BatchItemResultType } from '../../schemas/batch.js';
+import { writeEach } from '../../store/batch.js';
 
 type Written = Omit<BatchItemResultType, 'index' | 'status'>;
 

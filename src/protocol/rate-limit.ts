@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import type { RateLimitState } from '../coordination/rate-limiter.js';
-import { limitedClient } from '../http/client-address.js';
+import { limitedClient } from './client-address.js';
 
 /**
  * Keyless routes are limited per client address (docs/public-pages.md, Limits per client address): `limit` requests per window, counted
  * by the app's rate limiter (Redis when configured, so every process shares the count). The address is
  * the socket's, or X-Forwarded-For's when TRUST_PROXY says the proxy in front may be believed and it names
- * an IP address; an IPv6 client counts as its /64 (http/client-address.ts). `counter` names the count: pages and
+ * an IP address; an IPv6 client counts as its /64 (client-address.ts). `counter` names the count: pages and
  * images are counted apart, so that the images of one page view do not use up the pages a visitor may see.
  */
 export function addressRateLimit(app: FastifyInstance, limit: number, windowMs: number, counter: 'ip' | 'img' = 'ip'): void {

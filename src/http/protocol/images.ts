@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { presentImage, type ImageView } from '../images/present.js';
-import { imageState, imageStates } from '../store/images.js';
-import type { StoredView } from '../domain/artwork.js';
+import { presentImage, type ImageView } from '../../images/present.js';
+import { imageState, imageStates } from '../../store/images.js';
+import type { StoredView } from '../../domain/artwork.js';
 
 type WithImage<T> = T & { image: ImageView | null };
 

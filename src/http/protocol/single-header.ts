@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../domain/errors.js';
+import { ApiError } from '../../domain/errors.js';
 
 /**
  * Refuses a request that carries one of these headers more than once, with 400 naming it. Node keeps

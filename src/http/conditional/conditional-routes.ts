@@ -1,4 +1,4 @@
-import { ApiError } from '../domain/errors.js';
+import { ApiError } from '../../domain/errors.js';
 
 /** For `If-None-Match: *` on a route of one record: whether reading it finds it (a 404 means no). */
 export function recordExists(readRecord: () => Promise<unknown>): Promise<boolean> {

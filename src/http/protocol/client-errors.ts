@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { ApiError } from '../domain/errors.js';
+import { ApiError } from '../../domain/errors.js';
 
 /** How long a connection refused by the HTTP parser keeps reading (and dropping) what its client sends. */
 const LINGER_MS = 2000;

@@ -4,18 +4,18 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
-import { hashKey, type RequiredScope } from '../domain/keys.js';
-import type { RateLimitState } from '../coordination/rate-limiter.js';
-import { ifNoneMatchMatches } from './entity-tags.js';
-import { clientAddressOf } from './client-address.js';
-import { REQUEST_COMPLETED, logsAt, requestLogFields } from './logging.js';
-import { admittedAtOnce, bearerToken, hitUnitAtOnce, peekUnits, rateLimitHeaderFields } from './plugins/auth.js';
-import { COMPRESS_MIN_BYTES } from './answer-cache.js';
-import { dataTag, keptAnswerHeaders, notModifiedHeaders, taggedByDataAndUrl } from './plugins/conditional.js';
-import { requestId } from './plugins/request-id.js';
-import { API_ANSWER_HEADERS } from './plugins/security-headers.js';
-import { appendRouteHook } from './route-hooks.js';
-import { repeatedHeader } from './single-header.js';
+import { hashKey, type RequiredScope } from '../../domain/keys.js';
+import type { RateLimitState } from '../../coordination/rate-limiter.js';
+import { ifNoneMatchMatches } from '../../protocol/if-none-match.js';
+import { clientAddressOf } from '../../protocol/client-address.js';
+import { REQUEST_COMPLETED, logsAt, requestLogFields } from '../runtime/logging.js';
+import { admittedAtOnce, bearerToken, hitUnitAtOnce, peekUnits, rateLimitHeaderFields } from '../plugins/auth.js';
+import { COMPRESS_MIN_BYTES } from '../../protocol/compression.js';
+import { dataTag, keptAnswerHeaders, notModifiedHeaders, taggedByDataAndUrl } from '../plugins/conditional.js';
+import { requestId } from '../plugins/request-id.js';
+import { API_ANSWER_HEADERS } from '../plugins/security-headers.js';
+import { appendRouteHook } from '../../protocol/route-hooks.js';
+import { repeatedHeader } from '../protocol/single-header.js';
 
 /**
  * The headers of a keyed GET's 304, in the order Fastify's hooks set them: request id (request-id.ts),
@@ -201,7 +201,7 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
     const started = performance.now();
     let early: Promise<boolean> | undefined;
     try {
-      early = answerEarly(lane, request, response, started);
+      early = answerBeforeFastify(lane, request, response, started);
     } catch {
       early = undefined;
     }
@@ -241,7 +241,7 @@ function rememberKept(memo: EarlyAnswerMemo, route: Omit<Remembered, 'entityId'>
  * this has answered it. Only what an earlier 304 of Fastify's showed is answered here, only when every
  * check Fastify's path makes would pass on cached state — each one by the function that path uses.
  */
-function answerEarly(lane: Lane, request: IncomingMessage, response: ServerResponse, started: number): Promise<boolean> | undefined {
+function answerBeforeFastify(lane: Lane, request: IncomingMessage, response: ServerResponse, started: number): Promise<boolean> | undefined {
   const { method, url, headers } = request;
   if ((method !== 'GET' && method !== 'HEAD') || url === undefined || !url.startsWith('/v1/')) return undefined;
   const condition = headers['if-none-match'];

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { invalidFields } from '../domain/errors.js';
-import type { ListedPage, PageRequest } from '../store/pages.js';
+import { invalidFields } from '../../domain/errors.js';
+import type { ListedPage, PageRequest } from '../../store/pages.js';
 
 interface ListQuery {
   page?: number | undefined;

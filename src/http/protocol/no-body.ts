@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError, invalidFields } from '../domain/errors.js';
+import { ApiError, invalidFields } from '../../domain/errors.js';
 
 /** Whether the route reads a body: it declares one in its schema (DELETE routes declare none). */
 export const takesBody = (request: FastifyRequest): boolean => request.routeOptions.schema?.body !== undefined;

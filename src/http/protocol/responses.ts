@@ -1,7 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
-import { ErrorBody, Ref, type ErrorBodyType } from '../schemas/common.js';
-import { ERROR_CATALOG, notFound, type ErrorCode } from '../domain/errors.js';
+import { ErrorBody, Ref, type ErrorBodyType } from '../../schemas/common.js';
+import { ERROR_CATALOG, notFound, type ErrorCode } from '../../domain/errors.js';
+import { parseId } from '../../domain/ids.js';
 
 /** The response headers of the API, described once for the OpenAPI document. */
 export const HEADERS = {
@@ -65,12 +66,10 @@ export const WITH_BODY: ErrorCode[] = ['bad_request', 'payload_too_large', 'unsu
 /** Writes can answer these about their Idempotency-Key (an invalid one is a 400). */
 export const IDEMPOTENT: ErrorCode[] = ['bad_request', 'idempotency_conflict', 'idempotency_key_reused'];
 
-const MAX_ID = 2_147_483_647;
-
-/** A path id as a number; one outside the id range names no record. */
+/** A path id as a number (its form checked by the route's schema); one outside the id range names no record. */
 export function recordId(params: { id: string }): number {
-  const id = Number(params.id);
-  if (id > MAX_ID) throw notFound();
+  const id = parseId(params.id);
+  if (id === undefined) throw notFound();
   return id;
 }
 
