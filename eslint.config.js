@@ -19,8 +19,7 @@ export const ROOMS = {
   client: [['schemas'], 'the client ships without the server'],
   db: [['domain', 'schemas'], 'the database layer knows no resource'],
   import: [['domain', 'schemas'], 'one file reader for push and the console, with neither inside'],
-  // The queue's store and its runner still call each other (test/unit/import-cycles.test.ts, KNOWN).
-  store: [['db', 'domain', 'schemas', 'jobs'], 'the store answers to any caller'],
+  store: [['db', 'domain', 'schemas'], 'the store answers to any caller'],
   jobs: [['db', 'domain', 'store'], 'the one job queue serves images, feeds and webhooks alike'],
   coordination: [['db', 'domain', 'store'], 'shared state (counters, locks) knows no HTTP'],
   protocol: [['coordination', 'db', 'domain', 'schemas'], 'HTTP helpers the API, the public pages and the console share: no app, no route'],
