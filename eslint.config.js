@@ -16,11 +16,11 @@ export const ROOMS = {
   schemas: [[], 'the contract depends on nothing of the service'],
   domain: [['schemas'], 'pure rules, no I/O'],
   fetch: [[], 'outbound HTTP with its guards, for any caller'],
+  secrets: [[], 'the server key and what it seals, for any caller that keeps a secret at rest'],
   client: [['schemas'], 'the client ships without the server'],
-  db: [['domain', 'schemas'], 'the database layer knows no resource'],
+  db: [['domain', 'schemas', 'secrets'], 'the database layer knows no resource (a migration may seal what it moves)'],
   import: [['domain', 'schemas'], 'one file reader for push and the console, with neither inside'],
-  // The queue's store and its runner still call each other (test/unit/import-cycles.test.ts, KNOWN).
-  store: [['db', 'domain', 'schemas', 'jobs'], 'the store answers to any caller'],
+  store: [['db', 'domain', 'schemas', 'secrets'], 'the store answers to any caller'],
   jobs: [['db', 'domain', 'store'], 'the one job queue serves images, feeds and webhooks alike'],
   coordination: [['db', 'domain', 'store'], 'shared state (counters, locks) knows no HTTP'],
   protocol: [['coordination', 'db', 'domain', 'schemas'], 'HTTP helpers the API, the public pages and the console share: no app, no route'],
@@ -30,8 +30,8 @@ export const ROOMS = {
   webhooks: [['db', 'domain', 'fetch', 'images', 'jobs', 'protocol', 'schemas', 'store'], 'deliveries are a job, and know no HTTP route'],
   web: [['coordination', 'db', 'domain', 'images', 'protocol', 'schemas', 'store'], 'public pages know nothing of the console or the API\'s app'],
   console: [['db', 'domain', 'feeds', 'images', 'import', 'importer', 'protocol', 'schemas', 'store', 'web', 'webhooks'], 'the console writes through src/store, as the API does, and knows nothing of the API\'s app'],
-  http: [['coordination', 'console', 'db', 'domain', 'feeds', 'fetch', 'images', 'import', 'jobs', 'protocol', 'schemas', 'store', 'web', 'webhooks'], 'the app registers the API, the public pages and the console'],
-  cli: [['client', 'coordination', 'db', 'domain', 'feeds', 'fetch', 'http', 'images', 'import', 'importer', 'jobs', 'protocol', 'schemas', 'store', 'web', 'webhooks', 'console'], 'the commands start everything'],
+  http: [['coordination', 'console', 'db', 'domain', 'feeds', 'fetch', 'images', 'import', 'jobs', 'protocol', 'schemas', 'secrets', 'store', 'web', 'webhooks'], 'the app registers the API, the public pages and the console'],
+  cli: [['client', 'coordination', 'db', 'domain', 'feeds', 'fetch', 'http', 'images', 'import', 'importer', 'jobs', 'protocol', 'schemas', 'secrets', 'store', 'web', 'webhooks', 'console'], 'the commands start everything'],
 };
 
 /**

@@ -10,7 +10,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { Selectable } from 'kysely';
 import { applyStats, statsUpdate, upsertStatsSlot, type StatsUpdate } from './stats.js';
 import { isPostgres, rawQuery } from './sql.js';
-import { cancel, enqueue } from '../jobs/index.js';
+import { cancel, enqueue } from './jobs.js';
 
 /**
  * Feeds and their runs (docs/api.md, Feeds). A feed's run goes queued → running → its outcome; the job

@@ -8,8 +8,8 @@ import { ApiError, notFound } from '../domain/errors.js';
 import {
   FAILING_DISABLE_MS, MAX_ENDPOINTS, MESSAGE_RETENTION_MS, generateSecret, messageId, retryDelay, storedEvents,
 } from '../domain/webhooks.js';
-import { enqueue } from '../jobs/index.js';
 import { seal, unseal } from '../secrets/seal.js';
+import { enqueue } from './jobs.js';
 import { isPostgres, rawQuery } from './sql.js';
 
 // ---- endpoints ---------------------------------------------------------------------------------
