@@ -76,7 +76,9 @@ function memoryStore(): ImageStore & { puts: string[] } {
 function startWorker(store: ImageStore) {
   const warnings: Array<{ key?: string; message: string }> = [];
   const worker = new ImageWorker({
-    db: t.handle.db, store, concurrency: 1, leaseMs: 600, pollMs: 20, sweepMs: 0,
+    // Leases short enough to pass within a test, long enough that a loaded machine's late timers do not let one
+    // pass while renewals work (five lost leases give a job up as one that crashes its process).
+    db: t.handle.db, store, concurrency: 1, leaseMs: 1_500, pollMs: 20, sweepMs: 0,
     fetch: { maxBytes: 1e7, timeoutMs: 30_000, allowAddress: () => true },
     log: { info: () => undefined, warn: (object, message) => warnings.push({ ...(object as { key?: string }), message }) },
   }).start();
