@@ -646,7 +646,9 @@ describe.runIf(DIALECT === 'sqlite')('SQLite locked by another process: 503 with
 
 describe.runIf(DIALECT === 'postgres')('PostgreSQL deadlocks', () => {
   const bump = statement((db, p: Params<{ id: number }>) => db.updateTable('artworks').set((eb) => ({ price: eb(eb.fn.coalesce('price', sql.lit(0)), '+', 1) })).where('id', '=', p.id));
-  const pause = statement((db) => db.selectNoFrom(sql`pg_sleep(0.2)`.as('slept')));
+  // Long enough that the second transaction has made its first write before the first makes its second even
+  // when a loaded machine is slow to start it (0.2 s let them run one after the other under the soak's load).
+  const pause = statement((db) => db.selectNoFrom(sql`pg_sleep(1)`.as('slept')));
 
   it('a transaction PostgreSQL aborts to break a deadlock runs again, and both writes land', async () => {
     const actor = await newEntity();
