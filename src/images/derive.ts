@@ -1,5 +1,6 @@
 import { webcrypto } from 'node:crypto';
 import type { default as SharpModule, Metadata, OutputInfo, Sharp } from 'sharp';
+import pLimit from 'p-limit';
 
 export type ImageFormat = 'avif' | 'webp' | 'jpeg';
 /** The widths every image is offered at (docs/api.md, Images); never enlarged past the original. */
@@ -187,17 +188,4 @@ async function encode(image: Sharp, hash: string, width: number, format: ImageFo
  * peaked at 374 MB, within the server's 400 MB (docs/performance.md, Abuse scenario: 323 MB under the worst at once).
  */
 export const AVIF_AT_ONCE = 2;
-let avifRunning = 0;
-const avifWaiting: Array<() => void> = [];
-async function avifSlot<T>(run: () => Promise<T>): Promise<T> {
-  if (avifRunning >= AVIF_AT_ONCE) await new Promise<void>((resolve) => avifWaiting.push(resolve));
-  else avifRunning++;
-  try {
-    return await run();
-  } finally {
-    // The slot passes straight to the next waiter (the count stays), or is freed.
-    const next = avifWaiting.shift();
-    if (next) next();
-    else avifRunning--;
-  }
-}
+const avifSlot = pLimit(AVIF_AT_ONCE);

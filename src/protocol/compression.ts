@@ -1,6 +1,7 @@
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import negotiate from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import pLimit from 'p-limit';
 
 /** The content codings the service sends (docs/api.md, Compression), best first. */
 export const ENCODINGS = ['br', 'gzip'] as const;
@@ -55,20 +56,12 @@ const compressors: Record<Encoding, (body: Buffer, done: (error: Error | null, r
  * what keeps memory flat under load (docs/performance.md).
  */
 const COMPRESSING_MAX = 4;
-let compressing = 0;
-const waiting: (() => void)[] = [];
+const compressing = pLimit(COMPRESSING_MAX);
 
-export async function compressed(body: Buffer, encoding: Encoding): Promise<Buffer> {
-  if (compressing >= COMPRESSING_MAX) await new Promise<void>((resolve) => waiting.push(resolve));
-  compressing++;
-  try {
-    return await new Promise<Buffer>((resolve, reject) => {
-      compressors[encoding](body, (error, result) => (error ? reject(error) : resolve(result)));
-    });
-  } finally {
-    compressing--;
-    waiting.shift()?.();
-  }
+export function compressed(body: Buffer, encoding: Encoding): Promise<Buffer> {
+  return compressing(() => new Promise<Buffer>((resolve, reject) => {
+    compressors[encoding](body, (error, result) => (error ? reject(error) : resolve(result)));
+  }));
 }
 
 /**
