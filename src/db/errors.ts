@@ -28,14 +28,17 @@ export function isRetryableConflict(error: unknown): boolean {
 // Connection refused, unknown host or timed out, the server shutting down or refusing connections.
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300']);
 
+/** pg's pool or client gave up waiting for a connection (reported by message only). */
+export const isConnectTimeout = (error: unknown): boolean =>
+  error instanceof Error && /timeout exceeded when trying to connect|timeout expired/.test(error.message);
+
 /** The database cannot be reached or is busy beyond a short wait: a 503, not a 500. */
 export function isUnavailable(error: unknown): boolean {
   if (isBusy(error)) return true;
   const code = codeOf(error);
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  // pg reports a pool timeout, a connect timeout and a dropped connection by message only.
-  const message = error instanceof Error ? error.message : '';
-  return /timeout exceeded when trying to connect|timeout expired|Connection terminated/.test(message);
+  // pg reports a dropped connection by message only, as it does a timeout.
+  return isConnectTimeout(error) || (error instanceof Error && /Connection terminated/.test(error.message));
 }
 
 /**

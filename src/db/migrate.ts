@@ -1,6 +1,6 @@
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import type { DatabaseHandle } from './connect.js';
-import { connectionProblem } from './errors.js';
+import { connectionProblem, isConnectTimeout } from './errors.js';
 import { initial } from './migrations/001_initial.js';
 import { idempotency } from './migrations/002_idempotency.js';
 import { entityStats } from './migrations/003_entity_stats.js';
@@ -47,8 +47,6 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
 
 /** How often a connection that timed out is tried again before a start gives up. */
 const SLOW_CONNECT_ATTEMPTS = 4;
-const isSlowConnect = (error: unknown) =>
-  error instanceof Error && /timeout exceeded when trying to connect|timeout expired/.test(error.message);
 
 /**
  * Applies every pending migration; throws (so `serve` and `migrate` fail) when one fails. A server that
@@ -58,7 +56,7 @@ const isSlowConnect = (error: unknown) =>
  */
 export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
   let result: MigrationResultSet = await migrator(handle).migrateToLatest();
-  for (let attempt = 1; attempt < SLOW_CONNECT_ATTEMPTS && result.error && isSlowConnect(result.error); attempt += 1) {
+  for (let attempt = 1; attempt < SLOW_CONNECT_ATTEMPTS && result.error && isConnectTimeout(result.error); attempt += 1) {
     await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
     result = await migrator(handle).migrateToLatest();
   }
