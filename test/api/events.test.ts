@@ -302,6 +302,8 @@ describe('PUT /v1/events/:id (docs/api.md, Events)', () => {
   test('a corrected title re-derives the slug: the event keeps its id, the public page follows, one update entry is logged', async () => {
     const g = await gallery();
     const created = await g.api.post('/v1/events', { title: 'Sumer Show', start_date: day(10), location_city: 'Berlin' });
+    // A later millisecond, so the PUT's last_synced_at differs from the POST's (without it the test failed once).
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const r = await g.api.put(`/v1/events/${created.body.id}`, { title: 'Summer Show' });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id: created.body.id, title: 'Summer Show', slug: `${g.slug}-summer-show`, location_city: 'Berlin', start_date: day(10) });
