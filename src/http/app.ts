@@ -37,6 +37,7 @@ import { webhookJobKind } from '../webhooks/job.js';
 import { WEBHOOK_JOB, deliveriesQueued, sweepMessages } from '../store/webhooks.js';
 import { prepareServerKey } from '../secrets/seal.js';
 import { openImageStore, type ImageStore } from '../images/store/index.js';
+import { cachedSerializers } from './protocol/serializers.js';
 import { validatorCompiler } from './protocol/validation.js';
 import { clientErrorHandler } from './protocol/client-errors.js';
 import { bodyWhereNoneIsTaken, otherMediaType, takesBody } from './protocol/no-body.js';
@@ -135,6 +136,8 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     return503OnClosing: false,
     // Requests Node's parser refuses (malformed, headers too large, too slow) get the contract's shape.
     clientErrorHandler,
+    // Response serializers compiled once per process, not once per app (protocol/serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializers } },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },

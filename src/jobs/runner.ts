@@ -146,6 +146,9 @@ export class JobRunner {
   }
 
   private idle(kind: string): Promise<void> {
+    // close() may have come while this slot was taking (its nudge then found nobody waiting): stop now
+    // rather than one poll later.
+    if (this.closed) return Promise.resolve();
     const waiting = this.wake.get(kind)!;
     return new Promise((resolve) => {
       const timer = setTimeout(done, this.pollMs);

@@ -213,3 +213,12 @@ test('a retry is due again when its handler says, with its attempts counted, and
     await runner.close(0);
   }
 });
+
+test('close() while a slot is still taking its first job ends the runner at once, not one poll later', async () => {
+  const { kind } = heldKind();
+  // A poll of a minute and a grace of a minute: a slot that went idle after close() would hold close() that long.
+  const runner = new JobRunner({ db: t.handle.db, log: quiet, pollMs: 60_000 }).register(kind).start();
+  // Synchronously after start(): both slots are in their first take, so close()'s wake-up finds nobody idle.
+  const closing = runner.close(60_000);
+  expect(await Promise.race([closing.then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting'))])).toBe('closed');
+});
