@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { hashesRunning, HASHES_AT_ONCE } from '../../src/domain/passwords.js';
 import { failureKey, purgeSignInRows, recordFailure } from '../../src/store/users.js';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
+import { client, DIALECT, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { ConsoleSession, PASSWORD, signedIn, type Answer } from '../support/console.js';
 
 /**
@@ -64,7 +64,10 @@ describe('console sign-in under attack', { timeout: 180_000 }, () => {
     expect((await signInFrom(base, '198.51.100.8', owner.email, PASSWORD)).status).toBe(303);
   });
 
-  test('a burst of 40 sign-ins from 40 addresses hashes at most 4 at once; the others wait, then 503 with Retry-After; the API answers meanwhile', async () => {
+  // The hashes' limit is the process's own (src/domain/passwords.ts): the burst proves the same on either dialect, so
+  // it runs once (its 40 production-cost hashes are the file's largest cost); what PostgreSQL changes, the rows of
+  // failures and attempts, the other tests of this file show on both.
+  test.skipIf(DIALECT === 'postgres')('a burst of 40 sign-ins from 40 addresses hashes at most 4 at once; the others wait, then 503 with Retry-After; the API answers meanwhile', async () => {
     let most = 0;
     const sampler = setInterval(() => {
       most = Math.max(most, hashesRunning());
