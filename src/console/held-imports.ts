@@ -38,7 +38,7 @@ export interface HeldImport {
   preview?: Preview;
   job?: ApplyJob;
   /** A feed being connected or remapped (pages/feeds.ts): its file is read here once and saved as a feed instead of applied. */
-  feed?: { url: string; feedId: number | null };
+  feed?: { url: string; feedId: number | null; sheet: string | null };
   touched: number;
 }
 

@@ -5,7 +5,8 @@ import type { HeldImport } from './held-imports.js';
 /** Reads the held bytes as a table with the chosen encoding; a file-wide problem as a sentence, or nothing. */
 export async function readUpload(upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
   try {
-    upload.table = await readTable(upload.bytes!, { name: upload.name, encoding: upload.encoding });
+    // A feed's Excel file may keep its inventory on another sheet than the first (pages/feeds.ts).
+    upload.table = await readTable(upload.bytes!, { name: upload.name, encoding: upload.encoding, sheet: upload.feed?.sheet ?? undefined });
     upload.map = new Map();
     // The table is what the next steps read: the file's bytes are let go.
     upload.bytes = null;

@@ -3,6 +3,7 @@ import { runFeed } from '../../src/feeds/run.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { signedIn, type ConsoleSession } from '../support/console.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
+import { workbook } from '../support/spreadsheets.js';
 
 /** The console's Feeds page through real HTTP (docs/console.md, Feeds): connect → columns → preview → Save, then the feed's buttons. */
 
@@ -85,5 +86,33 @@ describe('console feeds', { timeout: 120_000 }, () => {
     const theirs = await client(t, other.key).post('/v1/feeds', { url: files.url('/theirs.csv'), kind: 'artworks', paused: true });
     expect((await editor.post(`/console/feeds/${theirs.body.id}/delete`)).status).toBe(404);
     expect((await client(t, other.key).get(`/v1/feeds/${theirs.body.id}`)).status).toBe(200);
+  });
+
+  test('an Excel workbook whose list is not its first sheet is connected by naming the sheet; a wrong name is said in one line', async () => {
+    files.set('/inventar.xlsx', await workbook({
+      Notes: [['Read me'], ['Prices are net.']],
+      Bestand: [['Inv', 'Title'], ['X1', 'Blaue Stunde'], ['X2', 'Abendrot']],
+    }), 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+    expect((await editor.get('/console/feeds')).text).toContain('name="sheet"');
+    const wrong = await editor.post('/console/feeds/connect', { url: files.url('/inventar.xlsx'), kind: 'artworks', sheet: 'Stock' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.text).toMatch(/Stock/);
+    const connected = await editor.post('/console/feeds/connect', { url: files.url('/inventar.xlsx'), kind: 'artworks', sheet: ' Bestand ' });
+    expect(connected.status).toBe(303);
+    const id = /\/console\/import\/([\w-]+)$/.exec(connected.location ?? '')![1]!;
+    const columns = await editor.get(`/console/import/${id}`);
+    expect(columns.text).toContain('2 rows');
+    expect(columns.text).toContain('Blaue Stunde');
+    expect((await editor.post(`/console/import/${id}/columns`, { column_0: 'external_id', column_1: 'title' })).status).toBe(303);
+    expect((await editor.get(`/console/import/${id}/preview`)).text).toContain('would create 2');
+    expect((await editor.post(`/console/feeds/save/${id}`, { mode: 'merge', interval_minutes: '60' })).status).toBe(303);
+    const feed = (await client(t, gallery.key).get('/v1/feeds')).body.feeds.find((f: { url: string }) => f.url === files.url('/inventar.xlsx'));
+    expect(feed).toMatchObject({ sheet: 'Bestand', mapping: { Inv: 'external_id', Title: 'title' } });
+    await run(feed.id);
+    expect((await client(t, gallery.key).get(`/v1/feeds/${feed.id}`)).body.last_run).toMatchObject({ status: 'applied', counts: { rows: 2, created: 2 } });
+    // Edit mapping reads the same sheet again.
+    const remap = await editor.post(`/console/feeds/${feed.id}/mapping`);
+    expect(remap.status).toBe(303);
+    expect((await editor.get(remap.location!)).text).toContain('Blaue Stunde');
   });
 });

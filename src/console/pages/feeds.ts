@@ -58,7 +58,7 @@ ${howTo()}`,
   }
 
   /** Reads the file at `url` once and holds it for the Import's steps; the page to go on with, or a problem. */
-  async function hold(request: FastifyRequest, draft: { url: string; kind: Kind; feedId: number | null; encoding?: 'utf8' | 'latin1'; map?: Map<string, string | null>; mirror?: boolean }): Promise<string | { problem: string }> {
+  async function hold(request: FastifyRequest, draft: { url: string; kind: Kind; feedId: number | null; sheet: string | null; encoding?: 'utf8' | 'latin1'; map?: Map<string, string | null>; mirror?: boolean }): Promise<string | { problem: string }> {
     let bytes: Buffer;
     try {
       const fetched = await app.feedFetch(draft.url, { etag: null, lastModified: null });
@@ -71,7 +71,7 @@ ${howTo()}`,
     const upload = app.heldImports.hold({
       userId: request.user.userId, entityId: request.user.entity.id, session: sessionOf(request), name: draft.url, kind: draft.kind, bytes,
       encoding: draft.encoding ?? 'utf8', map: new Map(), mirror: { prune: draft.mirror ?? false, force: false },
-      feed: { url: draft.url, feedId: draft.feedId },
+      feed: { url: draft.url, feedId: draft.feedId, sheet: draft.sheet },
     });
     if (!upload) return { problem: 'Too many imports are being applied right now. Try again in a minute.' };
     const problem = await readUpload(upload, { offerEncoding: draft.encoding === undefined });
@@ -86,7 +86,10 @@ ${howTo()}`,
     const kind = form.kind === 'events' ? 'events' : form.kind === 'artworks' ? 'artworks' : undefined;
     if (!kind) return feedsPage(request, reply, notice('error', 'Choose what the file holds: artworks or events.'), 400, form);
     if (!isHttpUrl(url)) return feedsPage(request, reply, notice('error', 'Give the address of the file, starting with https:// or http://.'), 400, form);
-    const next = await hold(request, { url, kind, feedId: null });
+    // An Excel workbook's sheet, by name (the first when none is given), as the API's `sheet`.
+    const sheet = (form.sheet ?? '').trim();
+    if (sheet.length > 200) return feedsPage(request, reply, notice('error', 'A sheet\'s name is at most 200 characters.'), 400, form);
+    const next = await hold(request, { url, kind, feedId: null, sheet: sheet === '' ? null : sheet });
     if (typeof next !== 'string') return feedsPage(request, reply, notice('error', next.problem), 400, form);
     return go(reply, next);
   });
@@ -98,7 +101,7 @@ ${howTo()}`,
     const interval = Number(form.interval_minutes);
     const spec: FeedSpec = {
       url: upload.feed.url, kind: upload.kind, mapping: mappingOf(upload), encoding: upload.encoding === 'latin1' ? 'windows-1252' : 'utf-8',
-      sheet: null, mode: form.mode === 'mirror' ? 'mirror' : 'merge',
+      sheet: upload.feed.sheet, mode: form.mode === 'mirror' ? 'mirror' : 'merge',
       interval_minutes: INTERVALS.some(([minutes]) => minutes === interval) ? interval : 60, paused: false,
     };
     try {
@@ -141,7 +144,7 @@ ${howTo()}`,
     const feed = feedJson(await getFeed(app.db, entityOf(request), id));
     const map = new Map(Object.entries(feed.mapping).map(([column, field]) => [column.trim().toLowerCase(), field]));
     const next = await hold(request, {
-      url: feed.url, kind: feed.kind, feedId: id, encoding: feed.encoding === 'windows-1252' ? 'latin1' : 'utf8', map, mirror: feed.mode === 'mirror',
+      url: feed.url, kind: feed.kind, feedId: id, sheet: feed.sheet, encoding: feed.encoding === 'windows-1252' ? 'latin1' : 'utf8', map, mirror: feed.mode === 'mirror',
     });
     if (typeof next !== 'string') return feedsPage(request, reply, notice('error', next.problem), 400);
     return go(reply, next);
@@ -233,6 +236,9 @@ function connectForm(reply: FastifyReply, form: Form, count: number): Html {
 <fieldset class="field"><legend>The file holds</legend>
 <div class="checks"><label><input type="radio" name="kind" value="artworks"${form.kind === 'events' ? '' : html` checked`}> Artworks</label>
 <label><input type="radio" name="kind" value="events"${form.kind === 'events' ? html` checked` : ''}> Events</label></div></fieldset>
+<div class="field"><label for="feed-sheet">Sheet (Excel only)</label>
+<input id="feed-sheet" name="sheet" type="text" maxlength="200" value="${form.sheet ?? ''}">
+<span class="hint">The name of the sheet that lists them, if it is not the workbook's first.</span></div>
 <div><button type="submit">Connect</button></div>
 </form>`;
 }
