@@ -84,11 +84,24 @@ export class Catalog {
   private readonly byExternalId = new Map<string, Listed>();
   private readonly byMatch = new Map<string, Listed[]>();
 
-  constructor(readonly kind: Kind, readonly records: Listed[], entitySlug: string) {
+  readonly records: Listed[] = [];
+
+  constructor(readonly kind: Kind, records: readonly Listed[], private readonly entitySlug: string) {
+    this.add(records);
+  }
+
+  /**
+   * More records (a page of the list): identifying one hashes its fingerprint, so a caller on the event
+   * loop adds a large catalog a page at a time and yields between pages (src/importer/index.ts).
+   */
+  add(records: readonly Listed[]): void {
     for (const record of records) {
-      const { externalId, match } = identify(kind, record, entitySlug);
+      this.records.push(record);
+      const { externalId, match } = identify(this.kind, record, this.entitySlug);
       if (externalId !== null) this.byExternalId.set(externalId, record);
-      this.byMatch.set(match, [...(this.byMatch.get(match) ?? []), record]);
+      const sharing = this.byMatch.get(match);
+      if (sharing) sharing.push(record);
+      else this.byMatch.set(match, [record]);
     }
   }
 

@@ -63,17 +63,28 @@ export interface MirrorChoice {
   skipUnchanged?: boolean;
 }
 
-/** Every record of one kind, as the list shows it, page by page (a cursor page costs the same at any depth). */
-async function listAll(db: Db, entityId: number, kind: Kind): Promise<Listed[]> {
-  const records: Listed[] = [];
+/** Records per page of the list read into a preview's catalog. */
+export const CATALOG_PAGE = 100;
+
+/**
+ * Every record of one kind, as the list shows it, page by page (a cursor page costs the same at any
+ * depth), into a catalog, yielding the event loop after each page. On SQLite a page is read on the
+ * event loop and resolves without a turn of it, and adding a record hashes its fingerprint: a gallery's
+ * 9,000 artworks read and added in one go held the loop 40-70 ms (docs/performance.md, Feeds); a page
+ * is about 1 ms. `onPage` is told each page's size (tests).
+ */
+export async function readCatalog(db: Db, entityId: number, kind: Kind, entitySlug: string, onPage?: (size: number) => void): Promise<Catalog> {
+  const catalog = new Catalog(kind, [], entitySlug);
   let after = 0;
   for (;;) {
     const page = kind === 'artworks'
-      ? await listArtworks(db, entityId, { after, limit: 100 }).then((p) => ({ ...p, items: JSON.parse(p.json) as Listed[] }))
-      : await listEvents(db, entityId, { after, limit: 100, today: '' }).then((p) => ({ ...p, items: p.events as unknown as Listed[] }));
-    records.push(...page.items);
-    if (!page.hasMore || page.nextAfter === null) return records;
+      ? await listArtworks(db, entityId, { after, limit: CATALOG_PAGE }).then((p) => ({ ...p, items: JSON.parse(p.json) as Listed[] }))
+      : await listEvents(db, entityId, { after, limit: CATALOG_PAGE, today: '' }).then((p) => ({ ...p, items: p.events as unknown as Listed[] }));
+    catalog.add(page.items);
+    onPage?.(page.items.length);
+    if (!page.hasMore || page.nextAfter === null) return catalog;
     after = page.nextAfter;
+    await yieldToEventLoop();
   }
 }
 
@@ -94,7 +105,7 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
   const duplicates = [...duplicateOf].map(([c, message]) => ({ label: c.row.label, message }));
   const send = candidates.filter((c) => !duplicateOf.has(c));
 
-  const catalog = new Catalog(kind, await listAll(db, actor.entityId, kind), actor.entitySlug);
+  const catalog = await readCatalog(db, actor.entityId, kind, actor.entitySlug);
   const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send, same: new Set() };
   const named = new Set<number>();
   for (const [i, c] of send.entries()) {
