@@ -63,8 +63,10 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
     test: {
       testTimeout: 30_000,
       hookTimeout: 60_000,
-      // Two cores: two workers, without oversubscribing the machine.
-      maxWorkers: 2,
+      // Three workers on two cores: much of a test's time is spent waiting (a spawned server, Chromium, a lease, a
+      // rate-limit window), so two workers left a third of the CPU idle. Quiet machine, whole run: 225 s with 2,
+      // 198 s with 3 (docs/development.md).
+      maxWorkers: 3,
       // A worker keeps its imported modules from one file to the next instead of importing src/ again for each
       // of ~160 files (on two loaded cores, vitest's run went from 356 s to 242 s). Each file still builds its
       // own app on its own database (test/support/app.ts), so nothing a test sees is shared; a file that needs a

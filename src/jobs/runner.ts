@@ -86,6 +86,8 @@ export class JobRunner {
   private closed = false;
   private started = false;
   private wake = new Map<string, Array<() => void>>();
+  /** Kinds nudged while no slot of theirs was idle. */
+  private readonly missed = new Set<string>();
   private loops: Promise<void>[] = [];
   /** Jobs ended by this runner, per kind (tests and the bench). */
   readonly ended = new Map<string, number>();
@@ -111,9 +113,23 @@ export class JobRunner {
     return this;
   }
 
-  /** Jobs may be due (this process queued them): idle slots of the kind (or of every kind) look now. */
+  /**
+   * Jobs may be due (this process queued them): one idle slot of the kind looks now, and each slot that
+   * takes a job wakes one more (`loop`), so a batch of jobs brings in as many slots as it has jobs,
+   * while a write that queued one job costs one take, not one per idle slot: under 100 writes a
+   * second, waking every idle slot made a herd of takes that found the endpoint's 4 already in flight
+   * (docs/performance.md, Webhooks). Without a kind, every idle slot of every kind (close).
+   */
   nudge(kind?: string): void {
-    for (const [name, waiting] of this.wake) if (kind === undefined || name === kind) for (const resolve of waiting.splice(0)) resolve();
+    if (kind === undefined) {
+      for (const waiting of this.wake.values()) for (const resolve of waiting.splice(0)) resolve();
+      return;
+    }
+    const idle = this.wake.get(kind)?.shift();
+    if (idle) idle();
+    // Every slot was taking: the first to find nothing looks again instead of idling (its take may have
+    // started before this job was queued).
+    else this.missed.add(kind);
   }
 
   /** Stops taking jobs and waits (at most `graceMs`) for those under way; the others' leases run out. */
@@ -140,15 +156,20 @@ export class JobRunner {
       } catch (error) {
         this.options.log.warn({ err: error, kind: kind.name }, 'job queue unavailable; trying again');
       }
-      if (taken) await this.run(kind, taken, heldUntil);
-      else await this.idle(kind.name);
+      if (taken) {
+        // There may be more: the next idle slot looks too (nudge).
+        this.nudge(kind.name);
+        await this.run(kind, taken, heldUntil);
+      } else {
+        await this.idle(kind.name);
+      }
     }
   }
 
   private idle(kind: string): Promise<void> {
     // close() may have come while this slot was taking (its nudge then found nobody waiting): stop now
     // rather than one poll later.
-    if (this.closed) return Promise.resolve();
+    if (this.closed || this.missed.delete(kind)) return Promise.resolve();
     const waiting = this.wake.get(kind)!;
     return new Promise((resolve) => {
       const timer = setTimeout(done, this.pollMs);

@@ -6,7 +6,7 @@ import { checkPage, describeInBrowser, launchChromium } from '../support/browser
 import { PASSWORD, invite } from '../support/console.js';
 import { plainPost, startReceiver } from '../support/webhook-receiver.js';
 
-const SHOTS = new Set(['console-webhooks-1280']);
+const SHOTS = new Set(['console-webhooks-1280', 'console-webhooks-390']);
 
 describeInBrowser('the Webhooks page in a real browser', { timeout: 180_000 }, () => {
   let t: TestApp;
@@ -59,7 +59,7 @@ describeInBrowser('the Webhooks page in a real browser', { timeout: 180_000 }, (
       await expect(page.locator('tbody tr').count()).resolves.toBe(2);
       await page.locator('summary').first().click();
       await page.locator('summary').last().click();
-      await checkPage(page, width === 1280 ? 'console-webhooks-1280' : undefined, SHOTS);
+      await checkPage(page, `console-webhooks-${width}`, SHOTS);
       await page.getByRole('button', { name: 'Retry' }).first().click();
       await expect(page.getByRole('status').textContent()).resolves.toMatch(/will be sent again now/);
       await page.close();

@@ -222,3 +222,31 @@ test('close() while a slot is still taking its first job ends the runner at once
   const closing = runner.close(60_000);
   expect(await Promise.race([closing.then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting'))])).toBe('closed');
 });
+
+test('a take leaves a full group\'s jobs out however long its queue, and takes another group\'s job of the same entity', async () => {
+  const { kind } = heldKind({ groupCap: 2 });
+  const at = now();
+  await queue(kind, [{ key: 'f-live-1', entityId: 7, group: 'full' }, { key: 'f-live-2', entityId: 7, group: 'full' }]);
+  const until = new Date(Date.now() + 60_000).toISOString();
+  for (const key of ['f-live-1', 'f-live-2']) expect(await takeJob(t.handle.db, { kind: kind.name, now: at, until, claim: `c-${key}`, groupCap: 2 })).toMatchObject({ key });
+  await queue(kind, Array.from({ length: 2000 }, (_, i) => ({ key: `f-${i}`, entityId: 7, group: 'full' })));
+  // The group has its 2 in flight: nothing of it is taken, however many of its jobs wait.
+  expect(await takeJob(t.handle.db, { kind: kind.name, now: now(), until, claim: 'c-none', groupCap: 2 })).toBeUndefined();
+  await queue(kind, [{ key: 'o-1', entityId: 7, group: 'other' }]);
+  expect(await takeJob(t.handle.db, { kind: kind.name, now: now(), until, claim: 'c-other', groupCap: 2 })).toMatchObject({ key: 'o-1', group: 'other' });
+});
+
+test('one nudge wakes one idle slot, and a slot that takes a job wakes the next, so a burst of jobs still runs on every slot', async () => {
+  const { kind, started, running } = heldKind({ concurrency: 4 });
+  const runner = new JobRunner({ db: t.handle.db, log: quiet, pollMs: 60_000 }).register(kind).start();
+  try {
+    // Every slot has looked once and gone idle (a poll of a minute: only a nudge wakes one).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await queue(kind, Array.from({ length: 4 }, (_, i) => ({ key: `burst-${i}`, entityId: 1 })));
+    runner.nudge(kind.name);
+    expect(await until(() => started.length === 4, 10_000)).toBe(true);
+  } finally {
+    for (const finish of [...running.values()]) finish();
+    await runner.close(0);
+  }
+});
