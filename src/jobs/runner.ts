@@ -167,8 +167,8 @@ export class JobRunner {
   }
 
   private idle(kind: string): Promise<void> {
-    // close() may have come while this slot was taking (its nudge then found nobody waiting): stop now
-    // rather than one poll later.
+    // close() or a nudge may have come while this slot was taking, and found nobody idle: stop, or look
+    // again, now rather than one poll later.
     if (this.closed || this.missed.delete(kind)) return Promise.resolve();
     const waiting = this.wake.get(kind)!;
     return new Promise((resolve) => {
