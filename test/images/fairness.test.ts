@@ -1,11 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
+import { tricklingImageOrigin, type ImageOrigin } from '../support/image-origin.js';
 
 /**
  * Issue 34, item 6: image jobs are taken round-robin between entities (src/jobs/README.md). A gallery
@@ -16,24 +15,15 @@ import { client, startApp, tenant, type TestApp } from '../helpers.js';
 
 const JOB_MS = 2000;
 let t: TestApp;
-let origin: Server;
+let origin: ImageOrigin;
 let base = '';
 let storeDir: string;
-const drips = new Set<NodeJS.Timeout>();
 
 beforeAll(async () => {
   const photo = await sharp({ create: { width: 600, height: 400, channels: 3, background: { r: 200, g: 120, b: 10 } } }).jpeg().toBuffer();
-  origin = createServer((request, response) => {
-    if (request.url === '/fast.jpg') return response.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': photo.length }).end(photo);
-    // A byte every 250 ms: never arrives within a job's time.
-    response.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': photo.length });
-    let sent = 0;
-    const drip = setInterval(() => { if (!response.destroyed) response.write(photo.subarray(sent, ++sent)); }, 250);
-    drips.add(drip);
-    response.on('close', () => { clearInterval(drip); drips.delete(drip); });
-  });
-  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+  // Every image but /fast.jpg comes a byte every 250 ms: it never arrives within a job's time.
+  origin = await tricklingImageOrigin(photo, 250);
+  base = origin.base;
   storeDir = mkdtempSync(join(tmpdir(), 'art-catalog-fairness-'));
   t = await startApp({ IMAGE_STORE: `file:${storeDir}`, IMAGE_FETCH_ALLOW_PRIVATE: 'true', IMAGE_CONCURRENCY: '2', RATE_LIMIT_SUBSCRIBER: '1000000' },
     undefined, { imageWorker: { pollMs: 50, timeoutMs: JOB_MS } });
@@ -41,9 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  for (const drip of drips) clearInterval(drip);
-  origin?.closeAllConnections();
-  await new Promise((resolve) => origin?.close(resolve));
+  await origin?.close();
   rmSync(storeDir, { recursive: true, force: true });
 });
 

@@ -1,11 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
+import { tricklingImageOrigin, type ImageOrigin } from '../support/image-origin.js';
 
 /**
  * Issue 34, item 4: one image's work is limited (docs/api.md, Images: 60 s; here a test's 1.5 s). An
@@ -13,24 +12,15 @@ import { client, startApp, tenant, type TestApp } from '../helpers.js';
  */
 
 let t: TestApp;
-let origin: Server;
+let origin: ImageOrigin;
 let base = '';
 let storeDir: string;
-const pending: NodeJS.Timeout[] = [];
 
 beforeAll(async () => {
   const photo = await sharp({ create: { width: 600, height: 400, channels: 3, background: { r: 10, g: 120, b: 200 } } }).jpeg().toBuffer();
-  origin = createServer((request, response) => {
-    if (request.url === '/fast.jpg') return response.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': photo.length }).end(photo);
-    // A byte every 200 ms: the image never arrives within its time limit.
-    response.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': photo.length });
-    let sent = 0;
-    const drip = setInterval(() => { if (sent < photo.length && !response.destroyed) response.write(photo.subarray(sent, ++sent)); }, 200);
-    pending.push(drip);
-    response.on('close', () => clearInterval(drip));
-  });
-  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+  // Every image but /fast.jpg comes a byte every 200 ms: it never arrives within its time limit.
+  origin = await tricklingImageOrigin(photo, 200);
+  base = origin.base;
   storeDir = mkdtempSync(join(tmpdir(), 'art-catalog-time-limit-'));
   t = await startApp({ IMAGE_STORE: `file:${storeDir}`, IMAGE_FETCH_ALLOW_PRIVATE: 'true', IMAGE_FETCH_TIMEOUT_S: '60' },
     undefined, { imageWorker: { pollMs: 20, timeoutMs: 1500 } });
@@ -38,9 +28,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  for (const drip of pending) clearInterval(drip);
-  origin?.closeAllConnections();
-  await new Promise((resolve) => origin?.close(resolve));
+  await origin?.close();
   rmSync(storeDir, { recursive: true, force: true });
 });
 
