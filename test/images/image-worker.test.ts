@@ -12,7 +12,6 @@ vi.mock('../../src/store/jobs.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/store/jobs.js')>();
   return { ...actual, renewJob: vi.fn(actual.renewJob) };
 });
-const { renewJob: actualRenew } = await vi.importActual<typeof import('../../src/store/jobs.js')>('../../src/store/jobs.js');
 // A file run in a worker that other files used before (vitest.config.ts: isolate false) finds the real
 // module in its cache, imported by the worker and the app; a fresh module graph imports the mock above.
 vi.resetModules();
@@ -46,8 +45,10 @@ afterAll(async () => {
   await t?.close();
 });
 
+// mockReset gives the mock back its own implementation: the real statement of the module graph the
+// worker and the app use (an importActual copy is another graph, whose statements know no database).
 afterEach(() => {
-  vi.mocked(jobs.renewJob).mockImplementation(actualRenew);
+  vi.mocked(jobs.renewJob).mockReset();
 });
 
 /** Lets every held request go, answered with the photo (a request the worker gave up is gone already). */
@@ -135,11 +136,16 @@ test('a job whose lease ran out while renewals failed (database out of reach) is
     expect(warnings[0]).toMatchObject({ key: url, message: 'job lease not renewed; trying again' });
     expect(warnings.at(-1)).toMatchObject({ key: url, message: 'job lost (its lease ran out while renewals failed); its result is dropped' });
     expect(store.puts).toEqual([]);
-    // The database is back: the job is claimed again once its lease has passed, and finished.
-    vi.mocked(jobs.renewJob).mockImplementation(actualRenew);
-    expect(await until(() => held.length === 2 || worker.processed > 0)).toBe(true);
+    // The database is back: the job is claimed again once its lease has passed, its lease renewed while
+    // its image is held, and finished.
+    const lostAt = warnings.length;
+    vi.mocked(jobs.renewJob).mockReset();
+    expect(await until(() => held.length === 2)).toBe(true);
+    const renewed = () => vi.mocked(jobs.renewJob).mock.settledResults.some((result) => result.type === 'fulfilled' && result.value === true);
+    expect(await until(renewed, 10_000)).toBe(true);
     answerHeld();
     expect(await until(() => worker.processed === 1, 40_000)).toBe(true);
+    expect(warnings.slice(lostAt)).toEqual([]);
     expect(await row(url)).toMatchObject({ status: 'ready', error: null });
     expect(await t.handle.db.selectFrom('jobs').select('key').where('key', '=', url).execute()).toEqual([]);
     expect(store.puts).toHaveLength(6);
