@@ -5,8 +5,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sha256 } from '../../src/domain/passwords.js';
 import { createEntity, setPaused } from '../../src/store/entities.js';
 import { endSessionsOfEntity, failureKey, recordFailure, removeUser } from '../../src/store/users.js';
+import { runFeed } from '../../src/feeds/run.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { ConsoleSession, PASSWORD, invite, signedIn } from '../support/console.js';
+import { csv, fileServer, type FileServer } from '../support/file-server.js';
+import { startReceiver } from '../support/webhook-receiver.js';
 
 /** A page's text with its per-request CSRF token blanked: two answers compared for sameness. */
 const withoutToken = (text: string) => text.replace(/name="_csrf" value="[^"]+"/g, 'name="_csrf" value=""');
@@ -260,5 +263,95 @@ describe('console security: stored XSS', { timeout: 120_000 }, () => {
     }
     const record = await owner.get(`/console/artworks/${artwork.body.id}`);
     expect(record.text).toContain('&#60;script&#62;alert(1)&#60;/script&#62;');
+  });
+});
+
+// A feed's file and a webhook's receiver belong to whoever the gallery names, or to whoever took them over: the
+// column names and cells of the one, the answers of the other are shown on the Feeds and Webhooks pages.
+describe('console security: text from a feed\'s file and a webhook receiver\'s answers', { timeout: 120_000 }, () => {
+  // No quotes: a CSV cell holds it as it is.
+  const MARKUP = '<script>alert(4)</script><img src=x onerror=alert(5)>';
+  let t: TestApp;
+  let base: string;
+  let files: FileServer;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    files = await fileServer();
+    receiver = await startReceiver(() => ({ status: 500, body: `${MARKUP}"><script>alert(6)</script>`, headers: { 'content-type': 'text/html' } }));
+    // Feed runs are driven by the test (runFeed, as the feed's job does); webhook messages by the app's job runner.
+    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '0' });
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.close();
+    await files?.close();
+    await receiver?.close();
+  });
+
+  test('column names, cells and a receiver\'s answer are escaped on the Feeds and Webhooks pages', async () => {
+    const gallery = await tenant(t, { name: 'Galerie Fremdtext' });
+    const api = client(t, gallery.key);
+    files.set('/bestand.csv', csv(`Inventar;Titel;Jahr;${MARKUP}`, `K1;Mohn;${MARKUP};x`, `K2;${MARKUP};1990;y`));
+    const feed = await api.post('/v1/feeds', { url: files.url('/bestand.csv'), kind: 'artworks', mapping: { Inventar: 'external_id', Titel: 'title', Jahr: 'creation_year' } });
+    expect(feed.status).toBe(201);
+    await runFeed({ db: t.handle.db, fetch: t.app.feedFetch }, feed.body.id);
+    // The run did show the stranger's text: the unknown column, the refused cell, the title.
+    const run = (await api.get(`/v1/feeds/${feed.body.id}`)).body.last_run;
+    expect(run.new_columns).toEqual([MARKUP]);
+    expect(run.counts).toMatchObject({ created: 1, refused: 1 });
+
+    const hook = await api.post('/v1/webhooks', { url: `${receiver.url}/hook`, description: `ERP ${MARKUP}`, events: ['*'] });
+    expect(hook.status).toBe(201);
+    expect((await api.post('/v1/artworks', { title: 'Bell', external_id: 'B1' })).status).toBe(201);
+    await expect.poll(async () => (await t.handle.db.selectFrom('webhook_attempts').select('response').execute()).length, { timeout: 20_000 }).toBeGreaterThan(0);
+
+    const owner = await signedIn(t, base, gallery.entityId, 'owner');
+    const pages = ['/console/feeds', '/console/webhooks', `/console/webhooks/${hook.body.id}`, '/console/artworks', '/console/changelog'];
+    for (const path of pages) {
+      const page = await owner.get(path);
+      expect(page.status, path).toBe(200);
+      expect(page.text, path).not.toMatch(/<script>alert|<img src=x|onerror=alert\(5\)>|"><script/);
+    }
+    // Shown, as text: the unknown column on the Feeds page, the receiver's answer in the endpoint's log.
+    expect((await owner.get('/console/feeds')).text).toContain('&#60;script&#62;alert(4)&#60;/script&#62;');
+    expect((await owner.get(`/console/webhooks/${hook.body.id}`)).text).toContain('&#60;script&#62;alert(6)');
+  });
+
+  test('a Feeds or Webhooks form post without the CSRF token, with a forged one, or from another site gets 403 and changes nothing', async () => {
+    const gallery = await tenant(t, { name: 'Galerie Formen' });
+    const api = client(t, gallery.key);
+    const feed = (await api.post('/v1/feeds', { url: files.url('/bestand.csv'), kind: 'artworks' })).body;
+    const hook = (await api.post('/v1/webhooks', { url: `${receiver.url}/formen`, events: ['*'] })).body;
+    const state = async () => ({
+      feeds: (await api.get('/v1/feeds')).body.feeds.map((f: { id: number; paused: boolean }) => [f.id, f.paused]),
+      hooks: await t.handle.db.selectFrom('webhook_endpoints').select(['id', 'url', 'secret', 'enabled']).where('owner_id', '=', gallery.entityId).execute(),
+    });
+    const before = await state();
+    const owner = await signedIn(t, base, gallery.entityId, 'owner');
+    await owner.get('/console/webhooks');
+    const forms: Array<[string, Record<string, string>]> = [
+      ['/console/feeds/connect', { url: files.url('/bestand.csv'), kind: 'artworks' }],
+      [`/console/feeds/${feed.id}/pause`, {}],
+      [`/console/feeds/${feed.id}/delete`, {}],
+      ['/console/webhooks', { url: `${receiver.url}/evil`, events: '*' }],
+      [`/console/webhooks/${hook.id}`, { url: `${receiver.url}/evil`, events: '*' }],
+      [`/console/webhooks/${hook.id}/roll`, { expire_old_in: 'now' }],
+      [`/console/webhooks/${hook.id}/delete`, {}],
+    ];
+    for (const [path, fields] of forms) {
+      const answers = await Promise.all([
+        owner.request('POST', path, new URLSearchParams(fields)),
+        owner.post(path, { ...fields, _csrf: 'forged-token' }),
+        owner.post(path, fields, { origin: 'https://evil.example' }),
+      ]);
+      expect(answers.map((a) => a.status), path).toEqual([403, 403, 403]);
+    }
+    expect(await state()).toEqual(before);
+    // With its token the same form goes through.
+    const deleted = await owner.post(`/console/webhooks/${hook.id}/delete`, {});
+    expect(deleted.status).toBe(200);
+    expect(deleted.text).toContain('Endpoint deleted.');
+    expect((await state()).hooks).toEqual([]);
   });
 });
