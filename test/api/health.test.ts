@@ -1,10 +1,12 @@
 import { sql } from 'kysely';
 import { expect, test } from 'vitest';
-import { DIALECT, client, freshDatabase, startApp, tenant } from '../helpers.js';
+import { DIALECT, client, freshDatabase, migratedDatabase, startApp, tenant } from '../helpers.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
 test('/healthz answers 200 ok while the database answers, and 503 naming the database once it does not', async () => {
-  const t = await startApp();
+  // The test's own database: it closes the app's handle itself, so the app is closed, and the database dropped, here.
+  const database = await migratedDatabase();
+  const t = await startApp({}, database.url);
   try {
     const anonymous = client(t);
     const ok = await anonymous.get('/healthz');
@@ -18,6 +20,7 @@ test('/healthz answers 200 ok while the database answers, and 503 naming the dat
     expect(down.headers['retry-after']).toBe('1');
   } finally {
     await t.app.close();
+    await database.drop();
   }
 });
 

@@ -18,13 +18,18 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
+/** A PostgreSQL test database's name: its run's prefix (what a run leaves behind is dropped at its end: test/support/global-setup.ts), then a random part. */
+function databaseName(): string {
+  return `art_catalog_test_${inject('databaseRun') ?? process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
 /** A new, empty database of the run's dialect: a SQLite file in a temp folder, or a PostgreSQL database. */
 export async function freshDatabase(): Promise<FreshDatabase> {
   if (DIALECT === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'art-catalog-test-'));
     return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const name = `art_catalog_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const name = databaseName();
   await admin(`CREATE DATABASE ${name}`);
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
@@ -44,7 +49,7 @@ export async function migratedDatabase(): Promise<FreshDatabase> {
     copyFileSync(template, join(dir, 'test.db'));
     return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const name = `art_catalog_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const name = databaseName();
   await admin(`CREATE DATABASE ${name} TEMPLATE ${template}`);
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;

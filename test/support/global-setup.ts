@@ -11,6 +11,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** A database with every migration applied, to be cloned, never used: a SQLite file path or a PostgreSQL database name. */
     databaseTemplate: string;
+    /** The PostgreSQL run's part of its test databases' names (test/support/database.ts). */
+    databaseRun: string;
   }
 }
 
@@ -34,7 +36,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await handle.close();
     }
     project.provide('databaseTemplate', name);
-    return () => run(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    const runId = randomBytes(4).toString('hex');
+    project.provide('databaseRun', runId);
+    return async () => {
+      await run(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      // A test that did not drop its database (one that failed before its teardown, or forgot it) leaves it on a
+      // server that CI machines keep: dropped here, and named, so the test can be mended.
+      const left = await leftBehind(admin, `art_catalog_test_${runId}_`);
+      for (const database of left) await run(admin, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      if (left.length > 0) console.warn(`test databases their tests left behind, dropped: ${left.join(', ')}`);
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-template-'));
   const path = join(dir, 'template.db');
@@ -49,11 +60,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => rmSync(dir, { recursive: true, force: true });
 }
 
+async function leftBehind(connectionString: string, prefix: string): Promise<string[]> {
+  const rows = await query<{ datname: string }>(connectionString, 'select datname from pg_database where starts_with(datname, $1) order by datname', [prefix]);
+  return rows.map((row) => row.datname);
+}
+
 async function run(connectionString: string, statement: string): Promise<void> {
+  await query(connectionString, statement);
+}
+
+async function query<Row extends pg.QueryResultRow>(connectionString: string, text: string, values: unknown[] = []): Promise<Row[]> {
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {
-    await client.query(statement);
+    return (await client.query<Row>(text, values)).rows;
   } finally {
     await client.end();
   }
