@@ -15,12 +15,15 @@ const Mapping = Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Nulla
 });
 const Interval = Type.Integer({ minimum: 15, maximum: 1440, description: 'Minutes between runs, 15 to 1440.' });
 
+/** The longest sheet name a feed keeps (the console's form says the same). */
+export const SHEET_NAME_MAX = 200;
+
 const writable = {
   url: { ...HttpUrl, description: 'The file: CSV, JSON or Excel .xlsx, at most 20 MB, read within 60 s.' },
   kind: StringEnum(FEED_KINDS),
   mapping: Mapping,
   encoding: StringEnum(FEED_ENCODINGS, { description: 'How a CSV file\'s text is encoded.' }),
-  sheet: Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'Excel: the sheet to read (default: the first).' })),
+  sheet: Nullable(Type.String({ minLength: 1, maxLength: SHEET_NAME_MAX, description: 'Excel: the sheet to read (default: the first).' })),
   mode: StringEnum(FEED_MODES, { description: '`merge` creates and updates; `mirror` also deletes the records of that kind the file no longer holds (never more than half without `allow_mass_delete`).' }),
   interval_minutes: Interval,
   paused: Type.Boolean(),

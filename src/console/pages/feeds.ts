@@ -5,7 +5,7 @@ import { sha256 } from '../../domain/passwords.js';
 import { FetchFailed } from '../../feeds/fetcher.js';
 import { feedJson } from '../../feeds/present.js';
 import type { Kind } from '../../import/columns.js';
-import type { FeedRunType, FeedType } from '../../schemas/feeds.js';
+import { SHEET_NAME_MAX, type FeedRunType, type FeedType } from '../../schemas/feeds.js';
 import { createFeed, deleteFeed, getFeed, listFeeds, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
 import { html, type Html } from '../../web/html.js';
 import { consoleCookies } from '../guard.js';
@@ -88,7 +88,7 @@ ${howTo()}`,
     if (!isHttpUrl(url)) return feedsPage(request, reply, notice('error', 'Give the address of the file, starting with https:// or http://.'), 400, form);
     // An Excel workbook's sheet, by name (the first when none is given), as the API's `sheet`.
     const sheet = (form.sheet ?? '').trim();
-    if (sheet.length > 200) return feedsPage(request, reply, notice('error', 'A sheet\'s name is at most 200 characters.'), 400, form);
+    if (sheet.length > SHEET_NAME_MAX) return feedsPage(request, reply, notice('error', `A sheet's name is at most ${SHEET_NAME_MAX} characters.`), 400, form);
     const next = await hold(request, { url, kind, feedId: null, sheet: sheet === '' ? null : sheet });
     if (typeof next !== 'string') return feedsPage(request, reply, notice('error', next.problem), 400, form);
     return go(reply, next);
@@ -237,7 +237,7 @@ function connectForm(reply: FastifyReply, form: Form, count: number): Html {
 <div class="checks"><label><input type="radio" name="kind" value="artworks"${form.kind === 'events' ? '' : html` checked`}> Artworks</label>
 <label><input type="radio" name="kind" value="events"${form.kind === 'events' ? html` checked` : ''}> Events</label></div></fieldset>
 <div class="field"><label for="feed-sheet">Sheet (Excel only)</label>
-<input id="feed-sheet" name="sheet" type="text" maxlength="200" value="${form.sheet ?? ''}">
+<input id="feed-sheet" name="sheet" type="text" maxlength="${SHEET_NAME_MAX}" value="${form.sheet ?? ''}">
 <span class="hint">The name of the sheet that lists them, if it is not the workbook's first.</span></div>
 <div><button type="submit">Connect</button></div>
 </form>`;
