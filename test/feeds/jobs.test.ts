@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
@@ -22,13 +20,11 @@ afterAll(async () => {
   await files?.close();
 });
 
-const lastRunOf = (feedId: number, status: string) => lastRunOfWith(api, feedId, status);
-
 test('a feed added through the API is run by the job queue at once, and its next run is scheduled an interval later', async () => {
   files.set('/queue.csv', csv('title;external_id', 'Queued Work;Q-1'));
   const created = await api.post('/v1/feeds', { url: files.url('/queue.csv'), kind: 'artworks', interval_minutes: 15 });
   expect(created.status).toBe(201);
-  const feed = await lastRunOf(created.body.id, 'applied');
+  const feed = await lastRunOf(api, created.body.id, 'applied');
   expect(feed.last_run.counts).toMatchObject({ created: 1 });
   expect(Date.parse(feed.next_run_at) - Date.parse(feed.last_run.finished_at)).toBe(15 * 60_000);
   expect((await api.get('/v1/artworks')).body.artworks.map((a: { title: string }) => a.title)).toEqual(['Queued Work']);
@@ -38,7 +34,7 @@ test('Run now is run by the job queue; the same file again is unchanged', async 
   const [feed] = (await api.get('/v1/feeds')).body.feeds;
   const queued = await api.post(`/v1/feeds/${feed.id}/runs`, {});
   expect(queued.status).toBe(202);
-  const after = await lastRunOf(feed.id, 'unchanged');
+  const after = await lastRunOf(api, feed.id, 'unchanged');
   expect(after.last_run.id).toBe(queued.body.id);
   expect((await api.get(`/v1/feeds/${feed.id}/runs`)).body.runs).toHaveLength(2);
 });
@@ -53,44 +49,38 @@ test('a deleted feed leaves no job behind', async () => {
 test('round-robin between entities: a gallery\'s 10 due feeds on a slow server do not starve another gallery\'s one feed', async () => {
   // Every answer takes 400 ms: A's 10 runs take 4 s or more at FEED_CONCURRENCY=1. What is asserted is
   // the order the runs fetched their files in, not a time.
-  const fetched: string[] = [];
-  const slow = http.createServer((request, response) => {
-    fetched.push(request.url ?? '');
-    const id = /\/(\w+)\.csv$/.exec(request.url ?? '')?.[1] ?? 'x';
-    setTimeout(() => response.writeHead(200, { 'content-type': 'text/csv' }).end(csv('title;external_id', `Slow ${id};${id}`)), 400);
-  });
-  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-  const at = (path: string) => `http://127.0.0.1:${(slow.address() as AddressInfo).port}${path}`;
+  const slow = await fileServer({ delayMs: 400 });
+  for (const id of [...Array.from({ length: 10 }, (_, i) => `a${i}`), 'b']) slow.set(`/${id}.csv`, csv('title;external_id', `Slow ${id};${id}`));
+  const fetched = () => slow.requests.map((r) => r.path);
   try {
     const a = client(t, (await tenant(t, { name: 'Many Feeds' })).key);
     const b = client(t, (await tenant(t, { name: 'One Feed' })).key);
     const aFeeds: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const created = await a.post('/v1/feeds', { url: at(`/a${i}.csv`), kind: 'artworks', interval_minutes: 1440 });
+      const created = await a.post('/v1/feeds', { url: slow.url(`/a${i}.csv`), kind: 'artworks', interval_minutes: 1440 });
       expect(created.status).toBe(201);
       aFeeds.push(created.body.id);
     }
     // A's runs already fetched when B connects: the one in progress (and, at most, one taken just before).
-    const aFetchedBefore = fetched.length;
-    const created = await b.post('/v1/feeds', { url: at('/b.csv'), kind: 'artworks', interval_minutes: 1440 });
+    const aFetchedBefore = fetched().length;
+    const created = await b.post('/v1/feeds', { url: slow.url('/b.csv'), kind: 'artworks', interval_minutes: 1440 });
     expect(created.status).toBe(201);
-    const bRun = (await lastRunOfWith(b, created.body.id, 'applied')).last_run;
+    const bRun = (await lastRunOf(b, created.body.id, 'applied')).last_run;
     const aRuns = [];
-    for (const id of aFeeds) aRuns.push((await lastRunOfWith(a, id, 'applied')).last_run);
+    for (const id of aFeeds) aRuns.push((await lastRunOf(a, id, 'applied')).last_run);
 
-    const aBeforeB = fetched.indexOf('/b.csv');
+    const aBeforeB = fetched().indexOf('/b.csv');
     expect(aBeforeB).toBeLessThanOrEqual(aFetchedBefore + 1);
     expect(aBeforeB).toBeLessThan(10);
     // The runs' own record says the same: B's run started before A's later runs did.
     const aStartedAfterB = aRuns.filter((run) => Date.parse(run.started_at) > Date.parse(bRun.started_at));
     expect(aStartedAfterB.length).toBe(10 - aBeforeB);
   } finally {
-    slow.closeAllConnections();
-    await new Promise((resolve) => slow.close(resolve));
+    await slow.close();
   }
 }, 60_000);
 
-async function lastRunOfWith(caller: ReturnType<typeof client>, feedId: number, status: string) {
+async function lastRunOf(caller: ReturnType<typeof client>, feedId: number, status: string) {
   for (let i = 0; i < 300; i++) {
     const feed = (await caller.get(`/v1/feeds/${feedId}`)).body;
     if (feed.last_run?.status === status) return feed;

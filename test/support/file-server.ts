@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A gallery's web server for feed tests: serves files set by the test, with an ETag (the body's hash)
- * and 304 for a matching If-None-Match, redirects, and counts what it was asked.
+ * and 304 for a matching If-None-Match, redirects, and counts what it was asked; `delayMs` holds every
+ * answer that long (a slow server).
  */
 export interface FileServer {
   url(path: string): string;
@@ -15,18 +16,22 @@ export interface FileServer {
   close(): Promise<void>;
 }
 
-export async function fileServer(): Promise<FileServer> {
+export async function fileServer({ delayMs = 0 }: { delayMs?: number } = {}): Promise<FileServer> {
   const files = new Map<string, { body: Buffer; type: string } | { location: string }>();
   const requests: FileServer['requests'] = [];
-  const server = http.createServer((request, response) => {
+  const answer = (request: http.IncomingMessage, response: http.ServerResponse) => {
     const path = request.url ?? '/';
-    requests.push({ path, ifNoneMatch: request.headers['if-none-match'] });
     const file = files.get(path);
     if (!file) return response.writeHead(404).end('not found');
     if ('location' in file) return response.writeHead(302, { location: file.location }).end();
     const etag = `"${createHash('sha256').update(file.body).digest('hex').slice(0, 16)}"`;
     if (request.headers['if-none-match'] === etag) return response.writeHead(304, { etag }).end();
     response.writeHead(200, { 'content-type': file.type, etag, 'content-length': file.body.length }).end(file.body);
+  };
+  const server = http.createServer((request, response) => {
+    requests.push({ path: request.url ?? '/', ifNoneMatch: request.headers['if-none-match'] });
+    if (delayMs > 0) setTimeout(() => answer(request, response), delayMs);
+    else answer(request, response);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
