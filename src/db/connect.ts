@@ -104,6 +104,10 @@ function connectSqlite(path: string, { busyTimeoutMs = 0 }: ConnectOptions): Dat
     async close() {
       await reader?.close();
       await db.destroy();
+      // Kysely's driver opens (and so closes) its connection only once a query went through Kysely itself;
+      // the runtime runs most on `sqlite` directly. Closing it here is what checkpoints the WAL into the
+      // file and releases it, not the garbage collector some time later.
+      if (sqlite.open) sqlite.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -552,17 +552,45 @@ describe('scans run off the event loop (SQLite reader thread)', () => {
     const file = database.url.replace(/^sqlite:/, '');
     const actor = await newEntity();
     const sizeBefore = statSync(file).size;
-    // About a megabyte of new pages: far below the main connection's own (backstop) checkpoint threshold.
+    // About two megabytes of new pages: past the WAL size that starts the thread for checkpoints, far below
+    // the main connection's own (backstop) checkpoint threshold.
     await transaction(db, function* () {
-      for (let i = 0; i < 400; i++) yield* all(insertRow, row(actor.entityId, `Checkpointed ${i} ${'x'.repeat(2000)}`));
+      for (let i = 0; i < 800; i++) yield* all(insertRow, row(actor.entityId, `Checkpointed ${i} ${'x'.repeat(2000)}`));
     });
     const deadline = Date.now() + 5000;
-    while (statSync(file).size <= sizeBefore + 500_000 && Date.now() < deadline) {
+    while (statSync(file).size <= sizeBefore + 1_000_000 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      // A checkpoint follows a commit at most every 500 ms.
+      // A checkpoint follows a commit at most every 25 ms.
       await transaction(db, () => all(insertRow, row(actor.entityId, `Nudge ${Date.now()} ${Math.random()}`)));
     }
-    expect(statSync(file).size).toBeGreaterThan(sizeBefore + 500_000);
+    expect(statSync(file).size).toBeGreaterThan(sizeBefore + 1_000_000);
+  });
+
+  it.runIf(DIALECT === 'sqlite')('a few small commits start no thread to checkpoint them: their pages stay in the WAL until it grows or the database closes', async () => {
+    // A database of its own: the file's earlier writes (and their thread) would decide the answer.
+    const own = await freshDatabase();
+    const handle = connect(own.url);
+    try {
+      await migrateToLatest(handle);
+      const file = own.url.replace(/^sqlite:/, '');
+      // Whatever the migrations wrote has been checkpointed into the file, on close at the latest.
+      await handle.close();
+      const reopened = connect(own.url);
+      // A checkpoint writes pages into the file: its modification time tells whether one ran.
+      const modifiedBefore = statSync(file).mtimeMs;
+      for (let i = 0; i < 10; i++) {
+        await createEntity(reopened.db, { type: 'gallery', name: `Small Gallery ${i}` });
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
+      expect(statSync(file).mtimeMs).toBe(modifiedBefore);
+      // Closing checkpoints them into the file, and the WAL goes: nothing written is left only in it.
+      await reopened.close();
+      expect(statSync(file).mtimeMs).toBeGreaterThan(modifiedBefore);
+      expect(existsSync(`${file}-wal`)).toBe(false);
+    } finally {
+      await own.drop();
+    }
   });
 
   // 300 closes in the soak (`npm run test:soak`, once per CI run), 100 in `npm test`: each costs ~50 ms.

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { databaseUnavailable } from '../errors.js';
@@ -75,6 +75,20 @@ export class SqliteReader {
     const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), CLOSE_GRACE_MS); });
     if (await Promise.race([ended.then(() => false), late])) await worker.terminate();
     clearTimeout(timer);
+  }
+
+  /** Whether the thread runs now: a scan or a checkpoint started it, and it has not ended. */
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
+  /** The WAL file's size in bytes (0 while there is none). */
+  walBytes(): number {
+    try {
+      return statSync(`${this.path}-wal`).size;
+    } catch {
+      return 0;
+    }
   }
 
   private start(): Worker {

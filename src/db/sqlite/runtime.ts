@@ -30,6 +30,14 @@ const GROUP_BUDGET_MS = 8;
  * 300 ms, 500 ms → 70 ms, 100 ms → under 40 ms in a run of deletes).
  */
 const CHECKPOINT_EVERY_MS = 25;
+/**
+ * Checkpoints alone start no thread while the WAL file holds less than this (a few hundred small commits):
+ * a process that writes little (a CLI command, a short-lived server) would otherwise start one at its first
+ * commit to copy a few pages, ~90 ms of CPU and ~75 ms of wall time (docs/architecture.md). Once the thread
+ * runs (a scan started it, or the WAL grew this large) checkpoints follow commits as above; closing the
+ * main connection checkpoints what is left.
+ */
+const FIRST_CHECKPOINT_WAL_BYTES = 1024 * 1024;
 const BUSY_RETRY_FIRST_MS = 5;
 
 interface Queued {
@@ -138,6 +146,7 @@ export class SqliteRuntime implements Runtime {
     const now = Date.now();
     if (!this.reader || this.checkpointing || now < this.checkpointDue) return;
     this.checkpointDue = now + CHECKPOINT_EVERY_MS;
+    if (!this.reader.running && this.reader.walBytes() < FIRST_CHECKPOINT_WAL_BYTES) return;
     this.checkpointing = true;
     // Best effort: a checkpoint that fails (a lock, a closed thread) is tried again after a later commit.
     this.reader.checkpoint().catch(() => undefined).finally(() => { this.checkpointing = false; });
