@@ -7,9 +7,12 @@ if (major < 22) {
   process.stderr.write(`art-catalog: Node.js ${process.versions.node} is too old (22, 24 or 26 needed); run npm ci in ${root} to bring Node 24, or install Node.js 24\n`);
   process.exit(1);
 }
-// Node keeps the code it compiled for our modules and their dependencies between runs (in the system's
-// temp folder, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off; a changed file is compiled
-// anew): a server starts with ~0.15 s less CPU, a CLI command ~0.05 s (docs/performance.md).
+// Node keeps the code it compiled for our modules and their dependencies between runs: a server starts
+// with ~0.15 s less CPU, a CLI command ~0.05 s (docs/performance.md). In the install's own
+// node_modules/.cache (or NODE_COMPILE_CACHE), never in the shared temp folder, where another user of the
+// machine could leave compiled code for us to run. A changed file is compiled anew; a folder that cannot be
+// written is no error (the cache is then off); NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 const { default: nodeModule } = await import('node:module');
-nodeModule.enableCompileCache?.();
+const { fileURLToPath } = await import('node:url');
+nodeModule.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || fileURLToPath(new URL('../node_modules/.cache/node-compile-cache', import.meta.url)));
 await import('../dist/cli/main.js');

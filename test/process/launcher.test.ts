@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -76,6 +76,27 @@ describe.skipIf(DIALECT !== 'sqlite')('bin/art-catalog on the Node.js it finds',
       stdout: '',
       stderr: `art-catalog: Node.js ${version} is too old (22, 24 or 26 needed); run npm ci in ${dir} to bring Node 24, or install Node.js 24\n`,
     });
+  });
+
+  test('it keeps Node\'s compile cache in its own node_modules/.cache, never in the shared temp folder; NODE_DISABLE_COMPILE_CACHE=1 or a folder it cannot write turns the cache off, with no message', async () => {
+    const temp = join(scratch, 'temp');
+    mkdirSync(temp, { recursive: true });
+    // No NODE_COMPILE_CACHE of the test runner's: the launcher's own choice is what is tested.
+    const env = { PATH: pathWith(), TMPDIR: temp };
+    const dir = clone('compile-cache', process.execPath);
+    expect(await run(join(dir, 'bin', 'art-catalog'), ['--version'], { env })).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' });
+    expect(readdirSync(join(dir, 'node_modules', '.cache', 'node-compile-cache')).length).toBeGreaterThan(0);
+    expect(readdirSync(temp)).toEqual([]);
+
+    const off = clone('compile-cache-off', process.execPath);
+    expect(await run(join(off, 'bin', 'art-catalog'), ['--version'], { env: { ...env, NODE_DISABLE_COMPILE_CACHE: '1' } })).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' });
+    expect(existsSync(join(off, 'node_modules', '.cache'))).toBe(false);
+
+    // An install its user cannot write to (root's, run by a service account): a file where the folder would go.
+    const readOnly = clone('compile-cache-read-only', process.execPath);
+    writeFileSync(join(readOnly, 'node_modules', '.cache'), '');
+    expect(await run(join(readOnly, 'bin', 'art-catalog'), ['--version'], { env })).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' });
+    expect(readdirSync(temp)).toEqual([]);
   });
 
   test('with no Node.js at all, it says so in one line and exits 1', async () => {
