@@ -44,7 +44,7 @@ h2 { font-size: 1.1rem; margin: 2rem 0 .75rem; }
 .stat dd { margin: .2rem 0 0; font-size: 1.6rem; font-weight: 650; font-variant-numeric: tabular-nums; }
 .stat .sub { display: block; font-size: .8rem; font-weight: 400; color: var(--muted); }
 /* The body breaks a long word anywhere (ids, URLs); a state or a button's word is never cut in two (a narrow table column). */
-button, .button { overflow-wrap: normal; }
+button, .button, .dotted { overflow-wrap: normal; }
 .badge { white-space: nowrap; display: inline-block; padding: .05rem .5rem; border-radius: 999px; background: var(--well); color: var(--ink); font-size: .78rem; font-weight: 600; }
 .badge-sold { background: #f3e4df; } .badge-reserved { background: #f6efd9; } .badge-available { background: var(--ok-bg); }
 .badge-failed { background: var(--bad-bg); color: var(--bad); } .badge-ready { background: var(--ok-bg); color: var(--ok); }

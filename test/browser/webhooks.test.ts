@@ -59,6 +59,27 @@ describeInBrowser('the Webhooks page in a real browser', { timeout: 180_000 }, (
       await expect(page.locator('tbody tr').count()).resolves.toBe(2);
       await page.locator('summary').first().click();
       await page.locator('summary').last().click();
+      // A message type wraps only after a dot (artwork. / created), never inside a word: each line it is laid
+      // out on, read character by character, ends with a dot, but the last.
+      const typeLines = await page.evaluate<string[][]>(`[...document.querySelectorAll('tbody tr td:nth-child(2)')].map((cell) => {
+        const range = document.createRange();
+        const lines = [];
+        let top = null;
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          for (let i = 0; i < node.textContent.length; i++) {
+            range.setStart(node, i);
+            range.setEnd(node, i + 1);
+            const y = Math.round(range.getBoundingClientRect().top);
+            if (top === null || Math.abs(y - top) > 4) lines.push('');
+            top = y;
+            lines[lines.length - 1] += node.textContent[i];
+          }
+        }
+        return lines;
+      })`);
+      expect(typeLines.map((lines) => lines.join(''))).toEqual(['artwork.created', 'webhook.test']);
+      for (const lines of typeLines) for (const line of lines.slice(0, -1)) expect(line).toMatch(/\.$/);
       await checkPage(page, `console-webhooks-${width}`, SHOTS);
       await page.getByRole('button', { name: 'Retry' }).first().click();
       await expect(page.getByRole('status').textContent()).resolves.toMatch(/will be sent again now/);

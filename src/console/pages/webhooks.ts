@@ -75,13 +75,16 @@ ${eventChoices(form ? list(form.events) : ['*'])}
   });
 }
 
+/** A message type (artwork.created) that wraps only after a dot in a narrow column, never inside a word. */
+const dotted = (type: string): Html => html`<span class="dotted">${type.split('.').map((part, i) => (i === 0 ? part : html`.<wbr>${part}`))}</span>`;
+
 async function endpointPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, id: number, top: Html | string = '', status = 200) {
   const ownerId = request.user.entity.id;
   const row = await getEndpoint(app.db, ownerId, id);
   const after = Number((request.query as Record<string, string | undefined>).after) || undefined;
   const page = await listMessages(app.db, ownerId, id, { after, limit: MESSAGES_PER_PAGE });
   const messages = page.messages.map((message) => [
-    html`<code>${message.id}</code>`, message.type, html`<span class="badge badge-${message.status === 'delivered' ? 'ready' : message.status === 'failed' ? 'failed' : 'pending'}">${message.status}</span>`,
+    html`<code>${message.id}</code>`, dotted(message.type), html`<span class="badge badge-${message.status === 'delivered' ? 'ready' : message.status === 'failed' ? 'failed' : 'pending'}">${message.status}</span>`,
     when(message.created_at),
     message.attemptRows.length === 0 ? 'none yet' : html`<details><summary>${message.attemptRows.length} attempt${message.attemptRows.length === 1 ? '' : 's'}</summary><ul>${message.attemptRows.map((a) => html`<li>${when(a.at)}: ${a.status_code === null ? '' : `HTTP ${a.status_code}, `}${a.duration_ms} ms${a.error ? html` — ${a.error}` : ''}${a.response ? html`<br><code>${a.response.slice(0, 200)}</code>` : ''}</li>`)}</ul></details>`,
     html`<form method="post" action="/console/webhooks/${id}/messages/${message.id}/retry" class="inline-form">${csrfField(reply)}<button type="submit" class="secondary">Retry</button></form>`,
