@@ -20,7 +20,7 @@ import { postArtwork, postArtworkWork } from '../../src/store/artworks.js';
 import { itemsPerTransaction, writeEach } from '../../src/store/batch.js';
 import type { Actor } from '../../src/store/changelog.js';
 import { createEntity } from '../../src/store/entities.js';
-import { DIALECT, freshDatabase, type FreshDatabase } from '../support/database.js';
+import { DIALECT, freshDatabase, migratedDatabase, type FreshDatabase } from '../support/database.js';
 
 // ---------- statements under test (module level, as store code defines them) ----------
 
@@ -567,25 +567,22 @@ describe('scans run off the event loop (SQLite reader thread)', () => {
   });
 
   it.runIf(DIALECT === 'sqlite')('a few small commits start no thread to checkpoint them: their pages stay in the WAL until it grows or the database closes', async () => {
-    // A database of its own: the file's earlier writes (and their thread) would decide the answer.
-    const own = await freshDatabase();
-    const handle = connect(own.url);
+    // A database of its own, migrated and checkpointed (a copy of the run's template): the file's earlier writes
+    // (and their thread) would decide the answer.
+    const own = await migratedDatabase();
     try {
-      await migrateToLatest(handle);
       const file = own.url.replace(/^sqlite:/, '');
-      // Whatever the migrations wrote has been checkpointed into the file, on close at the latest.
-      await handle.close();
-      const reopened = connect(own.url);
+      const connection = connect(own.url);
       // A checkpoint writes pages into the file: its modification time tells whether one ran.
       const modifiedBefore = statSync(file).mtimeMs;
       for (let i = 0; i < 10; i++) {
-        await createEntity(reopened.db, { type: 'gallery', name: `Small Gallery ${i}` });
+        await createEntity(connection.db, { type: 'gallery', name: `Small Gallery ${i}` });
         await new Promise((resolve) => setTimeout(resolve, 30));
       }
       expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
       expect(statSync(file).mtimeMs).toBe(modifiedBefore);
       // Closing checkpoints them into the file and only then removes the WAL: nothing written is left only in it.
-      await reopened.close();
+      await connection.close();
       expect(existsSync(`${file}-wal`)).toBe(false);
     } finally {
       await own.drop();

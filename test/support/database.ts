@@ -25,15 +25,7 @@ function databaseName(): string {
 
 /** A new, empty database of the run's dialect: a SQLite file in a temp folder, or a PostgreSQL database. */
 export async function freshDatabase(): Promise<FreshDatabase> {
-  if (DIALECT === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'art-catalog-test-'));
-    return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = databaseName();
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(POSTGRES_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return DIALECT === 'sqlite' ? sqliteDatabase() : postgresDatabase();
 }
 
 /**
@@ -45,12 +37,22 @@ export async function migratedDatabase(): Promise<FreshDatabase> {
   if (!template) return migrated(await freshDatabase());
   if (DIALECT === 'sqlite') {
     if (!existsSync(template)) return migrated(await freshDatabase());
-    const dir = mkdtempSync(join(tmpdir(), 'art-catalog-test-'));
-    copyFileSync(template, join(dir, 'test.db'));
-    return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return sqliteDatabase(template);
   }
+  return postgresDatabase(template);
+}
+
+/** A SQLite file in a temp folder of its own: empty, or a copy of `template`. */
+function sqliteDatabase(template?: string): FreshDatabase {
+  const dir = mkdtempSync(join(tmpdir(), 'art-catalog-test-'));
+  if (template) copyFileSync(template, join(dir, 'test.db'));
+  return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A PostgreSQL database of the run: empty, or a copy of the database `template`. */
+async function postgresDatabase(template?: string): Promise<FreshDatabase> {
   const name = databaseName();
-  await admin(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  await admin(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };

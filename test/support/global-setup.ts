@@ -26,7 +26,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (env.TEST_DIALECT === 'postgres') {
     const admin = env.TEST_DATABASE_URL!;
     const name = `art_catalog_template_${process.pid}_${randomBytes(4).toString('hex')}`;
-    await run(admin, `CREATE DATABASE ${name}`);
+    await query(admin, `CREATE DATABASE ${name}`);
     const url = new URL(admin);
     url.pathname = `/${name}`;
     const handle = connect(url.toString());
@@ -39,11 +39,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const runId = randomBytes(4).toString('hex');
     project.provide('databaseRun', runId);
     return async () => {
-      await run(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await query(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       // A test that did not drop its database (one that failed before its teardown, or forgot it) leaves it on a
       // server that CI machines keep: dropped here, and named, so the test can be mended.
       const left = await leftBehind(admin, `art_catalog_test_${runId}_`);
-      for (const database of left) await run(admin, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      for (const database of left) await query(admin, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       if (left.length > 0) console.warn(`test databases their tests left behind, dropped: ${left.join(', ')}`);
     };
   }
@@ -63,10 +63,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
 async function leftBehind(connectionString: string, prefix: string): Promise<string[]> {
   const rows = await query<{ datname: string }>(connectionString, 'select datname from pg_database where starts_with(datname, $1) order by datname', [prefix]);
   return rows.map((row) => row.datname);
-}
-
-async function run(connectionString: string, statement: string): Promise<void> {
-  await query(connectionString, statement);
 }
 
 async function query<Row extends pg.QueryResultRow>(connectionString: string, text: string, values: unknown[] = []): Promise<Row[]> {
