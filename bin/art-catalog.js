@@ -1,6 +1,10 @@
 // The CLI's entry, started by bin/art-catalog on whichever Node.js it found. better-sqlite3 13 crashes
-// Node 20 (a segmentation fault, no message), so the version is checked before anything is loaded.
+// Node 20 (a segmentation fault, no message), so the version is checked before anything but Node's own
+// modules is loaded.
 // Kept to syntax every Node.js parses, so an old one gets this line rather than a syntax error.
+import nodeModule from 'node:module';
+import { fileURLToPath } from 'node:url';
+
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
   const root = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
@@ -12,7 +16,5 @@ if (major < 22) {
 // node_modules/.cache (or NODE_COMPILE_CACHE), never in the shared temp folder, where another user of the
 // machine could leave compiled code for us to run. A changed file is compiled anew; a folder that cannot be
 // written is no error (the cache is then off); NODE_DISABLE_COMPILE_CACHE=1 turns it off.
-const { default: nodeModule } = await import('node:module');
-const { fileURLToPath } = await import('node:url');
 nodeModule.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || fileURLToPath(new URL('../node_modules/.cache/node-compile-cache', import.meta.url)));
 await import('../dist/cli/main.js');
