@@ -112,7 +112,8 @@ progress { width: 100%; height: 1.25rem; accent-color: var(--accent); }
 .facts dd { margin: 0; }
 form.inline { display: inline; }
 @media (max-width: 860px) {
-  .console-frame { grid-template-columns: minmax(0, 1fr); }
+  /* The nav is as tall as its links; a short page's spare height goes below the content, not into the nav. */
+  .console-frame { grid-template-columns: minmax(0, 1fr); grid-template-rows: auto 1fr; }
   .console-nav { border-right: 0; border-bottom: 1px solid var(--line); padding: .5rem; gap: .5rem; }
   .console-nav ul { flex-direction: row; overflow-x: auto; }
   .console-nav a { white-space: nowrap; padding: .45rem .65rem; }

@@ -31,6 +31,10 @@ export interface HeldImport {
   encoding: Encoding;
   /** The line and byte that are not UTF-8, while no encoding has been chosen. */
   notUtf8?: { line: number; byte: number };
+  /** A workbook's sheets, while none has been chosen (a workbook of one sheet is read without asking). */
+  sheets?: string[];
+  /** The sheet chosen from `sheets`. */
+  sheet?: string;
   table?: Table;
   /** The person's column choices: column name (lower-case) → field, or null to leave it out. */
   map: Map<string, string | null>;

@@ -1,17 +1,26 @@
-import { FileProblem, NotUtf8 } from '../import/problem.js';
+import { FileProblem, NotUtf8, SheetToChoose } from '../import/problem.js';
 import { readTable } from '../import/table.js';
 import type { HeldImport } from './held-imports.js';
 
-/** Reads the held bytes as a table with the chosen encoding; a file-wide problem as a sentence, or nothing. */
+/**
+ * Reads the held bytes as a table with the chosen encoding and sheet; a file-wide problem as a sentence, or
+ * nothing. The bytes stay held while a choice is open: the encoding (`notUtf8`) or the sheet (`sheets`).
+ */
 export async function readUpload(upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
   try {
-    // A feed's Excel file may keep its inventory on another sheet than the first (pages/feeds.ts).
-    upload.table = await readTable(upload.bytes!, { name: upload.name, encoding: upload.encoding, sheet: upload.feed?.sheet ?? undefined });
+    // A feed names its sheet when connected, or reads the first (pages/feeds.ts); an upload of a workbook of
+    // several sheets asks which one (pages/import.ts).
+    const sheet = upload.feed ? upload.feed.sheet ?? undefined : upload.sheet;
+    upload.table = await readTable(upload.bytes!, { name: upload.name, encoding: upload.encoding, sheet, chooseSheet: !upload.feed });
     upload.map = new Map();
     // The table is what the next steps read: the file's bytes are let go.
     upload.bytes = null;
     return undefined;
   } catch (error) {
+    if (error instanceof SheetToChoose) {
+      upload.sheets = error.sheets;
+      return undefined;
+    }
     if (error instanceof NotUtf8 && offerEncoding) {
       upload.notUtf8 = { line: error.line, byte: error.byte };
       return undefined;

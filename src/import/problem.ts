@@ -11,3 +11,13 @@ export class NotUtf8 extends FileProblem {
       + 'if the file was saved as Latin-1 or Windows-1252 (older spreadsheet exports), pass --encoding latin1');
   }
 }
+
+/**
+ * A workbook of several sheets read with no sheet named, by a caller that asked to choose (the console
+ * offers the sheets; `push` reads the first or its --sheet).
+ */
+export class SheetToChoose extends FileProblem {
+  constructor(readonly sheets: string[]) {
+    super(`the workbook has ${sheets.length} sheets: name the one to read`);
+  }
+}

@@ -15,18 +15,20 @@ export interface ReadOptions {
   encoding?: Encoding;
   /** Excel: the sheet to read (default: the first). */
   sheet?: string | undefined;
+  /** Excel with no sheet named: a workbook of several sheets is a SheetToChoose instead of its first sheet. */
+  chooseSheet?: boolean;
 }
 
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0]);
 
 /** Reads CSV, JSON or Excel bytes as a table; a file-wide problem (encoding, format, emptiness) is a FileProblem. */
-export async function readTable(bytes: Buffer, { name, encoding = 'utf8', sheet }: ReadOptions): Promise<Table> {
+export async function readTable(bytes: Buffer, { name, encoding = 'utf8', sheet, chooseSheet = false }: ReadOptions): Promise<Table> {
   const extension = extname(name).toLowerCase();
   if (bytes.subarray(0, 4).equals(OLE_MAGIC) || extension === '.xls') {
     throw new FileProblem('this is the old Excel format (.xls): save it as .xlsx (Excel Workbook) or as CSV');
   }
-  if (bytes.subarray(0, 4).equals(ZIP_MAGIC) || extension === '.xlsx') return xlsxTable(bytes, sheet);
+  if (bytes.subarray(0, 4).equals(ZIP_MAGIC) || extension === '.xlsx') return xlsxTable(bytes, sheet, chooseSheet);
   if (sheet !== undefined) throw new FileProblem('a sheet was named, but this is not an Excel (.xlsx) file');
   const text = decodeFile(bytes, encoding);
   if (text.trim() === '') throw new FileProblem('the file is empty');

@@ -1,17 +1,17 @@
 import type ExcelJS from 'exceljs';
-import { FileProblem } from './problem.js';
+import { FileProblem, SheetToChoose } from './problem.js';
 import { checkColumns, type Table } from './table-shape.js';
 import { checkArchive } from './zip.js';
 
 /**
  * Excel .xlsx files (docs/push.md, Reading the file), read with exceljs: the maintained, MIT-licensed
  * reader on npm (SheetJS's `xlsx` package there is frozen at 0.18.5 with known advisories). The first
- * sheet, or the one named. Cells that Excel typed are turned into the text a CSV export would hold, so
+ * sheet, or the one named (or, for a caller that asks, none: a SheetToChoose naming them). Cells that Excel typed are turned into the text a CSV export would hold, so
  * that one set of conversions serves both: numbers as digits, dates of date cells as YYYY-MM-DD,
  * formulas as their result, rich text and links as their text.
  */
 
-export async function xlsxTable(bytes: Buffer, sheetName: string | undefined): Promise<Table> {
+export async function xlsxTable(bytes: Buffer, sheetName: string | undefined, chooseSheet = false): Promise<Table> {
   await checkArchive(bytes);
   // Loaded on first use: every CLI command would otherwise pay for loading it (about 0.2 s).
   const { default: excel } = await import('exceljs');
@@ -23,6 +23,7 @@ export async function xlsxTable(bytes: Buffer, sheetName: string | undefined): P
     throw new FileProblem(`not a readable Excel file: ${(error as Error).message}`, { cause: error });
   }
   const sheets = workbook.worksheets;
+  if (sheetName === undefined && chooseSheet && sheets.length > 1) throw new SheetToChoose(sheets.map((s) => s.name));
   const sheet = sheetName === undefined
     ? sheets[0]
     : sheets.find((s) => s.name === sheetName) ?? sheets.find((s) => s.name.toLowerCase() === sheetName.trim().toLowerCase());

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { PASSWORD, invite } from '../support/console.js';
 import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
+import { workbook } from '../support/spreadsheets.js';
 
 /** The Import page walked as a person would, in Debian's Chromium, with axe-core on every step. */
 
@@ -104,6 +105,23 @@ describeInBrowser('the Import page in a real browser', { timeout: 180_000 }, () 
     await page.locator('h1', { hasText: 'Import done' }).waitFor({ timeout: 30_000 });
     const { artworks } = (await client(t, gallery.key).get('/v1/artworks?limit=100')).body;
     expect(artworks.filter((a: any) => a.external_id?.startsWith('LO-')).map((a: any) => [a.title, a.price])).toEqual([['Morning Field', 4800], ['Evening Field', 5200], ['Salt Marsh', 3100]]);
+    await page.close();
+  });
+
+  test('at 390 px a workbook of several sheets asks which sheet to read, and the one chosen is matched', async () => {
+    const page = await signIn(390);
+    const bytes = await workbook({ Notes: [['Kept by the registrar']], 'Stock 2026': [['Title', 'Artist', 'Inventory No.'], ['Tidal Study', 'Mira Holm', 'TS-1']] });
+    await page.getByLabel('File').setInputFiles({ name: 'stock.xlsx', mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', buffer: bytes });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await expect(page.locator('h1').textContent()).resolves.toBe('Which sheet?');
+    await checkPage(page, 'console-import-sheet-390', README_SHOTS);
+    // A short page's spare height goes below the form: the nav stays as tall as its links.
+    expect((await page.locator('.console-nav').boundingBox())!.height).toBeLessThan(160);
+    await expect(page.getByLabel('Notes').isChecked()).resolves.toBe(true);
+    await page.getByLabel('Stock 2026').check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await expect(page.locator('h1').textContent()).resolves.toBe('Match the columns');
+    await expect(page.getByLabel('Field for Inventory No.').inputValue()).resolves.toBe('external_id');
     await page.close();
   });
 });

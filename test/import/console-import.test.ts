@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { signedIn, type ConsoleSession } from '../support/console.js';
-import { zipBomb } from '../support/spreadsheets.js';
+import { workbook, zipBomb } from '../support/spreadsheets.js';
 
 /** The Import page through real HTTP (docs/console.md, Import), on both dialects: upload → encoding → columns → preview → Apply → summary. */
 
@@ -118,6 +118,39 @@ describe('console import', { timeout: 120_000 }, () => {
     expect(stock.map((a: any) => [a.external_id, a.title, a.creation_year, a.price, a.currency, a.availability])).toEqual([
       ['LO-1', 'Morning Field', 2021, 4800, 'EUR', 'available'], ['LO-2', 'Evening Field', 2022, 5200, 'EUR', 'reserved'], ['LO-3', 'Salt Marsh', 2019, 3100, 'EUR', 'sold'],
     ]);
+  });
+
+  test('a workbook of several sheets asks which one to read; a sheet that cannot be read says why and the workbook stays held for another', async () => {
+    const bytes = await workbook({
+      Notes: [['Kept by the registrar']],
+      Bestand: [['Title', 'Artist', 'Year', 'Inventory No.'], ['Blue Hour', 'Anna Berg', 2019, 'SH-1'], ['Low Tide', 'Anna Berg', 2020, 'SH-2']],
+      Empty: [],
+    });
+    const id = uploadId((await upload(editor, 'Workbook.xlsx', bytes)).location);
+    const choice = await editor.get(`/console/import/${id}`);
+    expect(choice.status).toBe(200);
+    expect(choice.text).toContain('<b>Workbook.xlsx</b> has 3 sheets');
+    expect([...choice.text.matchAll(/name="sheet" value="([^"]*)"( checked)?/g)].map((m) => [m[1], m[2] !== undefined])).toEqual([['Notes', true], ['Bestand', false], ['Empty', false]]);
+
+    const unknown = await editor.post(`/console/import/${id}/sheet`, { sheet: 'Sheet9' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.text).toContain('Choose one of the sheets below.');
+    const headerOnly = await editor.post(`/console/import/${id}/sheet`, { sheet: 'Notes' });
+    expect(headerOnly.status).toBe(400);
+    expect(headerOnly.text).toContain('The sheet &#34;Notes&#34; has a header row but no data rows.');
+    expect(headerOnly.text).toContain('name="sheet" value="Bestand"');
+    expect((await editor.post(`/console/import/${id}/sheet`, { sheet: 'Empty' })).text).toContain('The sheet &#34;Empty&#34; is empty.');
+
+    expect((await editor.post(`/console/import/${id}/sheet`, { sheet: 'Bestand' })).status).toBe(303);
+    const columns = await editor.get(`/console/import/${id}`);
+    expect(columns.text).toContain('2 rows of artworks from the sheet <b>Bestand</b>');
+    // Once read, the choice is closed: a late post of another sheet changes nothing.
+    expect((await editor.post(`/console/import/${id}/sheet`, { sheet: 'Notes' })).status).toBe(303);
+    expect((await editor.get(`/console/import/${id}`)).text).toContain('from the sheet <b>Bestand</b>');
+    await editor.post(`/console/import/${id}/columns`, { column_0: 'title', column_1: 'artist_name', column_2: 'creation_year', column_3: 'external_id' });
+    expect((await applyAndWait(editor, id)).text).toContain('2 rows: created 2, updated 0, unchanged 0, duplicate 0, failed 0');
+    const read = (await client(t, gallery.key).get('/v1/artworks?limit=100')).body.artworks.filter((a: any) => a.external_id?.startsWith('SH-'));
+    expect(read.map((a: any) => [a.external_id, a.title, a.creation_year])).toEqual([['SH-1', 'Blue Hour', 2019], ['SH-2', 'Low Tide', 2020]]);
   });
 
   test('mirror deletes at most half of the records unless the deletions are confirmed', async () => {

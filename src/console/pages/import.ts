@@ -16,7 +16,8 @@ import { saveFeedForm } from './feeds.js';
 import { readUpload } from '../read-upload.js';
 
 /**
- * Import (docs/console.md, Import): upload a CSV or .xlsx → the encoding choice when it is not UTF-8 → column
+ * Import (docs/console.md, Import): upload a CSV or .xlsx → the encoding choice when it is not UTF-8, the sheet
+ * choice when a workbook has several → column
  * mapping with suggestions → a preview like `push --dry-run` → Apply with a progress bar → the
  * summary `push` prints. The upload is held in memory between the steps (held-imports.ts); nothing is
  * written before Apply. Editors and owners only.
@@ -74,7 +75,8 @@ export async function importPage(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { id: string } }>('/import/:id', EDITOR, async (request, reply) => {
     const upload = find(request);
     if (upload.job) return go(reply, `/console/import/${upload.id}/progress`);
-    return upload.notUtf8 ? encodingPage(request, reply, upload) : columnsPage(request, reply, upload);
+    if (upload.notUtf8) return encodingPage(request, reply, upload);
+    return upload.sheets ? sheetPage(request, reply, upload) : columnsPage(request, reply, upload);
   });
 
   app.post<{ Params: { id: string }; Body: Form }>('/import/:id/encoding', EDITOR, async (request, reply) => {
@@ -85,6 +87,24 @@ export async function importPage(app: FastifyInstance): Promise<void> {
     delete upload.notUtf8;
     const problem = await readUpload(upload, { offerEncoding: false });
     if (problem) return uploadPage(request, reply, problem, 400);
+    return go(reply, `/console/import/${upload.id}`);
+  });
+
+  app.post<{ Params: { id: string }; Body: Form }>('/import/:id/sheet', EDITOR, async (request, reply) => {
+    const upload = find(request);
+    const sheets = upload.sheets;
+    const sheet = request.body?.sheet;
+    if (!sheets) return go(reply, `/console/import/${upload.id}`);
+    if (sheet === undefined || !sheets.includes(sheet)) return sheetPage(request, reply, upload, 'Choose one of the sheets below.');
+    upload.sheet = sheet;
+    delete upload.sheets;
+    const problem = await readUpload(upload, { offerEncoding: false });
+    if (problem) {
+      // The workbook stays held: another sheet may be the one.
+      upload.sheets = sheets;
+      delete upload.sheet;
+      return sheetPage(request, reply, upload, problem);
+    }
     return go(reply, `/console/import/${upload.id}`);
   });
 
@@ -163,7 +183,7 @@ ${problem ? notice('error', problem) : ''}
 <label><input type="radio" name="kind" value="events"> Events</label></div></fieldset>
 <div class="field"><label for="import-file">File</label>
 <input id="import-file" type="file" name="file" required accept=".csv,.tsv,.txt,.json,.xlsx,text/csv,application/json,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet">
-<span class="hint">CSV (comma, semicolon or tab), JSON, or Excel .xlsx (the first sheet); at most ${UPLOAD_MAX_BYTES / 1024 / 1024} MB. The first row names the columns.</span></div>
+<span class="hint">CSV (comma, semicolon or tab), JSON, or Excel .xlsx (of several sheets, you choose one next); at most ${UPLOAD_MAX_BYTES / 1024 / 1024} MB. The first row names the columns.</span></div>
 <div><button type="submit">Upload</button></div>
 </form>`,
   });
@@ -183,6 +203,21 @@ ${steps(1, upload.feed !== undefined)}
 <div class="checks"><label><input type="radio" name="encoding" value="latin1" checked> Windows-1252 / Latin-1</label>
 <label><input type="radio" name="encoding" value="utf8"> UTF-8</label></div></fieldset>
 <div><button type="submit">Continue</button></div>
+</form>`,
+  });
+}
+
+function sheetPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, problem?: string): FastifyReply {
+  const sheets = upload.sheets!;
+  return render(request, reply, {
+    title: 'Import: sheet', section: 'import', status: problem ? 400 : 200,
+    body: html`${heading('Which sheet?', html`<b>${upload.name}</b> has ${sheets.length.toLocaleString('en')} sheets. Choose the one that lists the ${upload.kind}; its first row names the columns.`)}
+${steps(1)}
+${problem ? notice('error', problem) : ''}
+<form class="panel form" method="post" action="/console/import/${upload.id}/sheet">${csrfField(reply)}
+<fieldset class="field"><legend>Sheet</legend>
+<div class="checks">${sheets.map((name, i) => html`<label><input type="radio" name="sheet" value="${name}"${i === 0 ? html` checked` : ''}> ${name}</label>`)}</div></fieldset>
+<div class="actions"><button type="submit">Continue</button> <a class="button secondary" href="/console/import">Upload another file</a></div>
 </form>`,
   });
 }
@@ -212,7 +247,7 @@ function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldI
   });
   return render(request, reply, {
     title: 'Import: columns', section: upload.feed ? 'feeds' : 'import', status: problem ? 400 : 200,
-    body: html`${heading('Match the columns', html`<b>${upload.name}</b>: ${sheet.rows.length.toLocaleString('en')} rows of ${KIND_LABEL[upload.kind].toLowerCase()}${upload.encoding === 'latin1' ? ', read as Windows-1252' : ''}. Each column fills the field chosen beside it; suggestions are preselected.`)}
+    body: html`${heading('Match the columns', html`<b>${upload.name}</b>: ${sheet.rows.length.toLocaleString('en')} rows of ${KIND_LABEL[upload.kind].toLowerCase()}${upload.sheet === undefined ? '' : html` from the sheet <b>${upload.sheet}</b>`}${upload.encoding === 'latin1' ? ', read as Windows-1252' : ''}. Each column fills the field chosen beside it; suggestions are preselected.`)}
 ${steps(1, upload.feed !== undefined)}
 ${problem ? notice('error', problem) : ''}
 <form class="form" method="post" action="/console/import/${upload.id}/columns">${csrfField(reply)}
