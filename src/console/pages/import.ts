@@ -183,7 +183,7 @@ ${problem ? notice('error', problem) : ''}
 <label><input type="radio" name="kind" value="events"> Events</label></div></fieldset>
 <div class="field"><label for="import-file">File</label>
 <input id="import-file" type="file" name="file" required accept=".csv,.tsv,.txt,.json,.xlsx,text/csv,application/json,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet">
-<span class="hint">CSV (comma, semicolon or tab), JSON, or Excel .xlsx (of several sheets, you choose one next); at most ${UPLOAD_MAX_BYTES / 1024 / 1024} MB. The first row names the columns.</span></div>
+<span class="hint">CSV (comma, semicolon or tab), JSON, or Excel .xlsx (when it has several sheets, you choose one next); at most ${UPLOAD_MAX_BYTES / 1024 / 1024} MB. The first row names the columns.</span></div>
 <div><button type="submit">Upload</button></div>
 </form>`,
   });
