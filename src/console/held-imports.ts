@@ -35,6 +35,8 @@ export interface HeldImport {
   sheets?: string[];
   /** The sheet chosen from `sheets`. */
   sheet?: string;
+  /** The read of `bytes` under way (read-upload.ts). */
+  reading?: Promise<unknown>;
   table?: Table;
   /** The person's column choices: column name (lower-case) → field, or null to leave it out. */
   map: Map<string, string | null>;
@@ -79,6 +81,11 @@ export class HeldImports {
     if (!held || held.userId !== userId || held.session !== session) return undefined;
     held.touched = Date.now();
     return held;
+  }
+
+  /** Lets an upload go (its file could not be read): its id answers 404 from now on. */
+  release(upload: HeldImport): void {
+    if (this.held.get(upload.id) === upload) this.held.delete(upload.id);
   }
 
   private expire(): void {

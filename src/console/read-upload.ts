@@ -1,20 +1,32 @@
 import { FileProblem, NotUtf8, SheetToChoose } from '../import/problem.js';
 import { readTable } from '../import/table.js';
-import type { HeldImport } from './held-imports.js';
+import type { HeldImport, HeldImports } from './held-imports.js';
 
 /**
  * Reads the held bytes as a table with the chosen encoding and sheet; a file-wide problem as a sentence, or
- * nothing. The bytes stay held while a choice is open: the encoding (`notUtf8`) or the sheet (`sheets`).
+ * nothing. The bytes stay held while a choice is open: the encoding (`notUtf8`) or the sheet (`sheets`). A
+ * problem with no choice left lets the upload go: its page answers 404 ("upload the file again") instead of
+ * a page with nothing to show. While it reads, `upload.reading` is the read, which a request for the same
+ * upload waits for (pages/import.ts), so no page sees a file half read.
  */
-export async function readUpload(upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
+export function readUpload(held: HeldImports, upload: HeldImport, options: { offerEncoding: boolean }): Promise<string | undefined> {
+  const reading: Promise<string | undefined> = read(held, upload, options).finally(() => {
+    if (upload.reading === reading) delete upload.reading;
+  });
+  upload.reading = reading;
+  return reading;
+}
+
+async function read(held: HeldImports, upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
   try {
     // A feed names its sheet when connected, or reads the first (pages/feeds.ts); an upload of a workbook of
     // several sheets asks which one (pages/import.ts).
     const sheet = upload.feed ? upload.feed.sheet ?? undefined : upload.sheet;
     upload.table = await readTable(upload.bytes!, { name: upload.name, encoding: upload.encoding, sheet, chooseSheet: !upload.feed });
     upload.map = new Map();
-    // The table is what the next steps read: the file's bytes are let go.
+    // The table is what the next steps read: the file's bytes are let go, and a sheet choice is closed.
     upload.bytes = null;
+    delete upload.sheets;
     return undefined;
   } catch (error) {
     if (error instanceof SheetToChoose) {
@@ -26,6 +38,8 @@ export async function readUpload(upload: HeldImport, { offerEncoding }: { offerE
       return undefined;
     }
     if (!(error instanceof FileProblem)) throw error;
+    // A workbook whose chosen sheet cannot be read stays held for another sheet (pages/import.ts).
+    if (!upload.sheets) held.release(upload);
     const text = error instanceof NotUtf8
       ? `Line ${error.line} is not valid UTF-8 (byte 0x${error.byte.toString(16).toUpperCase()}). If the file was saved by an older spreadsheet program, upload it again and choose Windows-1252 / Latin-1.`
       : `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;

@@ -153,6 +153,27 @@ describe('console import', { timeout: 120_000 }, () => {
     expect(read.map((a: any) => [a.external_id, a.title, a.creation_year])).toEqual([['SH-1', 'Blue Hour', 2019], ['SH-2', 'Low Tide', 2020]]);
   });
 
+  test('a file that could not be read is let go: its page answers 404 and says to upload it again, never a 500', async () => {
+    const id = uploadId((await upload(editor, 'Bestand.csv', LATIN1_CSV)).location);
+    expect((await editor.post(`/console/import/${id}/encoding`, { encoding: 'utf8' })).status).toBe(400);
+    const page = await editor.get(`/console/import/${id}`);
+    expect(page.status).toBe(404);
+    expect(page.text).toContain('Upload the file again.');
+  });
+
+  test('a page asked for while its file is being read waits for the read: a double click on Continue shows the columns', async () => {
+    const stock = [['Title', 'Artist', 'Inventory No.'], ...Array.from({ length: 8000 }, (_, i) => [`Work ${i}`, 'Anna Berg', `DC-${i}`])];
+    const id = uploadId((await upload(editor, 'Big.xlsx', await workbook({ Notes: [['Kept by the registrar']], Stock: stock }))).location);
+    const [first, second, page] = await Promise.all([
+      editor.post(`/console/import/${id}/sheet`, { sheet: 'Stock' }),
+      editor.post(`/console/import/${id}/sheet`, { sheet: 'Stock' }),
+      editor.get(`/console/import/${id}`),
+    ]);
+    expect([first.status, second.status]).toEqual([303, 303]);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('8,000 rows of artworks from the sheet <b>Stock</b>');
+  });
+
   test('mirror deletes at most half of the records unless the deletions are confirmed', async () => {
     const other = await tenant(t, { name: 'Galerie Spiegel' });
     const mirrorEditor = await signedIn(t, base, other.entityId, 'editor');

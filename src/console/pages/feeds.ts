@@ -74,7 +74,7 @@ ${howTo()}`,
       feed: { url: draft.url, feedId: draft.feedId, sheet: draft.sheet },
     });
     if (!upload) return { problem: 'Too many imports are being applied right now. Try again in a minute.' };
-    const problem = await readUpload(upload, { offerEncoding: draft.encoding === undefined });
+    const problem = await readUpload(app.heldImports, upload, { offerEncoding: draft.encoding === undefined });
     if (problem) return { problem };
     if (draft.map) upload.map = draft.map;
     return `/console/import/${upload.id}`;

@@ -33,9 +33,16 @@ export async function importPage(app: FastifyInstance): Promise<void> {
   const held = app.heldImports;
   const { session: sessionCookie } = consoleCookies(app.config.publicBaseUrl);
   const sessionOf = (request: FastifyRequest) => sha256(request.cookies[sessionCookie] ?? '');
-  const find = (request: FastifyRequest<{ Params: { id: string } }>): HeldImport => {
-    const upload = held.get(request.params.id, request.user.userId, sessionOf(request));
-    if (!upload) throw Object.assign(new Error('This import is no longer held (uploads are kept for 30 minutes). Upload the file again.'), { statusCode: 404 });
+  const gone = () => Object.assign(new Error('This import is no longer held (uploads are kept for 30 minutes). Upload the file again.'), { statusCode: 404 });
+  /** The caller's upload once any read of it under way has ended (read-upload.ts): a double click waits for the first. */
+  const find = async (request: FastifyRequest<{ Params: { id: string } }>): Promise<HeldImport> => {
+    let upload = held.get(request.params.id, request.user.userId, sessionOf(request));
+    if (upload?.reading) {
+      await upload.reading.catch(() => undefined);
+      // The read may have let it go.
+      upload = held.get(request.params.id, request.user.userId, sessionOf(request));
+    }
+    if (!upload) throw gone();
     return upload;
   };
   const go = (reply: FastifyReply, path: string) => reply.code(303).header('location', path).send();
@@ -67,41 +74,45 @@ export async function importPage(app: FastifyInstance): Promise<void> {
       encoding: 'utf8', map: new Map(), mirror: { prune: false, force: false },
     });
     if (!upload) return uploadPage(request, reply, 'Too many imports are being applied right now (at most two per gallery at once). Try again when one has finished.', 503);
-    const problem = await readUpload(upload, { offerEncoding: true });
+    const problem = await readUpload(held, upload, { offerEncoding: true });
     if (problem) return uploadPage(request, reply, problem, 400);
     return go(reply, `/console/import/${upload.id}`);
   });
 
   app.get<{ Params: { id: string } }>('/import/:id', EDITOR, async (request, reply) => {
-    const upload = find(request);
+    const upload = await find(request);
     if (upload.job) return go(reply, `/console/import/${upload.id}/progress`);
     if (upload.notUtf8) return encodingPage(request, reply, upload);
-    return upload.sheets ? sheetPage(request, reply, upload) : columnsPage(request, reply, upload);
+    if (upload.sheets) return sheetPage(request, reply, upload);
+    // No table and no choice: its read failed without a file-wide problem (that request answered 500).
+    if (!upload.table) {
+      held.release(upload);
+      throw gone();
+    }
+    return columnsPage(request, reply, upload);
   });
 
   app.post<{ Params: { id: string }; Body: Form }>('/import/:id/encoding', EDITOR, async (request, reply) => {
-    const upload = find(request);
+    const upload = await find(request);
     const encoding = encodingNamed(request.body?.encoding ?? '');
     if (!encoding || !upload.notUtf8) return go(reply, `/console/import/${upload.id}`);
     upload.encoding = encoding;
     delete upload.notUtf8;
-    const problem = await readUpload(upload, { offerEncoding: false });
+    const problem = await readUpload(held, upload, { offerEncoding: false });
     if (problem) return uploadPage(request, reply, problem, 400);
     return go(reply, `/console/import/${upload.id}`);
   });
 
   app.post<{ Params: { id: string }; Body: Form }>('/import/:id/sheet', EDITOR, async (request, reply) => {
-    const upload = find(request);
+    const upload = await find(request);
     const sheets = upload.sheets;
     const sheet = request.body?.sheet;
     if (!sheets) return go(reply, `/console/import/${upload.id}`);
     if (sheet === undefined || !sheets.includes(sheet)) return sheetPage(request, reply, upload, 'Choose one of the sheets below.');
     upload.sheet = sheet;
-    delete upload.sheets;
-    const problem = await readUpload(upload, { offerEncoding: false });
+    const problem = await readUpload(held, upload, { offerEncoding: false });
     if (problem) {
-      // The workbook stays held: another sheet may be the one.
-      upload.sheets = sheets;
+      // The workbook stays held with its sheets: another may be the one.
       delete upload.sheet;
       return sheetPage(request, reply, upload, problem);
     }
@@ -109,7 +120,7 @@ export async function importPage(app: FastifyInstance): Promise<void> {
   });
 
   app.post<{ Params: { id: string }; Body: Form }>('/import/:id/columns', EDITOR, async (request, reply) => {
-    const upload = find(request);
+    const upload = await find(request);
     if (!upload.table || upload.job) return go(reply, `/console/import/${upload.id}`);
     const body = request.body ?? {};
     upload.map = new Map(upload.table.columns.map((column, i) => {
@@ -129,14 +140,14 @@ export async function importPage(app: FastifyInstance): Promise<void> {
   });
 
   app.get<{ Params: { id: string } }>('/import/:id/preview', EDITOR, async (request, reply) => {
-    const upload = find(request);
+    const upload = await find(request);
     if (!upload.preview) return go(reply, `/console/import/${upload.id}`);
     if (upload.job) return go(reply, `/console/import/${upload.id}/progress`);
     return previewPage(request, reply, upload, upload.preview);
   });
 
   app.post<{ Params: { id: string } }>('/import/:id/apply', EDITOR, async (request, reply) => {
-    const upload = find(request);
+    const upload = await find(request);
     if (!upload.preview) return go(reply, `/console/import/${upload.id}`);
     // A feed's file is saved as a feed (pages/feeds.ts), never applied from here.
     if (upload.feed) return go(reply, `/console/import/${upload.id}/preview`);
@@ -149,13 +160,13 @@ export async function importPage(app: FastifyInstance): Promise<void> {
   });
 
   app.get<{ Params: { id: string } }>('/import/:id/progress', EDITOR, async (request, reply) => {
-    const upload = find(request);
+    const upload = await find(request);
     if (!upload.job) return go(reply, `/console/import/${upload.id}`);
     return progressPage(request, reply, upload);
   });
 
   app.get<{ Params: { id: string } }>('/import/:id/progress.json', EDITOR, async (request, reply) => {
-    const { job } = find(request);
+    const { job } = await find(request);
     if (!job) return reply.code(404).send({ error: 'not_found', message: 'Not applied yet.' });
     return reply.header('cache-control', 'no-store').send({ done: job.done, steps: job.steps, finished: job.finished, counts: countsLine(job.counts) });
   });
