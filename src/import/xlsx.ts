@@ -6,8 +6,9 @@ import { checkArchive } from './zip.js';
 /**
  * Excel .xlsx files (docs/push.md, Reading the file), read with exceljs: the maintained, MIT-licensed
  * reader on npm (SheetJS's `xlsx` package there is frozen at 0.18.5 with known advisories). The first
- * sheet, or the one named (or, for a caller that asks, none: a SheetToChoose naming them). Cells that Excel typed are turned into the text a CSV export would hold, so
- * that one set of conversions serves both: numbers as digits, dates of date cells as YYYY-MM-DD,
+ * sheet, or the one named; for a caller that asks to choose, a workbook of several sheets is a
+ * SheetToChoose naming them. Cells that Excel typed are turned into the text a CSV export would hold,
+ * so that one set of conversions serves both: numbers as digits, dates of date cells as YYYY-MM-DD,
  * formulas as their result, rich text and links as their text.
  */
 
