@@ -68,6 +68,22 @@ export function findKeyByHash(db: Db, keyHash: string): Promise<KeyWithEntity | 
   });
 }
 
+const keyStanding = statement((db, p: Params<{ id: number }>) => db.selectFrom('api_keys')
+  .innerJoin('entities', 'entities.id', 'api_keys.entity_id')
+  .select(['api_keys.revoked_at', 'api_keys.expires_at', 'entities.paused_at']).where('api_keys.id', '=', p.id));
+
+/** Of these keys, the ones no longer usable: revoked, expired, gone, or of a paused entity. */
+export function withdrawnKeys(db: Db, ids: readonly number[], now: number): Promise<Set<number>> {
+  return read(db, function* () {
+    const withdrawn = new Set<number>();
+    for (const id of ids) {
+      const row = yield* first(keyStanding, { id });
+      if (!row || row.revoked_at || row.paused_at || (row.expires_at && Date.parse(row.expires_at) <= now)) withdrawn.add(id);
+    }
+    return withdrawn;
+  });
+}
+
 const touch = statement((db, p: Params<{ id: number; at: string }>) => db.updateTable('api_keys').set({ last_used_at: p.at }).where('id', '=', p.id));
 
 export function touchKey(db: Db, id: number, at: string): Promise<void> {
