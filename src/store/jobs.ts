@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { read, single, transaction } from '../db/run.js';
 import { fixed, statement, type Params } from '../db/statement.js';
 import type { Database, Db } from '../db/types.js';
@@ -6,9 +6,12 @@ import { all, first, type Work } from '../db/work.js';
 import { isPostgres, lockForUpdate } from './sql.js';
 
 /**
- * The durable job queue (migration 011, src/jobs/README.md): one table for every kind of background
- * work. The runner (src/jobs/runner.ts) takes, renews and ends jobs through these functions; a kind
- * enqueues its jobs with `enqueueJob`, inside the write that gives rise to them.
+ * The durable job queue (migrations 011 and 020, src/jobs/README.md): one table for every kind of
+ * background work, and the only module that writes it (`jobs`, `job_turns`, `job_failures`). A job's
+ * `due_at` is its schedule, the one place it is kept: an image's next try, a feed's next run, a
+ * message's next attempt and a sweep's next round are read from here. The runner (src/jobs/runner.ts)
+ * takes, renews and ends jobs through these functions; a kind enqueues its jobs with `enqueue`,
+ * inside the write that gives rise to them.
  */
 
 export interface NewJob {
@@ -24,9 +27,10 @@ export interface NewJob {
   /**
    * A job with this kind and key already queued: `keep` leaves it as it is (one job for the key);
    * `reschedule` makes it due at `dueAt` with this job's fields and its attempts at 0 (a run under way
-   * is dropped when it ends, and the job runs again).
+   * is dropped when it ends, and the job runs again); `move` makes a waiting job due at `dueAt` and
+   * leaves one being run alone (its end schedules what follows).
    */
-  existing?: 'keep' | 'reschedule';
+  existing?: 'keep' | 'reschedule' | 'move';
   at: string;
 }
 
@@ -36,13 +40,21 @@ const insertValues = (p: JobParams) => ({
   kind: p.kind, key: p.key, entity_id: p.entityId, grp: p.grp, payload: p.payload, attempts: 0, claims: 0, due_at: p.dueAt, claim: null, created_at: p.at,
 });
 
+// Each insert tells this process's runner its kind once the transaction commits (src/db/run.ts, afterCommit).
+const queued = { signal: (p: { kind: string }) => p.kind };
+
 const insertKeep = statement((db, p: JobParams) => db.insertInto('jobs').values(insertValues(p))
-  .onConflict((oc) => oc.columns(['kind', 'key']).doNothing()));
+  .onConflict((oc) => oc.columns(['kind', 'key']).doNothing()), queued);
 
 const insertReschedule = statement((db, p: JobParams) => db.insertInto('jobs').values(insertValues(p))
   .onConflict((oc) => oc.columns(['kind', 'key']).doUpdateSet({
     entity_id: p.entityId, grp: p.grp, payload: p.payload, due_at: p.dueAt, attempts: 0, claims: 0, claim: null,
-  })));
+  })), queued);
+
+const insertMove = statement((db, p: JobParams) => db.insertInto('jobs').values(insertValues(p))
+  .onConflict((oc) => oc.columns(['kind', 'key']).doUpdateSet({ due_at: p.dueAt }).where('jobs.claim', 'is', null)), queued);
+
+const INSERTS = { keep: insertKeep, reschedule: insertReschedule, move: insertMove };
 
 // An entity never served (or not since its jobs last ran out) goes before every entity served.
 const ensureTurn = statement((db, p: Params<{ kind: string; entityId: number }>) => db.insertInto('job_turns')
@@ -54,9 +66,27 @@ export function* enqueueJob(job: NewJob): Work<void> {
   const params = {
     kind: job.kind, key: job.key, entityId: job.entityId, grp: job.group ?? null, payload: job.payload ?? null, dueAt: job.dueAt, at: job.at,
   };
-  yield* all(job.existing === 'reschedule' ? insertReschedule : insertKeep, params);
+  yield* all(INSERTS[job.existing ?? 'keep'], params);
   yield* all(ensureTurn, { kind: job.kind, entityId: job.entityId });
 }
+
+/**
+ * PostgreSQL, for a write that is one statement (store/images.ts, store/artworks.ts): a job of `kind`
+ * for each `key` the statement's CTE `cte` returns, for one entity, and the entity's turn, as two
+ * more CTEs (`<cte>_jobs`, `<cte>_turn`) of that statement. Such a statement tells no runner: its
+ * jobs are found by the next poll.
+ */
+export const jobsOfClause = (
+  kind: string, cte: string, entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at'],
+): RawBuilder<unknown> => sql`
+  ${sql.raw(cte)}_jobs as (
+    insert into jobs (kind, key, entity_id, attempts, claims, due_at, created_at)
+    select ${kind}, key, cast(${entityId} as integer), 0, 0, cast(${at} as text), cast(${at} as text) from ${sql.raw(cte)}
+    on conflict (kind, key) do nothing),
+  ${sql.raw(cte)}_turn as (
+    insert into job_turns (kind, entity_id, turn)
+    select ${kind}, cast(${entityId} as integer), '' where exists (select 1 from ${sql.raw(cte)})
+    on conflict (kind, entity_id) do nothing)`;
 
 const deleteByKey = statement((db, p: Params<{ kind: string; key: string }>) => db.deleteFrom('jobs')
   .where('kind', '=', p.kind).where('key', '=', p.key));
@@ -191,17 +221,22 @@ const deleteClaimed = statement((db, p: Params<{ id: number; claim: string }>) =
 const again = statement((db, p: Params<{ id: number; claim: string; dueAt: string; attempts: number }>) => db.updateTable('jobs')
   .set({ due_at: p.dueAt, attempts: p.attempts, claims: 0, claim: null }).where('id', '=', p.id).where('claim', '=', p.claim).returning('id'));
 
+// What the gauges count as failed in the last hour (docs/operations.md, Jobs); swept after a day.
+const insertFailure = statement((db, p: Params<{ kind: string; entityId: number; key: string; error: string; at: string }>) => db.insertInto('job_failures')
+  .values({ kind: p.kind, entity_id: p.entityId, key: p.key, error: p.error, at: p.at }));
+
 // Forgotten once its jobs ran out: its next job goes first again (it waited for nobody meanwhile).
 const dropTurn = statement((db, p: Params<{ kind: string; entityId: number }>) => db.deleteFrom('job_turns')
   .where('kind', '=', p.kind).where('entity_id', '=', p.entityId)
   .where((eb) => eb.not(eb.exists(db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)))));
 
-export type JobEnd = { done: true } | { retryAt: string; attempts: number };
+/** `done`: deleted; `retryAt`: due again then with `attempts` (0 for a recurring job's next round). */
+export type JobEnd = ({ done: true } | { retryAt: string; attempts: number }) & { failed?: { error: string; at: string } | undefined };
 
 /**
  * Ends a run under its claim, with `record` (the kind's outcome) in the same transaction: the job is
- * deleted (done, or failed for good) or due again at `retryAt`. False when the claim was lost: nothing
- * is recorded, another run owns the job.
+ * deleted (done, or failed for good) or due again at `retryAt`; a `failed` end is counted for the
+ * gauges. False when the claim was lost: nothing is recorded, another run owns the job.
  */
 export function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => Work<void>): Promise<boolean> {
   return transaction(db, function* () {
@@ -209,6 +244,7 @@ export function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => Work<v
       ? yield* first(deleteClaimed, { id: job.id, claim: job.claim })
       : yield* first(again, { id: job.id, claim: job.claim, dueAt: end.retryAt, attempts: end.attempts });
     if (!kept) return false;
+    if (end.failed) yield* all(insertFailure, { kind: job.kind, entityId: job.entityId, key: job.key, error: end.failed.error.slice(0, 500), at: end.failed.at });
     if (record) yield* record();
     if ('done' in end) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
     return true;
@@ -235,8 +271,8 @@ export interface Enqueue<P> {
   payload?: P;
   /** ISO time it may run from (now, for at once). */
   dueAt: string;
-  /** The same key already queued: `keep` it (default), or `reschedule` it with these fields (store/jobs.ts). */
-  existing?: 'keep' | 'reschedule';
+  /** The same key already queued: `keep` it (default), `reschedule` it with these fields, or `move` it if waiting (store/jobs.ts). */
+  existing?: 'keep' | 'reschedule' | 'move';
   /** ISO time of the write. */
   at: string;
 }
@@ -246,9 +282,9 @@ export interface Enqueue<P> {
  * `transaction(db, function* () {...})`): it exists exactly when that write commits. Call the
  * runner's `nudge(kind.name)` after the commit so an idle slot of this process starts it at once.
  */
-export function enqueue<P>(kind: { name: string }, job: Enqueue<P>): Work<void> {
+export function enqueue<P>(kind: string | { name: string }, job: Enqueue<P>): Work<void> {
   return enqueueJob({
-    kind: kind.name, key: job.key, entityId: job.entityId, group: job.group ?? null,
+    kind: typeof kind === 'string' ? kind : kind.name, key: job.key, entityId: job.entityId, group: job.group ?? null,
     payload: job.payload === undefined ? null : JSON.stringify(job.payload), dueAt: job.dueAt, existing: job.existing ?? 'keep', at: job.at,
   });
 }
@@ -256,4 +292,105 @@ export function enqueue<P>(kind: { name: string }, job: Enqueue<P>): Work<void> 
 /** Drops a queued job in the caller's transaction (its subject was deleted); a run under way ends unrecorded. */
 export function cancel(kind: { name: string }, key: string): Work<void> {
   return cancelJob(kind.name, key);
+}
+
+const waitingJob = statement((db, p: Params<{ kind: string; key: string }>) => db.selectFrom('jobs').select('due_at')
+  .where('kind', '=', p.kind).where('key', '=', p.key).where('claim', 'is', null));
+
+/** When a waiting job is due (a feed's next run); null while it is being run, or when there is none. */
+export function* waitingSince(kind: string, key: string): Work<string | null> {
+  return (yield* first(waitingJob, { kind, key }))?.due_at ?? null;
+}
+
+// ---- the queue seen from outside (docs/operations.md, Jobs) -------------------------------------------
+
+/**
+ * Counts stop here: a gauge reads at most this many index entries per kind (a scrape costs the same at
+ * a backlog of a million), and says "at least" past it.
+ */
+export const COUNT_CAP = 100_000;
+
+type GaugeParams = Params<{ kind: string; now: string; since: string; entityId: number }>;
+const capped = (db: Db, rows: { as(name: 'r'): never }) => db.selectFrom(rows.as('r')).select((eb) => eb.fn.countAll<number>().as('n'));
+
+/** The gauges' statements, for every entity or (`scoped`) one: each over an index, bounded by COUNT_CAP. */
+function gaugeStatements(scoped: boolean) {
+  const jobsOf = (db: Db, p: GaugeParams) => {
+    const rows = db.selectFrom('jobs').where('jobs.kind', '=', p.kind);
+    return scoped ? rows.where('jobs.entity_id', '=', p.entityId) : rows;
+  };
+  return {
+    // Waiting: not claimed (due now or later).
+    queued: statement((db, p: GaugeParams) => capped(db, jobsOf(db, p).select('jobs.id').where('jobs.claim', 'is', null).limit(COUNT_CAP) as never), { cost: 'scan' }),
+    // Running: claimed; few (each process's slots), over the partial index of claimed jobs.
+    running: statement((db, p: GaugeParams) => capped(db, jobsOf(db, p).select('jobs.id').where('jobs.claim', 'is not', null).limit(COUNT_CAP) as never), { cost: 'scan' }),
+    // The oldest job due (a claimed one whose lease passed is due again): the first entry of the index.
+    oldest: statement((db, p: GaugeParams) => jobsOf(db, p).select('jobs.due_at').where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1), { cost: 'scan' }),
+    failed: statement((db, p: GaugeParams) => {
+      const rows = db.selectFrom('job_failures').select('job_failures.id').where('job_failures.kind', '=', p.kind).where('job_failures.at', '>=', p.since);
+      return capped(db, (scoped ? rows.where('job_failures.entity_id', '=', p.entityId) : rows).limit(COUNT_CAP) as never);
+    }, { cost: 'scan' }),
+  };
+}
+const GAUGES = { all: gaugeStatements(false), entity: gaugeStatements(true) };
+
+export interface KindGauges {
+  kind: string;
+  queued: number;
+  running: number;
+  /** Given up, or ended with a failed outcome, in the last hour. */
+  failedLastHour: number;
+  /** How long the oldest due job has waited (0: none is due). */
+  oldestDueSeconds: number;
+}
+
+/**
+ * The gauges of each kind (of one entity, or of all): four indexed queries per kind, each bounded
+ * (COUNT_CAP), run off the event loop on SQLite.
+ */
+export function queueGauges(db: Db, kinds: readonly string[], now: number, entityId?: number): Promise<KindGauges[]> {
+  return read(db, function* () {
+    const gauges: KindGauges[] = [];
+    for (const kind of kinds) {
+      const p = { kind, now: new Date(now).toISOString(), since: new Date(now - 3_600_000).toISOString(), entityId: entityId ?? 0 };
+      const statements = entityId === undefined ? GAUGES.all : GAUGES.entity;
+      const oldest = (yield* first(statements.oldest, p))?.due_at;
+      gauges.push({
+        kind,
+        queued: Number((yield* first(statements.queued, p))?.n ?? 0),
+        running: Number((yield* first(statements.running, p))?.n ?? 0),
+        failedLastHour: Number((yield* first(statements.failed, p))?.n ?? 0),
+        oldestDueSeconds: oldest === undefined ? 0 : Math.max(0, Math.round((now - Date.parse(oldest)) / 1000)),
+      });
+    }
+    return gauges;
+  });
+}
+
+// ---- recurring jobs -------------------------------------------------------------------------------------
+
+/** The one job of a recurring kind (a sweep): queued once, by whichever process starts first. */
+export const RECURRING_KEY = 'recurring';
+
+/** Makes sure each recurring kind has its job, first due at `firstAt` (a job already there keeps its time). */
+export function ensureRecurring(db: Db, kinds: readonly string[], firstAt: string, at: string): Promise<void> {
+  return transaction(db, function* () {
+    for (const kind of kinds) yield* enqueueJob({ kind, key: RECURRING_KEY, entityId: 0, dueAt: firstAt, at });
+  });
+}
+
+const FAILURES_KEPT_MS = 24 * 3_600_000;
+const SWEEP_CHUNK = 1000;
+const oldFailures = statement((db, p: Params<{ before: string }>) => db.deleteFrom('job_failures')
+  .where('id', 'in', db.selectFrom('job_failures').select('id').where('at', '<', p.before).limit(SWEEP_CHUNK)).returning('id'));
+
+/** Forgets failures older than a day (the gauges count the last hour), a bounded batch at a time. */
+export async function sweepJobFailures(db: Db, now: number): Promise<{ removed: number }> {
+  const before = new Date(now - FAILURES_KEPT_MS).toISOString();
+  let removed = 0;
+  for (;;) {
+    const chunk = (await transaction(db, () => all(oldFailures, { before }))).length;
+    removed += chunk;
+    if (chunk < SWEEP_CHUNK) return { removed };
+  }
 }
