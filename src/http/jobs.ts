@@ -30,12 +30,12 @@ const SWEEPS: ReadonlyArray<{ name: string; everyMs: number; sweep: (rooms: Room
   { name: 'webhook_messages', everyMs: HOUR, sweep: ({ db }) => (now) => sweepMessages(db, now) },
   { name: 'image_files', everyMs: HOUR, sweep: ({ db, imageStore }) => (now) => sweepImages(db, imageStore, now) },
   { name: 'job_failures', everyMs: HOUR, sweep: ({ db }) => (now) => sweepJobFailures(db, now) },
-  // The trash purge (docs/api.md, Trash) goes here as one more line, with its store function.
+  // The trash purge goes here as one more line, with its store function.
 ];
 
 /**
  * The names of every job kind, in the order the gauges list them (/metrics, `bin/art-catalog jobs`).
- * The undo kind (docs/api.md, Undo) joins `image`, `feed_run` and `webhook` here when it exists.
+ * The undo kind joins `image`, `feed_run` and `webhook` here when it exists.
  */
 export const JOB_KINDS: readonly string[] = [IMAGE_JOB, FEED_RUN_JOB, WEBHOOK_JOB, ...SWEEPS.map(({ name }) => `sweep_${name}`)];
 

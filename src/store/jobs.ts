@@ -394,3 +394,6 @@ export async function sweepJobFailures(db: Db, now: number): Promise<{ removed: 
     if (chunk < SWEEP_CHUNK) return { removed };
   }
 }
+
+/** The take's statements, for EXPLAIN in bench/take-plan.mjs (docs/performance.md, Webhooks). */
+export const TAKE_STATEMENTS = { nextEntities, lockTurn, takeOfEntity } as const;
