@@ -37,7 +37,9 @@ for (const n of sizes.length ? sizes : [100, 100_000]) {
     };
     await plan('next entities', TAKE_STATEMENTS.nextEntities, p);
     await db.query('begin');
-    await plan('take of entity 1 (its endpoint full)', TAKE_STATEMENTS.takeOfEntity, { ...p, entityId: 1, claim: 'x', until: later });
+    await plan('groups of entity 1 (skip scan)', TAKE_STATEMENTS.groupsOf, { kind: 'webhook', entityId: 1 });
+    await plan('full groups of entity 1', TAKE_STATEMENTS.fullGroups, { ...p, entityId: 1 });
+    await plan('first due job of group 1', TAKE_STATEMENTS.firstDue, { kind: 'webhook', entityId: 1, grp: '1', now: p.now });
     await db.query('rollback');
     const times = [];
     for (let i = 0; i < 20; i++) {

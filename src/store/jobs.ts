@@ -1,9 +1,9 @@
-import { sql, type Expression, type ExpressionBuilder, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { read, single, transaction } from '../db/run.js';
 import { fixed, statement, type Params } from '../db/statement.js';
-import type { Database, Db } from '../db/types.js';
+import type { Db } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
-import { isPostgres, lockForUpdate } from './sql.js';
+import { isPostgres, rawQuery } from './sql.js';
 
 /**
  * The durable job queue (migrations 011 and 020, src/jobs/README.md): one table for every kind of
@@ -98,62 +98,79 @@ export function* cancelJob(kind: string, key: string): Work<void> {
 
 // ---- taking jobs ----------------------------------------------------------------------------------
 
-type TakeParams = Params<{ kind: string; now: string; cap: number }>;
+/**
+ * A take costs the same at 100 due jobs as at 100,000 (docs/performance.md, Webhooks): every statement
+ * below is a probe of an index that stops at its first rows, never a walk over an entity's backlog.
+ * The take of an entity looks at its groups one by one (a webhook endpoint's jobs: at most
+ * ENDPOINT_CONCURRENCY in flight), over the index (kind, entity_id, grp, due_at) of migration 020;
+ * a full group is left out by counting its claimed jobs (few) before probing it.
+ */
+
+/** How many entities one take looks at, least recently served first. */
+const CANDIDATES = 8;
+/** How many groups of one entity a take looks at (an entity has at most 10 webhook endpoints). */
+const GROUPS = 50;
 
 /**
- * The groups of an entity that have `cap` jobs in flight (taken, lease not passed): found once per
- * query from the entity's live claims, which are few, and left out. Counting a group's jobs in flight
- * for each queued row instead cost a take 8.6 ms at 3,000 queued jobs of a full group on PostgreSQL,
- * against 0.7 ms this way (docs/performance.md, Webhooks). Groups are never null here, so NOT IN is safe.
+ * The entities with a job due, least recently served first: one index probe each (jobs_entity_due).
+ * A scalar subquery with LIMIT 1, not EXISTS: PostgreSQL turned EXISTS into a join that hashed every
+ * due job of the kind (39 ms at 100,000 due jobs, docs/performance.md, Webhooks).
  */
-const fullGroups = (db: Db, p: TakeParams, entityId: Expression<number>) => db.selectFrom('jobs as g').select('g.grp')
-  .where('g.kind', '=', p.kind).where('g.entity_id', '=', entityId).where('g.grp', 'is not', null)
-  .where('g.claim', 'is not', null).where('g.due_at', '>', p.now)
-  .groupBy('g.grp').having((g) => g.fn.countAll(), '>=', p.cap);
-
-/**
- * A job of the entity may start now: it is due (never taken, due again, or its taker's lease has
- * passed), and its group, if any, is not full.
- */
-const startable = (db: Db, eb: ExpressionBuilder<Database, 'jobs'>, p: TakeParams, entityId: Expression<number>) => eb.and([
-  eb('jobs.due_at', '<=', p.now),
-  eb.or([eb('jobs.grp', 'is', null), eb('jobs.grp', 'not in', fullGroups(db, p, entityId))]),
-]);
-
-/** How many entities one take looks at: a take that finds another process took them all looks again. */
-const CANDIDATES = 4;
-
-/**
- * The entities with a job that may start, least recently served first. It walks the kind's entities
- * that have jobs (job_turns), one index probe each: it grows with the entities waiting, not their jobs.
- */
-const nextEntities = statement((db, p: TakeParams) => db.selectFrom('job_turns').select(['job_turns.entity_id', 'job_turns.turn'])
+const nextEntities = statement((db, p: Params<{ kind: string; now: string }>) => db.selectFrom('job_turns').select(['job_turns.entity_id', 'job_turns.turn'])
   .where('job_turns.kind', '=', p.kind)
-  .where((eb) => eb.exists(db.selectFrom('jobs').select('jobs.id')
-    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', sql.ref<number>('job_turns.entity_id'))
-    .where((j) => startable(db, j, p, sql.ref<number>('job_turns.entity_id')))))
+  .where((eb) => eb(db.selectFrom('jobs').select('jobs.id')
+    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', sql.ref<number>('job_turns.entity_id')).where('jobs.due_at', '<=', p.now)
+    // In index order, so no plan reads the table instead.
+    .orderBy('jobs.due_at').limit(1), 'is not', null))
   .orderBy('job_turns.turn').orderBy('job_turns.entity_id')
   .limit(CANDIDATES));
 
 /**
- * Takes are one at a time per entity and kind, across processes: the taker locks the entity's turn,
- * so a group's jobs in flight are counted with every other take's claims committed (a group belongs to
- * one entity: a webhook endpoint). The lock is granted only if the turn is still the one read: an
- * entity served meanwhile by another taker waits its turn again, and the taker looks at the next one.
+ * The groups an entity has jobs in, by a skip scan of the take index (one probe per group, not per
+ * job): the first group, then the next one above it, and so on.
  */
-const lockTurn = statement((db, p: Params<{ kind: string; entityId: number; turn: string }>) => lockForUpdate(db, db.selectFrom('job_turns')
-  .select('entity_id').where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('turn', '=', p.turn)));
+const groupsOf = statement((db, p: Params<{ kind: string; entityId: number }>) => rawQuery<{ grp: string }>(db, sql`
+  with recursive g(grp) as (
+    select (select min(grp) from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and grp is not null)
+    union all
+    select (select min(j.grp) from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp > g.grp)
+    from g where g.grp is not null)
+  select grp from g where grp is not null limit ${sql.lit(GROUPS)}`));
+
+/** An entity's groups with `cap` jobs in flight (claimed, lease not passed): from its claims, which are few (jobs_claimed). */
+const fullGroups = statement((db, p: Params<{ kind: string; entityId: number; now: string; cap: number }>) => db.selectFrom('jobs').select('grp')
+  .where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', 'is not', null)
+  .where('due_at', '>', p.now)
+  .groupBy('grp').having((eb) => eb.fn.countAll(), '>=', p.cap));
+
+type ProbeParams = Params<{ kind: string; entityId: number; grp: string; now: string }>;
+// The first due job of the entity without a group, or of one group: the first entry of the take index.
+const firstDue = (grouped: boolean) => statement((db, p: ProbeParams) => {
+  const rows = db.selectFrom('jobs').select(['jobs.id', 'jobs.due_at']).where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId);
+  return (grouped ? rows.where('jobs.grp', '=', p.grp) : rows.where('jobs.grp', 'is', null))
+    .where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1);
+});
+const FIRST_DUE = { grouped: firstDue(true), ungrouped: firstDue(false) };
 
 /**
- * Takes the entity's job due first: its claim is set and `due_at` becomes the lease's end. On
- * PostgreSQL a job another process is taking at this moment is skipped (SKIP LOCKED); SQLite has one
- * writer at a time.
+ * PostgreSQL: one taker at a time per group, across processes, so a group's jobs in flight are
+ * counted with every other take's claims committed; a group another taker holds is skipped (never
+ * waited for: a take that moved on to another group never waits in a cycle). Takes of one entity's
+ * other groups, and of kinds without groups, run at once. SQLite has one writer at a time.
  */
-const takeOfEntity = statement((db, p: Params<{ kind: string; now: string; cap: number; entityId: number; claim: string; until: string }>) => {
-  let next = db.selectFrom('jobs').select('jobs.id')
-    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
-    .where((eb) => startable(db, eb, p, p.entityId))
-    .orderBy('jobs.due_at').limit(1);
+const tryLockGroup = statement((db, p: Params<{ kind: string; grp: string }>) => rawQuery<{ locked: boolean }>(db, sql`
+  select pg_try_advisory_xact_lock(hashtext(${p.kind} || '/' || ${p.grp})) as locked`));
+const inFlight = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string }>) => db.selectFrom('jobs')
+  .select((eb) => eb.fn.countAll<number>().as('n'))
+  .where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', '=', p.grp).where('due_at', '>', p.now));
+
+/**
+ * Takes a job found by a probe: its claim is set and `due_at` becomes the lease's end, if it is still
+ * due (another taker may have had it meanwhile). On PostgreSQL a job another process is taking at
+ * this moment is skipped (SKIP LOCKED).
+ */
+const takeById = statement((db, p: Params<{ id: number; now: string; claim: string; until: string }>) => {
+  let next = db.selectFrom('jobs').select('jobs.id').where('jobs.id', '=', p.id).where('jobs.due_at', '<=', p.now);
   if (isPostgres(db)) next = next.forUpdate().skipLocked();
   return db.updateTable('jobs')
     .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
@@ -161,8 +178,16 @@ const takeOfEntity = statement((db, p: Params<{ kind: string; now: string; cap: 
     .returning(['id', 'key', 'entity_id', 'grp', 'payload', 'attempts', 'claims', 'claim']);
 });
 
-const served = statement((db, p: Params<{ kind: string; entityId: number; now: string }>) => db.updateTable('job_turns')
-  .set({ turn: p.now }).where('kind', '=', p.kind).where('entity_id', '=', p.entityId));
+/**
+ * The entity becomes the most recently served. On PostgreSQL a turn another taker is setting at this
+ * moment is left to it (SKIP LOCKED): takes of one entity never wait for each other, so several run at
+ * once up to its groups' caps (issue 48: they were one at a time, on the entity's turn).
+ */
+const served = statement((db, p: Params<{ kind: string; entityId: number; now: string }>) => {
+  let turn = db.selectFrom('job_turns').select('job_turns.entity_id').where('job_turns.kind', '=', p.kind).where('job_turns.entity_id', '=', p.entityId);
+  if (isPostgres(db)) turn = turn.forUpdate().skipLocked();
+  return db.updateTable('job_turns').set({ turn: p.now }).where('kind', '=', p.kind).where('entity_id', 'in', turn);
+});
 
 export interface TakenJob {
   id: number;
@@ -182,24 +207,40 @@ const ASYNC_COMMIT = fixed('set local synchronous_commit = off');
 
 /**
  * Takes the next job of a kind, round-robin between entities: the entity served least recently that
- * has a job able to start gives its job due first, and becomes the most recently served.
+ * has a job able to start gives its job due first (of its groups not full), and becomes the most
+ * recently served.
  */
 export function takeJob(db: Db, options: { kind: string; now: string; until: string; claim: string; groupCap?: number | undefined }): Promise<TakenJob | undefined> {
   const { kind, now, until, claim } = options;
   const cap = options.groupCap ?? 2 ** 31 - 1;
+  const postgres = isPostgres(db);
   return transaction(db, function* () {
-    // A take lost in a PostgreSQL crash is only a job not yet taken: its commit need not wait for the
-    // disk, and takes of one entity (serialized by the turn's lock) follow each other sooner.
-    if (isPostgres(db)) yield* all(ASYNC_COMMIT, {});
-    for (const { entity_id: entityId, turn } of yield* all(nextEntities, { kind, now, cap })) {
-      if (!(yield* first(lockTurn, { kind, entityId, turn }))) continue;
-      const row = yield* first(takeOfEntity, { kind, now, cap, entityId, claim, until });
-      if (!row) continue;
-      yield* all(served, { kind, entityId, now });
-      return {
-        id: Number(row.id), kind, key: row.key, entityId: Number(row.entity_id), group: row.grp, payload: row.payload,
-        attempts: Number(row.attempts), claims: Number(row.claims), claim,
-      };
+    // A take lost in a PostgreSQL crash is only a job not yet taken: its commit need not wait for the disk.
+    if (postgres) yield* all(ASYNC_COMMIT, {});
+    for (const { entity_id: entityId } of yield* all(nextEntities, { kind, now })) {
+      const full = new Set((yield* all(fullGroups, { kind, entityId, now, cap })).map((row) => row.grp));
+      const candidates: Array<{ id: number; dueAt: string; grp: string | null }> = [];
+      const ungrouped = yield* first(FIRST_DUE.ungrouped, { kind, entityId, grp: '', now });
+      if (ungrouped) candidates.push({ id: Number(ungrouped.id), dueAt: ungrouped.due_at, grp: null });
+      for (const { grp } of yield* all(groupsOf, { kind, entityId })) {
+        if (full.has(grp)) continue;
+        const due = yield* first(FIRST_DUE.grouped, { kind, entityId, grp, now });
+        if (due) candidates.push({ id: Number(due.id), dueAt: due.due_at, grp });
+      }
+      candidates.sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id - b.id));
+      for (const candidate of candidates) {
+        if (candidate.grp !== null && postgres) {
+          if (!(yield* first(tryLockGroup, { kind, grp: candidate.grp }))?.locked) continue;
+          if (Number((yield* first(inFlight, { kind, entityId, grp: candidate.grp, now }))?.n ?? 0) >= cap) continue;
+        }
+        const row = yield* first(takeById, { id: candidate.id, now, claim, until });
+        if (!row) continue;
+        yield* all(served, { kind, entityId, now });
+        return {
+          id: Number(row.id), kind, key: row.key, entityId: Number(row.entity_id), group: row.grp, payload: row.payload,
+          attempts: Number(row.attempts), claims: Number(row.claims), claim,
+        };
+      }
     }
     return undefined;
   });
@@ -396,4 +437,4 @@ export async function sweepJobFailures(db: Db, now: number): Promise<{ removed: 
 }
 
 /** The take's statements, for EXPLAIN in bench/take-plan.mjs (docs/performance.md, Webhooks). */
-export const TAKE_STATEMENTS = { nextEntities, lockTurn, takeOfEntity } as const;
+export const TAKE_STATEMENTS = { nextEntities, groupsOf, fullGroups, firstDue: FIRST_DUE.grouped, takeById } as const;

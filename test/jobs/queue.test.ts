@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { connect } from '../../src/db/connect.js';
 import { migrateToLatest, migrator } from '../../src/db/migrate.js';
 import { transaction } from '../../src/db/run.js';
 import { enqueue, JobRunner, sweepKind, type JobKind } from '../../src/jobs/index.js';
 import { endJob, queueGauges, takeJob } from '../../src/store/jobs.js';
-import { freshDatabase, startApp, type TestApp } from '../helpers.js';
+import { DIALECT, freshDatabase, startApp, type TestApp } from '../helpers.js';
 
 /** The one queue seen from outside (docs/operations.md, Jobs): gauges, sweeps as jobs, the nudge after commit, one schedule. */
 
@@ -128,5 +129,30 @@ test('migration 020 keeps every job, names the feed runs\' kind feed_run, and dr
   } finally {
     await handle.close();
     await fresh.drop();
+  }
+});
+
+test.skipIf(DIALECT !== 'postgres')('takes of one entity do not wait for each other: one is taken while another taker of the entity holds its turn', async () => {
+  const kind = 'test_parallel_takes';
+  const now = Date.now();
+  await transaction(t.handle.db, function* () {
+    for (const [key, group] of [['m1', 'a'], ['m2', 'b']] as const) yield* enqueue(kind, { key, entityId: 77, group, dueAt: iso(now - 1000), at: iso(now) });
+  });
+  // Another process in the middle of a take of this entity: its turn's row is locked until it commits.
+  const other = new pg.Client({ connectionString: t.config.databaseUrl });
+  await other.connect();
+  try {
+    await other.query('begin');
+    await other.query('select * from job_turns where kind = $1 and entity_id = 77 for update', [kind]);
+    const started = Date.now();
+    const taking = takeJob(t.handle.db, { kind, now: iso(Date.now()), until: iso(Date.now() + 60_000), claim: 'test:parallel', groupCap: 4 });
+    const first = await Promise.race([taking, new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 3_000))]);
+    await other.query('rollback');
+    expect(first).not.toBe('waited');
+    expect(first).toMatchObject({ key: 'm1', entityId: 77 });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await taking;
+  } finally {
+    await other.end();
   }
 });

@@ -14,7 +14,8 @@ import type { Dialect } from '../connect.js';
  * - `job_failures`: a job given up or ended with a failed outcome, for the gauges' "failed in the last
  *   hour" (kept a day).
  * - Indexes for the gauges: `(kind, due_at)` for the oldest due job and the waiting count, and the
- *   claimed jobs of each kind (few) for the running count.
+ *   claimed jobs of each kind (few) for the running count and a take's full groups; `(kind,
+ *   entity_id, grp, due_at)` for a take's probes, so a take costs the same however long the queue.
  */
 export function oneSchedule(dialect: Dialect): Migration {
   return {
@@ -63,9 +64,12 @@ async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   await db.schema.createIndex('jobs_kind_due').on('jobs').columns(['kind', 'due_at']).execute();
   await db.schema.createIndex('jobs_claimed').on('jobs').columns(['kind', 'entity_id'])
     .where(sql.ref('claim'), 'is not', null).execute();
+  // A take's probes (store/jobs.ts): an entity's groups by a skip scan, and each group's first due job.
+  await db.schema.createIndex('jobs_take').on('jobs').columns(['kind', 'entity_id', 'grp', 'due_at']).execute();
 }
 
 async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropIndex('jobs_take').execute();
   await db.schema.dropIndex('jobs_claimed').execute();
   await db.schema.dropIndex('jobs_kind_due').execute();
   await db.schema.dropTable('job_failures').execute();
