@@ -153,16 +153,41 @@ const firstDue = (grouped: boolean) => statement((db, p: ProbeParams) => {
 const FIRST_DUE = { grouped: firstDue(true), ungrouped: firstDue(false) };
 
 /**
- * PostgreSQL: one taker at a time per group, across processes, so a group's jobs in flight are
- * counted with every other take's claims committed; a group another taker holds is skipped (never
- * waited for: a take that moved on to another group never waits in a cycle). Takes of one entity's
- * other groups, and of kinds without groups, run at once. SQLite has one writer at a time.
+ * PostgreSQL: a group's places in flight are its cap's slots, 0 to cap - 1; a claim names its slot
+ * (`<claim>#<slot>`). A taker takes a slot's transaction-scoped advisory lock (skipped, never waited
+ * for, when another taker holds it: no take waits in a cycle), checks that no live claim holds that
+ * slot, and only then claims the group's next due job with it. Each slot has at most one live claim,
+ * so a group never has more than its cap in flight across processes, while up to cap takes of one
+ * group (and any number of one entity's other groups) run at once. SQLite has one writer at a time:
+ * there a take counts the group's claims.
  */
-const tryLockGroup = statement((db, p: Params<{ kind: string; grp: string }>) => rawQuery<{ locked: boolean }>(db, sql`
-  select pg_try_advisory_xact_lock(hashtext(${p.kind} || '/' || ${p.grp})) as locked`));
+const MAX_SLOTS = 64;
+const tryLockSlot = statement((db, p: Params<{ kind: string; grp: string; slot: number }>) => rawQuery<{ locked: boolean }>(db, sql`
+  select pg_try_advisory_xact_lock(hashtext(cast(${p.kind} as text) || '/' || cast(${p.grp} as text) || '#' || cast(${p.slot} as text))) as locked`));
+const slotHeld = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; suffix: string }>) => db.selectFrom('jobs')
+  .select('id').where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', '=', p.grp)
+  .where('due_at', '>', p.now).where('claim', 'like', p.suffix).limit(1));
 const inFlight = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string }>) => db.selectFrom('jobs')
   .select((eb) => eb.fn.countAll<number>().as('n'))
   .where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', '=', p.grp).where('due_at', '>', p.now));
+
+const TAKEN = ['id', 'key', 'entity_id', 'grp', 'payload', 'attempts', 'claims', 'claim'] as const;
+
+/** SQLite: the group's next due job (one writer at a time: nobody else is claiming). */
+const takeOfGroupSqlite = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; claim: string; until: string }>) =>
+  db.updateTable('jobs')
+    .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
+    .where('id', 'in', db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
+      .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1))
+    .returning(TAKEN));
+
+/** PostgreSQL: claims the group's next due job no other taker is claiming (SKIP LOCKED), over jobs_take. */
+const takeOfGroup = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; claim: string; until: string }>) =>
+  db.updateTable('jobs')
+    .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
+    .where('id', 'in', db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
+      .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1).forUpdate().skipLocked())
+    .returning(TAKEN));
 
 /**
  * Takes a job found by a probe: its claim is set and `due_at` becomes the lease's end, if it is still
@@ -175,7 +200,7 @@ const takeById = statement((db, p: Params<{ id: number; now: string; claim: stri
   return db.updateTable('jobs')
     .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
     .where('id', 'in', next)
-    .returning(['id', 'key', 'entity_id', 'grp', 'payload', 'attempts', 'claims', 'claim']);
+    .returning(TAKEN);
 });
 
 /**
@@ -218,6 +243,21 @@ export function takeJob(db: Db, options: { kind: string; now: string; until: str
     // A take lost in a PostgreSQL crash is only a job not yet taken: its commit need not wait for the disk.
     if (postgres) yield* all(ASYNC_COMMIT, {});
     for (const { entity_id: entityId } of yield* all(nextEntities, { kind, now })) {
+      /** A job of one group, within its cap (see `tryLockSlot`). */
+      const takeInGroup = function* (grp: string) {
+        if (!postgres) {
+          if (Number((yield* first(inFlight, { kind, entityId, grp, now }))?.n ?? 0) >= cap) return undefined;
+          return yield* first(takeOfGroupSqlite, { kind, entityId, grp, now, claim, until });
+        }
+        if (cap > MAX_SLOTS) return yield* first(takeOfGroup, { kind, entityId, grp, now, claim, until });
+        for (let slot = 0; slot < cap; slot++) {
+          if (!(yield* first(tryLockSlot, { kind, grp, slot }))?.locked) continue;
+          if (yield* first(slotHeld, { kind, entityId, grp, now, suffix: `%#${slot}` })) continue;
+          // The group's next due job, or none left: either way this group is done with.
+          return yield* first(takeOfGroup, { kind, entityId, grp, now, claim: `${claim}#${slot}`, until });
+        }
+        return undefined;
+      };
       const full = new Set((yield* all(fullGroups, { kind, entityId, now, cap })).map((row) => row.grp));
       const candidates: Array<{ id: number; dueAt: string; grp: string | null }> = [];
       const ungrouped = yield* first(FIRST_DUE.ungrouped, { kind, entityId, grp: '', now });
@@ -228,17 +268,13 @@ export function takeJob(db: Db, options: { kind: string; now: string; until: str
         if (due) candidates.push({ id: Number(due.id), dueAt: due.due_at, grp });
       }
       candidates.sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id - b.id));
-      for (const candidate of candidates) {
-        if (candidate.grp !== null && postgres) {
-          if (!(yield* first(tryLockGroup, { kind, grp: candidate.grp }))?.locked) continue;
-          if (Number((yield* first(inFlight, { kind, entityId, grp: candidate.grp, now }))?.n ?? 0) >= cap) continue;
-        }
-        const row = yield* first(takeById, { id: candidate.id, now, claim, until });
+      for (const { id, grp } of candidates) {
+        const row = grp === null ? yield* first(takeById, { id, now, claim, until }) : yield* takeInGroup(grp);
         if (!row) continue;
         yield* all(served, { kind, entityId, now });
         return {
           id: Number(row.id), kind, key: row.key, entityId: Number(row.entity_id), group: row.grp, payload: row.payload,
-          attempts: Number(row.attempts), claims: Number(row.claims), claim,
+          attempts: Number(row.attempts), claims: Number(row.claims), claim: row.claim!,
         };
       }
     }

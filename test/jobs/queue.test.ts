@@ -156,3 +156,28 @@ test.skipIf(DIALECT !== 'postgres')('takes of one entity do not wait for each ot
     await other.end();
   }
 });
+
+test.skipIf(DIALECT !== 'postgres')('takes of one group run at once up to its cap: a take goes on while another taker is mid-take in that group, and the cap still holds', async () => {
+  const kind = 'test_group_slots';
+  const now = Date.now();
+  await transaction(t.handle.db, function* () {
+    for (let i = 0; i < 6; i++) yield* enqueue(kind, { key: `g${i}`, entityId: 78, group: 'e1', dueAt: iso(now - 1000 + i), at: iso(now) });
+  });
+  // Another taker in the middle of its take in this group (it holds the group's first slot).
+  const other = new pg.Client({ connectionString: t.config.databaseUrl });
+  await other.connect();
+  try {
+    await other.query('begin');
+    await other.query(`select pg_advisory_xact_lock(hashtext($1 || '/' || 'e1' || '#' || '0'))`, [kind]);
+    const take = () => takeJob(t.handle.db, { kind, now: iso(Date.now()), until: iso(Date.now() + 60_000), claim: `test:${Math.random()}`, groupCap: 2 });
+    const first = await take();
+    expect(first).toMatchObject({ key: 'g0', group: 'e1' });
+    // Slot 0 is the other taker's, slot 1 is now this one's: the cap of 2 counts the other taker's place.
+    expect(await take()).toBeUndefined();
+    await other.query('rollback');
+    expect(await take()).toMatchObject({ key: 'g1' });
+    expect(await take()).toBeUndefined();
+  } finally {
+    await other.end();
+  }
+});
