@@ -3,7 +3,7 @@ import type { StoredView } from '../domain/artwork.js';
 import { imageStates, type ImageState, type StoredDerivative } from './images.js';
 
 /**
- * The one presenter of a record (docs/api.md, Images and More views of a work): what GET, lists,
+ * The one presenter of a record (docs/api.md, Images; docs/api.md, More views of a work): what GET, lists,
  * webhook messages, the public pages and the console show of a stored record is made here, so a field
  * added to one is in all of them.
  */

@@ -7,6 +7,7 @@ import { transaction } from '../../src/db/run.js';
 import { enqueue, JobRunner, sweepKind, type JobKind } from '../../src/jobs/index.js';
 import { endJob, queueGauges, takeJob } from '../../src/store/jobs.js';
 import { DIALECT, freshDatabase, startApp, type TestApp } from '../helpers.js';
+import { until } from '../support/until.js';
 
 /** The one queue seen from outside (docs/operations.md, Jobs): gauges, sweeps as jobs, the nudge after commit, one schedule. */
 
@@ -18,15 +19,6 @@ afterAll(async () => { await t?.close(); });
 
 const quiet = { info: () => undefined, warn: () => undefined };
 const iso = (ms: number) => new Date(ms).toISOString();
-
-async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return true;
-}
 
 /** The value of a gauge for a kind in /metrics' text, or undefined when the series is absent. */
 async function gauge(name: string, kind: string): Promise<number | undefined> {
