@@ -12,6 +12,7 @@ import { consoleCookies } from '../guard.js';
 import type { HeldImport } from '../held-imports.js';
 import { csrfField, heading, notice, render, table, when } from '../layout.js';
 import { readUpload } from '../read-upload.js';
+import { recordId } from '../paths.js';
 
 /**
  * Feeds (docs/console.md, Feeds): connect a URL → its file is read once → the Import's column mapping
@@ -120,7 +121,7 @@ ${howTo()}`,
   });
 
   app.post<{ Params: { id: string }; Body: Form }>('/feeds/:id/run', EDITOR, async (request, reply) => {
-    const id = Number(request.params.id);
+    const id = recordId(request.params.id);
     try {
       await queueRun(app.db, entityOf(request), id, request.body?.allow_mass_delete === 'yes', nowIso());
     } catch (error) {
@@ -132,7 +133,7 @@ ${howTo()}`,
   });
 
   app.post<{ Params: { id: string } }>('/feeds/:id/pause', EDITOR, async (request, reply) => {
-    const id = Number(request.params.id);
+    const id = recordId(request.params.id);
     const { feed } = await getFeed(app.db, entityOf(request), id);
     await updateFeed(app.db, entityOf(request), id, { paused: feed.paused === 0 }, nowIso());
     if (feed.paused === 1) app.feedRuns?.wake(id, entityOf(request));
@@ -140,7 +141,7 @@ ${howTo()}`,
   });
 
   app.post<{ Params: { id: string } }>('/feeds/:id/mapping', EDITOR, async (request, reply) => {
-    const id = Number(request.params.id);
+    const id = recordId(request.params.id);
     const feed = feedJson(await getFeed(app.db, entityOf(request), id));
     const map = new Map(Object.entries(feed.mapping).map(([column, field]) => [column.trim().toLowerCase(), field]));
     const next = await hold(request, {
@@ -151,7 +152,7 @@ ${howTo()}`,
   });
 
   app.post<{ Params: { id: string } }>('/feeds/:id/delete', EDITOR, async (request, reply) => {
-    await deleteFeed(app.db, entityOf(request), Number(request.params.id));
+    await deleteFeed(app.db, entityOf(request), recordId(request.params.id));
     return go(reply, '/console/feeds?done=deleted');
   });
 }
