@@ -57,7 +57,7 @@ test('a conditional GET answers its status and headers: 200 with the validators,
 test('redirects are followed up to the limit (then "too many redirects"); with none allowed a redirect is a failure', async () => {
   expect((await fetchUrl({ url: `${base}/moved`, ...feed })).url).toBe(`${base}/feed.csv`);
   await expect(fetchUrl({ url: `${base}/loop`, ...feed })).rejects.toThrow(new FetchFailed('too many redirects'));
-  await expect(fetchUrl({ url: `${base}/moved`, method: 'POST', body: '{}', ...webhook })).rejects.toThrow(new FetchFailed('redirected (HTTP 301)'));
+  await expect(fetchUrl({ url: `${base}/moved`, method: 'POST', body: '{}', ...webhook })).rejects.toThrow(new FetchFailed('redirected (HTTP 301)', 301));
 });
 
 test('a POST sends its body and headers; an error answer\'s body is read to the limit and cut there', async () => {
