@@ -204,7 +204,8 @@ export const getFeed = (db: Db, entityId: number, id: number): Promise<FeedWithR
 
 /**
  * Changes a feed. A new URL, kind, mapping, encoding, sheet or mode forgets the last file read (the next
- * run applies the file whatever it holds); resuming clears the failures and the reason.
+ * run applies the file whatever it holds); resuming clears the failures and the reason, and schedules the
+ * next run one interval from now: Pause and Resume never start a run (only "Run now" does, once a minute).
  */
 export async function updateFeed(db: Db, entityId: number, id: number, patch: Partial<FeedSpec>, at: string): Promise<FeedWithRun> {
   try {
@@ -222,7 +223,7 @@ export async function updateFeed(db: Db, entityId: number, id: number, patch: Pa
       const updated = (yield* first(updateFeedRow, {
         id, ...asRow(next),
         paused_reason: next.paused ? feed.paused_reason : null,
-        next_run_at: resumed || next.interval_minutes !== current.interval_minutes ? plusMinutes(at, resumed ? 0 : next.interval_minutes) : feed.next_run_at,
+        next_run_at: resumed || next.interval_minutes !== current.interval_minutes ? plusMinutes(at, next.interval_minutes) : feed.next_run_at,
         etag: reread ? null : feed.etag, last_modified: reread ? null : feed.last_modified, body_hash: reread ? null : feed.body_hash,
         failures: resumed ? 0 : feed.failures,
       }))!;
