@@ -1,7 +1,7 @@
 import type { FeedRunType } from '../schemas/feeds.js';
 import { recordFeedRunMessages } from './webhooks.js';
 import { sql } from 'kysely';
-import { ApiError, notFound } from '../domain/errors.js';
+import { ApiError, invalidFields, notFound } from '../domain/errors.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { read, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Params } from '../db/statement.js';
@@ -169,7 +169,27 @@ export function giveUpFeedRun(db: Db, feedId: number, reason: string, at: string
 }
 
 /** A new feed and its first run, queued at once (docs/api.md, Feeds). */
+/**
+ * Why a feed's URL is refused, or null: a user name or password in it would be kept, shown and sent
+ * to every address the file redirects to (docs/api.md, Feeds), as an endpoint's (docs/api.md, Webhooks).
+ */
+export function feedUrlProblem(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  return url.username || url.password ? 'must not hold a user name or password' : null;
+}
+
+function checkFeedUrl(url: string): void {
+  const problem = feedUrlProblem(url);
+  if (problem) throw invalidFields([{ field: 'url', message: problem }]);
+}
+
 export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: string): Promise<FeedWithRun> {
+  checkFeedUrl(spec.url);
   try {
     return await transaction(db, function* () {
       const count = yield* first(countFeeds, { entityId });
@@ -208,6 +228,7 @@ export const getFeed = (db: Db, entityId: number, id: number): Promise<FeedWithR
  * next run one interval from now: Pause and Resume never start a run (only "Run now" does, once a minute).
  */
 export async function updateFeed(db: Db, entityId: number, id: number, patch: Partial<FeedSpec>, at: string): Promise<FeedWithRun> {
+  if (patch.url !== undefined) checkFeedUrl(patch.url);
   try {
     return await transaction(db, function* () {
       const feed = yield* ownFeed(entityId, id);

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { feedFetcher } from '../../src/feeds/fetcher.js';
 import { runFeed } from '../../src/feeds/run.js';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
+import { client, keyFor, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { signedIn } from '../support/console.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
 
@@ -25,6 +25,10 @@ afterAll(async () => {
 });
 
 const allowAll = feedFetcher(() => true);
+
+let base: string | undefined;
+/** The app listening for the console's pages (once per file). */
+const listening = async () => (base ??= await t.app.listen({ port: 0, host: '127.0.0.1' }));
 
 async function runNow(feedId: number) {
   await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${feedId}`.execute(t.handle.db);
@@ -75,13 +79,65 @@ describe('Pause and Resume', () => {
     const now = await api.post(`/v1/feeds/${id}/runs`, {});
     expect(now.status).toBe(429);
 
-    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const editor = await signedIn(t, base, gallery.entityId, 'editor');
+    const editor = await signedIn(t, await listening(), gallery.entityId, 'editor');
     expect((await editor.post(`/console/feeds/${id}/pause`)).location).toBe('/console/feeds?done=paused');
     expect((await editor.post(`/console/feeds/${id}/pause`)).location).toBe('/console/feeds?done=resumed');
     await runFeed({ db: t.handle.db, fetch: allowAll }, id);
     expect(await runsOf(id)).toHaveLength(before);
     expect((await editor.post(`/console/feeds/${id}/run`)).status).toBe(429);
     expect(files.requests.filter((r) => r.path === '/paused.csv')).toHaveLength(2);
+  });
+});
+
+describe('a feed URL', () => {
+  test('with a user name or password is refused with 400 (API create and change, console Connect), and nothing is fetched', async () => {
+    files.set('/private.csv', csv('Title;Artist', 'Secret;Ada Berg'));
+    const fetchedBefore = files.requests.length;
+    const withCredentials = files.url('/private.csv').replace('http://', 'http://reader:hunter2@');
+    const refused = await api.post('/v1/feeds', { url: withCredentials, kind: 'artworks' });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('must not hold a user name or password');
+    expect((await api.post('/v1/feeds', { url: files.url('/private.csv').replace('http://', 'http://reader@'), kind: 'artworks' })).status).toBe(400);
+    const feed = await api.post('/v1/feeds', { url: files.url('/private.csv'), kind: 'artworks', paused: true });
+    expect(feed.status).toBe(201);
+    expect((await api.put(`/v1/feeds/${feed.body.id}`, { url: withCredentials })).status).toBe(400);
+    expect((await api.get(`/v1/feeds/${feed.body.id}`)).body.url).toBe(files.url('/private.csv'));
+
+    const editor = await signedIn(t, await listening(), gallery.entityId, 'editor');
+    await editor.get('/console/feeds');
+    const page = await editor.post('/console/feeds/connect', { url: withCredentials, kind: 'artworks' });
+    expect(page.status).toBe(400);
+    expect(page.text).toContain('must not hold a user name or password');
+    expect(page.text).not.toContain('hunter2');
+    expect(files.requests.length).toBe(fetchedBefore);
+  });
+
+  test('shows its query string as ?… to keys without the kind\'s write scope and to console viewers', async () => {
+    const g = await tenant(t);
+    const writer = client(t, g.key);
+    const reader = client(t, (await keyFor(t, g.entityId, { scopes: ['artworks:read', 'events:write'] })).key);
+    const url = `${files.url('/gone.csv')}?token=s3cr3t-t0ken&format=csv`;
+    const created = await writer.post('/v1/feeds', { url, kind: 'artworks' });
+    expect(created.status).toBe(201);
+    expect(created.body.url).toBe(url);
+    const masked = `${files.url('/gone.csv')}?…`;
+    expect((await reader.get(`/v1/feeds/${created.body.id}`)).body.url).toBe(masked);
+    expect((await reader.get('/v1/feeds')).body.feeds.map((f: { url: string }) => f.url)).toEqual([masked]);
+    expect((await writer.get(`/v1/feeds/${created.body.id}`)).body.url).toBe(url);
+    expect((await writer.get('/v1/feeds')).body.feeds.map((f: { url: string }) => f.url)).toEqual([url]);
+
+    // A failed run puts the feed on the Overview: a viewer sees it without its token, an editor whole.
+    await runFeed({ db: t.handle.db, fetch: allowAll }, created.body.id);
+    const base = await listening();
+    const viewer = await signedIn(t, base, g.entityId, 'viewer');
+    const overview = await viewer.get('/console');
+    expect(overview.text).toContain('Feeds that need you');
+    expect(overview.text).toContain(`${files.url('/gone.csv')}?…`);
+    expect(overview.text).not.toContain('s3cr3t-t0ken');
+    const editor = await signedIn(t, base, g.entityId, 'editor');
+    expect((await editor.get('/console')).text).toContain('s3cr3t-t0ken');
+    const feedsPage = await editor.get('/console/feeds');
+    expect(feedsPage.status, feedsPage.text.slice(0, 3000)).toBe(200);
+    expect(feedsPage.text).toContain('s3cr3t-t0ken');
   });
 });

@@ -6,7 +6,7 @@ import { FetchFailed } from '../../feeds/fetcher.js';
 import { feedJson } from '../../feeds/present.js';
 import type { Kind } from '../../import/columns.js';
 import { SHEET_NAME_MAX, type FeedRunType, type FeedType } from '../../schemas/feeds.js';
-import { createFeed, deleteFeed, getFeed, listFeeds, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
+import { createFeed, deleteFeed, feedUrlProblem, getFeed, listFeeds, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
 import { html, type Html } from '../../web/html.js';
 import { consoleCookies } from '../guard.js';
 import type { HeldImport } from '../held-imports.js';
@@ -47,7 +47,7 @@ export async function feedPages(app: FastifyInstance): Promise<void> {
   });
 
   async function feedsPage(request: FastifyRequest, reply: FastifyReply, message?: Html, status = 200, form: Form = {}) {
-    const feeds = (await listFeeds(app.db, entityOf(request))).map(feedJson);
+    const feeds = (await listFeeds(app.db, entityOf(request))).map((found) => feedJson(found));
     return render(request, reply, {
       title: 'Feeds', section: 'feeds', status,
       body: html`${heading('Feeds', 'Keep the catalog in sync with a spreadsheet or export your gallery already publishes at a URL: it is read on a schedule and applied like an import.')}
@@ -87,6 +87,7 @@ ${howTo()}`,
     const kind = form.kind === 'events' ? 'events' : form.kind === 'artworks' ? 'artworks' : undefined;
     if (!kind) return feedsPage(request, reply, notice('error', 'Choose what the file holds: artworks or events.'), 400, form);
     if (!isHttpUrl(url)) return feedsPage(request, reply, notice('error', 'Give the address of the file, starting with https:// or http://.'), 400, form);
+    if (feedUrlProblem(url)) return feedsPage(request, reply, notice('error', 'The address must not hold a user name or password: publish the file at a link that needs neither.'), 400, { ...form, url: '' });
     // An Excel workbook's sheet, by name (the first when none is given), as the API's `sheet`.
     const sheet = (form.sheet ?? '').trim();
     if (sheet.length > SHEET_NAME_MAX) return feedsPage(request, reply, notice('error', `A sheet's name is at most ${SHEET_NAME_MAX} characters.`), 400, form);
