@@ -196,7 +196,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log, runner: jobs,
     fetch: {
       maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
-      allowAddress: addressPolicy(config.fetchAllowPrivate),
+      allowAddress: addressPolicy(config.imageFetchAllowPrivate),
     },
     ...(typeof imageWorker === 'object' && imageWorker.now ? { now: imageWorker.now } : {}),
     // A test's short time limit per image (the default is IMAGE_TIMEOUT_MS, docs/api.md, Images).

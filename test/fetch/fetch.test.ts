@@ -77,11 +77,13 @@ test('a body past the limit fails with its size; a fetch past its time fails as 
   await expect(fetchUrl({ url: `${base}/slow`, ...feed, timeoutMs: 200 })).rejects.toThrow(new FetchFailed('timed out'));
 });
 
-test('private addresses are refused unless FETCH_ALLOW_PRIVATE (or IMAGE_FETCH_ALLOW_PRIVATE) is true', async () => {
+test('private addresses are refused unless FETCH_ALLOW_PRIVATE is true; IMAGE_FETCH_ALLOW_PRIVATE opens images only', async () => {
   await expect(fetchUrl({ ...feed, url: `${base}/feed.csv`, allowAddress: addressPolicy(false) })).rejects.toThrow(new FetchFailed('address not allowed'));
   await expect(fetchUrl({ ...feed, url: 'http://localhost:1/', allowAddress: addressPolicy(false) })).rejects.toThrow(new FetchFailed('address not allowed'));
   const env = { DATABASE_URL: 'sqlite::memory:' };
   expect(loadConfig(env).fetchAllowPrivate).toBe(false);
   expect(loadConfig({ ...env, FETCH_ALLOW_PRIVATE: 'true' }).fetchAllowPrivate).toBe(true);
-  expect(loadConfig({ ...env, IMAGE_FETCH_ALLOW_PRIVATE: 'true' }).fetchAllowPrivate).toBe(true);
+  expect(loadConfig({ ...env, FETCH_ALLOW_PRIVATE: 'true' }).imageFetchAllowPrivate).toBe(true);
+  expect(loadConfig({ ...env, IMAGE_FETCH_ALLOW_PRIVATE: 'true' }).fetchAllowPrivate).toBe(false);
+  expect(loadConfig({ ...env, IMAGE_FETCH_ALLOW_PRIVATE: 'true' }).imageFetchAllowPrivate).toBe(true);
 });
