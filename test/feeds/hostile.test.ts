@@ -141,3 +141,36 @@ describe('a feed URL', () => {
     expect(feedsPage.text).toContain('s3cr3t-t0ken');
   });
 });
+
+describe('fetching a file for the console', () => {
+  test('takes one of the gallery\'s two import slots before it starts: a third Connect or Edit mapping at once is 429 with Retry-After, and is not fetched', async () => {
+    const slow = await fileServer({ delayMs: 1500 });
+    try {
+      slow.set('/slow.csv', csv('Title;Artist', 'Slow;Ada Berg'));
+      const g = await tenant(t);
+      const base_ = await listening();
+      const sessions = await Promise.all([1, 2, 3, 4].map(() => signedIn(t, base_, g.entityId, 'editor')));
+      for (const s of sessions) await s.get('/console/feeds');
+      const feed = await client(t, g.key).post('/v1/feeds', { url: slow.url('/slow.csv'), kind: 'artworks', paused: true });
+      const answers = await Promise.all([
+        sessions[0]!.post('/console/feeds/connect', { url: slow.url('/slow.csv'), kind: 'artworks' }),
+        sessions[1]!.post('/console/feeds/connect', { url: slow.url('/slow.csv'), kind: 'events' }),
+        new Promise((r) => setTimeout(r, 300)).then(() => sessions[2]!.post('/console/feeds/connect', { url: slow.url('/slow.csv'), kind: 'artworks' })),
+        new Promise((r) => setTimeout(r, 300)).then(() => sessions[3]!.post(`/console/feeds/${feed.body.id}/mapping`)),
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([303, 303, 429, 429]);
+      for (const busy of answers.slice(2)) {
+        expect(busy.headers.get('retry-after')).toBe('30');
+        expect(busy.text).toContain('at most two at once');
+      }
+      expect(slow.requests.filter((r) => r.path === '/slow.csv')).toHaveLength(2);
+      // Once read, the files are held as uploads are (the gallery's two slots): another gallery is not affected.
+      const other = await tenant(t);
+      const theirs = await signedIn(t, base_, other.entityId, 'editor');
+      await theirs.get('/console/feeds');
+      expect((await theirs.post('/console/feeds/connect', { url: slow.url('/slow.csv'), kind: 'artworks' })).status).toBe(303);
+    } finally {
+      await slow.close();
+    }
+  });
+});

@@ -24,6 +24,8 @@ type Form = Record<string, string | undefined>;
 const EDITOR = { config: { role: 'editor' as const } };
 const INTERVALS: [number, string][] = [[15, 'every 15 minutes'], [30, 'every 30 minutes'], [60, 'every hour'], [180, 'every 3 hours'], [360, 'every 6 hours'], [720, 'every 12 hours'], [1440, 'once a day']];
 const KIND_LABEL: Record<Kind, string> = { artworks: 'Artworks', events: 'Events' };
+const BUSY_RETRY_S = 30;
+const BUSY = `Two files of this gallery are being read or imported right now (at most two at once). Try again in ${BUSY_RETRY_S} seconds.`;
 
 /** What a redirect back to the list says: a fixed sentence per code, so no text of a request is reflected. */
 const NOTICES: Record<string, [kind: 'ok' | 'error', text: string]> = {
@@ -58,27 +60,39 @@ ${howTo()}`,
     });
   }
 
-  /** Reads the file at `url` once and holds it for the Import's steps; the page to go on with, or a problem. */
-  async function hold(request: FastifyRequest, draft: { url: string; kind: Kind; feedId: number | null; sheet: string | null; encoding?: 'utf8' | 'latin1'; map?: Map<string, string | null>; mirror?: boolean }): Promise<string | { problem: string }> {
-    let bytes: Buffer;
+  /**
+   * Reads the file at `url` once and holds it for the Import's steps; the page to go on with, or a problem.
+   * The file takes one of the gallery's two import slots before its fetch starts (up to 20 MB, 60 s), so a
+   * third Connect or Edit mapping at once is refused as busy rather than fetched (docs/console.md, Feeds).
+   */
+  async function hold(request: FastifyRequest, draft: { url: string; kind: Kind; feedId: number | null; sheet: string | null; encoding?: 'utf8' | 'latin1'; map?: Map<string, string | null>; mirror?: boolean }): Promise<string | { problem: string; busy?: true }> {
+    const upload = app.heldImports.hold({
+      userId: request.user.userId, entityId: request.user.entity.id, session: sessionOf(request), name: draft.url, kind: draft.kind, bytes: null,
+      encoding: draft.encoding ?? 'utf8', map: new Map(), mirror: { prune: draft.mirror ?? false, force: false },
+      feed: { url: draft.url, feedId: draft.feedId, sheet: draft.sheet }, fetching: true,
+    });
+    if (!upload) return { problem: BUSY, busy: true };
     try {
       const fetched = await app.feedFetch(draft.url, { etag: null, lastModified: null });
-      if (fetched.notModified) return { problem: 'The server answered 304 to a plain request.' };
-      bytes = fetched.bytes;
+      if (fetched.notModified) throw new FetchFailed('the server answered 304 to a plain request');
+      upload.bytes = fetched.bytes;
     } catch (error) {
+      app.heldImports.release(upload);
       if (!(error instanceof FetchFailed)) throw error;
       return { problem: `The file could not be read: ${error.message}.` };
+    } finally {
+      upload.fetching = false;
     }
-    const upload = app.heldImports.hold({
-      userId: request.user.userId, entityId: request.user.entity.id, session: sessionOf(request), name: draft.url, kind: draft.kind, bytes,
-      encoding: draft.encoding ?? 'utf8', map: new Map(), mirror: { prune: draft.mirror ?? false, force: false },
-      feed: { url: draft.url, feedId: draft.feedId, sheet: draft.sheet },
-    });
-    if (!upload) return { problem: 'Too many imports are being applied right now. Try again in a minute.' };
     const problem = await readUpload(app.heldImports, upload, { offerEncoding: draft.encoding === undefined });
     if (problem) return { problem };
     if (draft.map) upload.map = draft.map;
     return `/console/import/${upload.id}`;
+  }
+
+  /** A file that could not be held: 400 with why, or, when the gallery's two slots are taken, 429 with Retry-After. */
+  function refused(request: FastifyRequest, reply: FastifyReply, why: { problem: string; busy?: true }, form: Form = {}) {
+    if (why.busy) reply.header('retry-after', String(BUSY_RETRY_S));
+    return feedsPage(request, reply, notice('error', why.problem), why.busy ? 429 : 400, form);
   }
 
   app.post<{ Body: Form }>('/feeds/connect', EDITOR, async (request, reply) => {
@@ -92,7 +106,7 @@ ${howTo()}`,
     const sheet = (form.sheet ?? '').trim();
     if (sheet.length > SHEET_NAME_MAX) return feedsPage(request, reply, notice('error', `A sheet's name is at most ${SHEET_NAME_MAX} characters.`), 400, form);
     const next = await hold(request, { url, kind, feedId: null, sheet: sheet === '' ? null : sheet });
-    if (typeof next !== 'string') return feedsPage(request, reply, notice('error', next.problem), 400, form);
+    if (typeof next !== 'string') return refused(request, reply, next, form);
     return go(reply, next);
   });
 
@@ -148,7 +162,7 @@ ${howTo()}`,
     const next = await hold(request, {
       url: feed.url, kind: feed.kind, feedId: id, sheet: feed.sheet, encoding: feed.encoding === 'windows-1252' ? 'latin1' : 'utf8', map, mirror: feed.mode === 'mirror',
     });
-    if (typeof next !== 'string') return feedsPage(request, reply, notice('error', next.problem), 400);
+    if (typeof next !== 'string') return refused(request, reply, next);
     return go(reply, next);
   });
 
