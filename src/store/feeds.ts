@@ -11,6 +11,7 @@ import type { Selectable } from 'kysely';
 import { applyStats, statsUpdate, upsertStatsSlot, type StatsUpdate } from './stats.js';
 import { isPostgres, rawQuery } from './sql.js';
 import { cancel, enqueue } from './jobs.js';
+import { lockEntity } from './entities.js';
 
 /**
  * Feeds and their runs (docs/api.md, Feeds). A feed's run goes queued → running → its outcome; the job
@@ -192,6 +193,7 @@ export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: s
   checkFeedUrl(spec.url);
   try {
     return await transaction(db, function* () {
+      yield* first(lockEntity, { entityId });
       const count = yield* first(countFeeds, { entityId });
       if (Number(count?.n ?? 0) >= FEEDS_PER_ENTITY) {
         throw new ApiError('bad_request', `An account has at most ${FEEDS_PER_ENTITY} feeds: delete one before adding another.`);

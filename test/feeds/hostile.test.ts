@@ -174,3 +174,19 @@ describe('fetching a file for the console', () => {
     }
   });
 });
+
+describe('the caps under concurrent requests', () => {
+  test('20 feeds created at once at 9 existing: exactly one is created, the others 400; 20 endpoints at 9 likewise', async () => {
+    const g = await tenant(t);
+    const own = client(t, g.key);
+    for (let i = 0; i < 9; i++) expect((await own.post('/v1/feeds', { url: files.url(`/cap-${i}.csv`), kind: 'artworks', paused: true })).status).toBe(201);
+    const feeds = await Promise.all(Array.from({ length: 20 }, (_, i) => own.post('/v1/feeds', { url: files.url(`/race-${i}.csv`), kind: 'artworks', paused: true })));
+    expect(feeds.map((a) => a.status).sort()).toEqual([201, ...Array.from({ length: 19 }, () => 400)]);
+    expect((await own.get('/v1/feeds')).body.feeds).toHaveLength(10);
+
+    for (let i = 0; i < 9; i++) expect((await own.post('/v1/webhooks', { url: `http://127.0.0.1:9/cap-${i}`, events: ['webhook.test'] })).status).toBe(201);
+    const hooks = await Promise.all(Array.from({ length: 20 }, (_, i) => own.post('/v1/webhooks', { url: `http://127.0.0.1:9/race-${i}`, events: ['webhook.test'] })));
+    expect(hooks.map((a) => a.status).sort()).toEqual([201, ...Array.from({ length: 19 }, () => 400)]);
+    expect((await own.get('/v1/webhooks')).body.webhooks).toHaveLength(10);
+  });
+});
