@@ -58,11 +58,11 @@ export const redactKeys = (text: string): string => text.replace(KEY_IN_TEXT, `$
 
 /**
  * An answer as it is kept for an idempotent replay (docs/api.md, Retries and idempotency): a secret it
- * showed (an endpoint's `secret` when created or rolled) is `null` there, with `secret_shown: false`, so
+ * showed (an endpoint's `secret` when created or rolled, a whole key as `key`) is `null` there, with `secret_shown: false`, so
  * no copy of a secret stays in the database. Any other body is kept as it is.
  */
 export function withoutShownSecret(body: string): string {
-  if (!body.includes('"secret"')) return body;
+  if (!body.includes('"secret"') && !body.includes('"key"')) return body;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -71,8 +71,10 @@ export function withoutShownSecret(body: string): string {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return body;
   const answer = parsed as Record<string, unknown>;
-  if (typeof answer.secret !== 'string') return body;
-  return JSON.stringify({ ...answer, secret: null, secret_shown: false });
+  if (typeof answer.secret === 'string') return JSON.stringify({ ...answer, secret: null, secret_shown: false });
+  // A whole API key shown in an answer (its prefix is public and stays).
+  if (typeof answer.key === 'string' && KEY_FORMAT.test(answer.key)) return JSON.stringify({ ...answer, key: null, secret_shown: false });
+  return body;
 }
 
 export function hasScope(granted: readonly string[], required: RequiredScope): boolean {

@@ -12,7 +12,6 @@ import type { Db, EntityRow } from '../db/types.js';
 import { all, first } from '../db/work.js';
 import { recordWrite, type Actor } from './changelog.js';
 import { invalidations } from './notifications.js';
-import { lockForUpdate } from './sql.js';
 import { createStats } from './stats.js';
 
 export interface NewEntity {
@@ -53,14 +52,6 @@ export function createEntity(db: Db, entity: NewEntity): Promise<EntityRow> {
 // Every entity of the platform: the operator's list, not a request anyone can send.
 const allEntities = statement((db) => db.selectFrom('entities').selectAll().orderBy('id'), { cost: 'scan' });
 const entityById = statement((db, p: Params<{ id: number }>) => db.selectFrom('entities').selectAll().where('id', '=', p.id));
-
-/**
- * The entity's row, locked until the transaction ends: a count-then-insert under a per-entity cap (10
- * feeds, 10 endpoints) runs one at a time per entity on PostgreSQL, where two inserts could otherwise
- * pass one count. SQLite serialises writers, so it needs no lock.
- */
-export const lockEntity = statement((db, p: Params<{ entityId: number }>) =>
-  lockForUpdate(db, db.selectFrom('entities').select('id').where('id', '=', p.entityId)));
 
 export const listEntities = (db: Db): Promise<EntityRow[]> => read(db, () => all(allEntities, {}));
 

@@ -9,9 +9,8 @@ import type { Db, FeedRunStatus, FeedRunsTable, FeedsTable } from '../db/types.j
 import { all, first, type Work } from '../db/work.js';
 import type { Selectable } from 'kysely';
 import { applyStats, statsUpdate, upsertStatsSlot, type StatsUpdate } from './stats.js';
-import { isPostgres, rawQuery } from './sql.js';
+import { isPostgres, lockEntity, rawQuery } from './sql.js';
 import { cancel, enqueue } from './jobs.js';
-import { lockEntity } from './entities.js';
 
 /**
  * Feeds and their runs (docs/api.md, Feeds). A feed's run goes queued → running → its outcome; the job

@@ -10,8 +10,7 @@ import {
 } from '../domain/webhooks.js';
 import { seal, unseal } from '../secrets/seal.js';
 import { enqueue } from './jobs.js';
-import { lockEntity } from './entities.js';
-import { isPostgres, rawQuery } from './sql.js';
+import { isPostgres, lockEntity, rawQuery } from './sql.js';
 
 // ---- endpoints ---------------------------------------------------------------------------------
 
