@@ -4,7 +4,7 @@ import { signedIn, type ConsoleSession } from '../support/console.js';
 
 /**
  * Every console route with an id in its path answers a malformed id with the page's 404, never a 500
- * (docs/console.md, Addresses): words, exponents, signs, fractions, zero, ids past the 32-bit bound,
+ * (docs/console.md, Pages): words, exponents, signs, fractions, zero, ids past the 32-bit bound,
  * encoded bytes.
  */
 
