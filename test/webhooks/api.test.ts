@@ -3,6 +3,7 @@ import { transaction } from '../../src/db/run.js';
 import { unseal } from '../../src/secrets/seal.js';
 import { postArtworkWork } from '../../src/store/artworks.js';
 import { client, keyFor, startApp, tenant, type TestApp } from '../helpers.js';
+import { plainSecretsIn } from '../support/secrets-scan.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -249,4 +250,8 @@ describe('messages are recorded with the write that causes them', () => {
     expect((await api.post(`/v1/webhooks/${hook.id}/messages/msg_${'0'.repeat(32)}/retry`, undefined)).status).toBe(404);
     expect((await api.get(`/v1/webhooks/${hook.id}/messages?limit=101`)).status).toBe(400);
   });
+});
+
+test('after this file\'s endpoints, rolls and retries, the database holds no whole key or webhook secret (docs/operations.md, Secrets at rest)', async () => {
+  expect(await plainSecretsIn(t)).toEqual([]);
 });
