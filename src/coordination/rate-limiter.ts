@@ -157,7 +157,8 @@ const counted = (lease: Lease): number => lease.known + lease.sending + lease.pe
  * count is exact (nobody else adds to Redis's). A key's first request of a window, and every request of a
  * key whose lease size is 1, go to Redis. Redis unreachable (its connection not ready): nothing is spent
  * here, so the request goes to Redis and fails with 503 at once (no count is guessed, so no limit can be
- * bypassed).
+ * bypassed); only the few requests between Redis's end and this process seeing its connection close are
+ * still counted here.
  */
 export class RedisRateLimiter implements RateLimiter {
   // A Map iterates in insertion order: re-inserting on each spend keeps the least recent first.
@@ -166,7 +167,10 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(
     private readonly redis: Redis, private readonly prefix: string,
     private readonly lease = 1, private readonly maxEntries = MEMORY_LIMITER_ENTRIES,
-  ) {}
+  ) {
+    // The connection lost: what this process held is let go, so every request asks Redis (503) until it is back.
+    redis.on('close', () => this.leases.clear());
+  }
 
   hit(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState> {
     return this.spend(key, limit, windowMs, false) ?? this.send(key, limit, windowMs);
