@@ -26,6 +26,8 @@ import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
 import { feedRoutes } from './routes/feeds.js';
+import { trashRoutes } from './routes/trash.js';
+import { purgeTrash } from '../store/trash.js';
 import { feedFetcher } from '../feeds/fetcher.js';
 import { feedRunJob } from '../feeds/job.js';
 import { FEED_RUN_JOB } from '../store/feeds.js';
@@ -221,6 +223,9 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   // Messages are kept 30 days (docs/api.md, Webhooks): swept hourly, a bounded batch at a time.
   const sweep = setInterval(() => void sweepMessages(handle.db).catch((error: unknown) => app.log.warn({ err: error }, 'webhook message sweep failed')), 3_600_000);
   sweep.unref();
+  // The trash keeps deleted records TRASH_DAYS (docs/api.md, Trash): purged hourly, a bounded batch at a time.
+  const trashSweep = setInterval(() => void purgeTrash(handle.db, Date.now(), config.trashDays).catch((error: unknown) => app.log.warn({ err: error }, 'trash purge failed')), 3_600_000);
+  trashSweep.unref();
   // Feeds read files through the one outgoing fetcher (src/feeds/fetcher.ts).
   app.decorate('feedFetch', feedFetcher(addressPolicy(config.fetchAllowPrivate)));
   // Feed runs are jobs of the one queue (src/feeds/job.ts); a write that queues one wakes this process's slots.
@@ -232,6 +237,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   });
   app.addHook('onClose', async () => {
     clearInterval(sweep);
+    clearInterval(trashSweep);
     await worker?.close();
     await jobs.close();
     await app.rateLimiter.close();
@@ -267,7 +273,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     await api.register(conditionalPlugin);
     // Before the routes: it learns which of them may answer a 304 early as they are added.
     await api.register(fastNotModifiedPlugin);
-    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes, webhookRoutes]) await api.register(routes);
+    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes, webhookRoutes, trashRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);
   await app.register(imageRoutes);

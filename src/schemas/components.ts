@@ -10,6 +10,7 @@ import { Image, ImageBytes } from './images.js';
 import { Me } from './me.js';
 import { Profile, ProfileUpdated } from './profile.js';
 import { SyncStatus } from './sync.js';
+import { TrashItem, TrashPage } from './trash.js';
 import { WebhookAttempt, WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookMessage, WebhookMessagePage } from './webhooks.js';
 
 /**
@@ -24,5 +25,6 @@ export const COMPONENTS: readonly TSchema[] = [
   BatchItemResult, BatchResponse,
   WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookAttempt, WebhookMessage, WebhookMessagePage,
   FeedRun, Feed, FeedList, FeedRunList,
+  TrashItem, TrashPage,
   Me, Health, HealthUnavailable, MetricsText, ImageBytes, ErrorBody,
 ];

@@ -14,6 +14,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { recordWrite, type Actor, type Change } from './changelog.js';
+import { moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
 import { enqueueClause, imageJobsClause, imageStatusIs } from './images.js';
 import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
@@ -32,7 +33,7 @@ const INPUT_COLUMNS = tableColumns<ArtworksTable>()([
   'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
   'external_url', 'artist_name', 'external_id', 'price_display', 'height', 'width', 'depth', 'dimension_unit',
   'edition_size', 'edition_number', 'artist_proofs', 'image_alt', 'additional_images',
-], ['id', 'entity_id', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'created_at', 'updated_at']);
+], ['id', 'feed_id', 'entity_id', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'created_at', 'updated_at']);
 const STORED_COLUMNS = [
   ...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'updated_at',
 ] as const;
@@ -318,12 +319,65 @@ export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
   return transaction(db, function* () {
     const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Artwork');
+    const at = nowIso();
+    yield* moveToTrash(actor, 'artworks', deleted, at);
     yield* recordWrite(db, actor, [{
       entityType: 'artwork', recordId: id, action: 'delete',
       fieldChanges: artworkChanges(deleted, null),
-    }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, nowIso());
+    }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, at);
   });
 }
+
+const RESTORED_COLUMNS = [...NEW_COLUMNS, 'id', 'feed_id'] as const;
+const insertRestored = statement((db, p: Params<ArtworkRow>) => db.insertInto('artworks').values(columns(p, RESTORED_COLUMNS)));
+const feedOf = statement((db, p: Params<{ entityId: number; feedId: number | null }>) => db.selectFrom('feeds').select('id')
+  .where('entity_id', '=', p.entityId).where('id', '=', p.feedId));
+
+/**
+ * Brings an artwork back from the trash with its id and fields (docs/api.md, Trash): its fingerprint
+ * recomputed with today's slug rules, its artist linked by name (created again if gone), recorded as a
+ * `create`. 409 `duplicate` when a live artwork now holds its external_id (or, without one, its
+ * fingerprint); 404 when the trash does not hold it.
+ */
+export async function restoreArtwork(db: Db, actor: Actor, id: number): Promise<ArtworkRow> {
+  try {
+    return await transaction(db, function* () {
+      const stored = yield* takeFromTrash<ArtworkRow>(actor.entityId, 'artworks', id);
+      const at = nowIso();
+      const { columns: artist, created: newArtist } = yield* linkArtist(db, stored.artist_name, at);
+      const fingerprint = artworkFingerprint(stored);
+      const holder = yield* identityHolder(actor.entityId, stored, fingerprint);
+      if (holder) throw restoreConflict(holder.id);
+      const feedId = stored.feed_id == null ? undefined : (yield* first(feedOf, { entityId: actor.entityId, feedId: stored.feed_id }))?.id;
+      const artwork: ArtworkRow = {
+        ...stored, ...artist, id, entity_id: actor.entityId, source_fingerprint: fingerprint, fingerprint_version: SLUG_VERSION,
+        last_synced_at: at, updated_at: at, feed_id: feedId ?? null,
+      };
+      yield* all(insertRestored, artwork);
+      const { entries, delta } = artworkRecord(null, artwork, newArtist, at);
+      yield* recordWrite(db, actor, entries, delta, at);
+      return artwork;
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    // A live artwork took the identity between the check and the insert.
+    throw restoreConflict(await read(db, function* () {
+      const stored = yield* trashedRecord<ArtworkRow>(actor.entityId, 'artworks', id);
+      return stored && (yield* identityHolder(actor.entityId, stored, artworkFingerprint(stored)))?.id;
+    }));
+  }
+}
+
+/** The live artwork holding a record's identity: its external_id, or without one its fingerprint. */
+function* identityHolder(entityId: number, record: ArtworkRow, fingerprint: string): Work<ArtworkRow | undefined> {
+  return record.external_id !== null
+    ? yield* first(artworkByExternalId, { entityId, externalId: record.external_id })
+    : yield* first(unnumberedByFingerprint, { entityId, fingerprint });
+}
+
+const restoreConflict = (existingId: number | undefined) => new ApiError('duplicate',
+  'A live artwork of this catalog now has this external_id (or, without one, this title, artist and year): nothing was restored.',
+  existingId === undefined ? {} : { existing_id: existingId });
 
 export async function getArtwork(db: Db, entityId: number, id: number): Promise<ArtworkOut> {
   const row = await read(db, () => first(artworkById, { entityId, id }));
@@ -493,5 +547,6 @@ function newArtwork(actor: Actor, input: ArtworkInput, artist: Partial<ArtworkRo
     last_synced_at: at,
     created_at: at,
     updated_at: at,
+    feed_id: null,
   };
 }

@@ -13,6 +13,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { Db, EventRow, ImageStatus } from '../db/types.js';
 import { imageStatusIs } from './images.js';
 import { recordWrite, type Actor } from './changelog.js';
+import { moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
 import type { ListedPage, PageRequest } from './pages.js';
 import { statsOf } from './stats.js';
 import { INLINE_OFFSET_MAX, lockForUpdate, pageOffset } from './sql.js';
@@ -81,11 +82,51 @@ export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
   return transaction(db, function* () {
     const deleted = yield* first(deleteEventById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Event');
+    const at = nowIso();
+    yield* moveToTrash(actor, 'events', deleted, at);
     yield* recordWrite(db, actor, [{
       entityType: 'event', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, EVENT_CHANGE_FIELDS),
-    }], { events: -1, synced: 'events' }, nowIso());
+    }], { events: -1, synced: 'events' }, at);
   });
+}
+
+const insertRestored = statement((db, p: Params<EventRow>) => db.insertInto('events')
+  .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at', 'id', 'feed_id'])));
+const feedOf = statement((db, p: Params<{ entityId: number; feedId: number | null }>) => db.selectFrom('feeds').select('id')
+  .where('entity_id', '=', p.entityId).where('id', '=', p.feedId));
+
+/**
+ * Brings an event back from the trash with its id and fields (docs/api.md, Trash), its slug derived
+ * again from its title, recorded as a `create`. 409 `duplicate` when a live event now has that slug;
+ * 404 when the trash does not hold it.
+ */
+export async function restoreEvent(db: Db, actor: Actor, id: number): Promise<EventRow> {
+  const conflict = (existingId: number | undefined) => new ApiError('duplicate',
+    'A live event of this entity now has this title (the same slug): nothing was restored.', existingId === undefined ? {} : { existing_id: existingId });
+  try {
+    return await transaction(db, function* () {
+      const stored = yield* takeFromTrash<EventRow>(actor.entityId, 'events', id);
+      const at = nowIso();
+      const slug = eventSlug(actor.entitySlug, stored.title);
+      const holder = yield* first(eventIdBySlug, { entityId: actor.entityId, slug });
+      if (holder) throw conflict(holder.id);
+      const feedId = stored.feed_id == null ? undefined : (yield* first(feedOf, { entityId: actor.entityId, feedId: stored.feed_id }))?.id;
+      const event: EventRow = {
+        ...emptyEvent(), ...stored, id, entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, updated_at: at,
+        feed_id: feedId ?? null,
+      };
+      yield* all(insertRestored, event);
+      yield* recordEventChange(db, actor, null, event, at);
+      return event;
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw conflict(await read(db, function* () {
+      const stored = yield* trashedRecord<EventRow>(actor.entityId, 'events', id);
+      return stored && (yield* first(eventIdBySlug, { entityId: actor.entityId, slug: eventSlug(actor.entitySlug, stored.title) }))?.id;
+    }));
+  }
 }
 
 /**
@@ -197,5 +238,5 @@ function* recordEventChange(db: Db, actor: Actor, before: EventRow | null, after
 
 const emptyEvent = (): Omit<NewEvent, 'title' | 'entity_id' | 'slug' | 'slug_version' | 'last_synced_at' | 'created_at' | 'updated_at'> => ({
   event_type: null, description: null, location_city: null, location_country: null, start_date: null,
-  end_date: null, external_url: null, image_url: null, ical_url: null,
+  end_date: null, external_url: null, image_url: null, ical_url: null, feed_id: null,
 });
