@@ -355,7 +355,8 @@ export type FeedRunStatus = 'queued' | 'running' | 'unchanged' | 'applied' | 'ne
 /** One run of a feed; `counts`, `problems` and `new_columns` are JSON text. */
 export interface FeedRunsTable {
   id: Generated<number>;
-  feed_id: number;
+  /** Null for runs of no feed (console imports, undos: migration 019). */
+  feed_id: number | null;
   status: FeedRunStatus;
   allow_mass_delete: number;
   queued_at: string;

@@ -81,6 +81,7 @@ const readOnlyFields = {
   // The platform's copy of the image (docs/api.md, Images): GET returns it, a client may send it back.
   image: ReadOnlyEcho(),
   source_fingerprint: ReadOnlyEcho(),
+  feed_id: ReadOnlyEcho(),
   last_synced_at: ReadOnlyEcho(),
   created_at: ReadOnlyEcho(),
   updated_at: ReadOnlyEcho(),

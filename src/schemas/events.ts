@@ -31,6 +31,7 @@ const readOnlyFields = {
   // The platform's copy of the image (docs/api.md, Images): GET returns it, a client may send it back.
   image: ReadOnlyEcho(),
   slug: ReadOnlyEcho(),
+  feed_id: ReadOnlyEcho(),
   last_synced_at: ReadOnlyEcho(),
   created_at: ReadOnlyEcho(),
   updated_at: ReadOnlyEcho(),

@@ -35,7 +35,7 @@ const INPUT_COLUMNS = tableColumns<ArtworksTable>()([
   'edition_size', 'edition_number', 'artist_proofs', 'image_alt', 'additional_images',
 ], ['id', 'feed_id', 'entity_id', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'created_at', 'updated_at']);
 const STORED_COLUMNS = [
-  ...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'updated_at',
+  ...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'updated_at', 'feed_id',
 ] as const;
 const NEW_COLUMNS = [...STORED_COLUMNS, 'entity_id', 'created_at'] as const;
 // Parameters in a SELECT list have no column to take a type from; PostgreSQL needs it spelled out.
@@ -46,6 +46,7 @@ const COLUMN_TYPES: Record<(typeof NEW_COLUMNS)[number], 'text' | 'integer' | 'b
   external_id: 'text', last_synced_at: 'text', updated_at: 'text', entity_id: 'integer', created_at: 'text',
   price_display: 'text', height: 'double precision', width: 'double precision', depth: 'double precision', dimension_unit: 'text',
   edition_size: 'integer', edition_number: 'integer', artist_proofs: 'integer', image_alt: 'text', additional_images: 'text',
+  feed_id: 'integer',
 };
 
 type MatchKey = { entityId: number; fingerprint: string; externalId: string | null };
@@ -191,6 +192,8 @@ function* writeArtwork(db: Db, actor: Actor, input: ArtworkInput, at: string): W
     checkArtworkCoherence(merged);
     merged.source_fingerprint = artworkFingerprint(merged);
     merged.fingerprint_version = SLUG_VERSION;
+    // A feed's row that changes a record makes it the feed's own (docs/api.md, Feeds: a mirror deletes only its own).
+    merged.feed_id = actor.feedId ?? existing.feed_id;
     const artwork = yield* save(merged, at);
     const record = artworkRecord(existing, artwork, newArtist, at);
     return { posted: { artwork, created: false, changed: isRealChange(record.changes) }, ...record };
@@ -199,7 +202,7 @@ function* writeArtwork(db: Db, actor: Actor, input: ArtworkInput, at: string): W
 }
 
 // PostgreSQL: a batch's new artworks in one statement. Per item: the columns that differ between items.
-const ITEM_COLUMNS = [...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint'] as const;
+const ITEM_COLUMNS = [...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint', 'feed_id'] as const;
 type ItemColumn = (typeof ITEM_COLUMNS)[number];
 type ItemArrays = { [K in ItemColumn]: Array<NewArtwork[K]> };
 interface InsertMany extends ItemArrays { entityId: number; fingerprintVersion: number; at: string }
@@ -328,7 +331,7 @@ export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
   });
 }
 
-const RESTORED_COLUMNS = [...NEW_COLUMNS, 'id', 'feed_id'] as const;
+const RESTORED_COLUMNS = [...NEW_COLUMNS, 'id'] as const;
 const insertRestored = statement((db, p: Params<ArtworkRow>) => db.insertInto('artworks').values(columns(p, RESTORED_COLUMNS)));
 const feedOf = statement((db, p: Params<{ entityId: number; feedId: number | null }>) => db.selectFrom('feeds').select('id')
   .where('entity_id', '=', p.entityId).where('id', '=', p.feedId));
@@ -547,6 +550,6 @@ function newArtwork(actor: Actor, input: ArtworkInput, artist: Partial<ArtworkRo
     last_synced_at: at,
     created_at: at,
     updated_at: at,
-    feed_id: null,
+    feed_id: actor.feedId ?? null,
   };
 }

@@ -21,7 +21,7 @@ import { INLINE_OFFSET_MAX, lockForUpdate, pageOffset } from './sql.js';
 type NewEvent = Omit<EventRow, 'id'>;
 const STORED_COLUMNS = [
   'title', 'slug', 'slug_version', 'event_type', 'description', 'location_city', 'location_country', 'start_date', 'end_date',
-  'external_url', 'image_url', 'ical_url', 'last_synced_at', 'updated_at',
+  'external_url', 'image_url', 'ical_url', 'last_synced_at', 'updated_at', 'feed_id',
 ] as const;
 
 const insertEvent = statement((db, p: Params<NewEvent>) => db.insertInto('events')
@@ -63,6 +63,7 @@ export function* postEventWork(db: Db, actor: Actor, input: EventInput): Work<Po
   const inserted = yield* first(insertEvent, {
     ...emptyEvent(), ...withoutNulls(input), title: input.title,
     entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, created_at: at, updated_at: at,
+    feed_id: actor.feedId ?? null,
   });
   if (inserted) {
     yield* recordEventChange(db, actor, null, inserted, at);
@@ -72,6 +73,8 @@ export function* postEventWork(db: Db, actor: Actor, input: EventInput): Work<Po
   if (!existing) throw new Error('event vanished between insert and select');
   const merged = mergeNonNull(existing, input);
   checkMergedDates(merged);
+  // A feed's row that changes an event makes it the feed's own (docs/api.md, Feeds).
+  merged.feed_id = actor.feedId ?? existing.feed_id;
   const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
   if (!event) throw new Error(`event ${merged.id} vanished inside its write`);
   const changes = yield* recordEventChange(db, actor, existing, event, at);
@@ -92,7 +95,7 @@ export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
 }
 
 const insertRestored = statement((db, p: Params<EventRow>) => db.insertInto('events')
-  .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at', 'id', 'feed_id'])));
+  .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at', 'id'])));
 const feedOf = statement((db, p: Params<{ entityId: number; feedId: number | null }>) => db.selectFrom('feeds').select('id')
   .where('entity_id', '=', p.entityId).where('id', '=', p.feedId));
 
