@@ -214,7 +214,7 @@ async function importRun(db: Db, actor: Actor, preview: Preview, mirror: MirrorC
   job.runId = runId;
   let error: string | null = null;
   try {
-    await applyPreview(db, { ...actor, runId }, preview, mirror, job);
+    await applyRows(db, { ...actor, runId }, preview, mirror, job);
   } catch (failure) {
     error = failure instanceof ApiError ? failure.message : 'the database did not answer';
     throw failure;
@@ -225,6 +225,8 @@ async function importRun(db: Db, actor: Actor, preview: Preview, mirror: MirrorC
       counts: { rows: total, created, updated, unchanged, deleted, refused: failed, duplicates: duplicate }, problems, error,
     }, nowIso()).catch(() => undefined);
   }
+  // Finished once its run says so: the summary and GET /v1/runs agree.
+  job.finished = true;
 }
 
 /**
@@ -233,6 +235,13 @@ async function importRun(db: Db, actor: Actor, preview: Preview, mirror: MirrorC
  * Each transaction holds a few whole rows: a process that dies leaves every row before or after.
  */
 export async function applyPreview(db: Db, actor: Actor, preview: Preview, mirror: MirrorChoice, job = newApplyJob(preview, mirror)): Promise<ApplyJob> {
+  await applyRows(db, actor, preview, mirror, job);
+  job.finished = true;
+  return job;
+}
+
+/** `applyPreview` short of saying it finished (a console import records its run first). */
+async function applyRows(db: Db, actor: Actor, preview: Preview, mirror: MirrorChoice, job: ApplyJob): Promise<void> {
   const deleting = mirror.prune && !preview.pruneBlocked ? preview.deletions : [];
   const send = mirror.skipUnchanged ? preview.send.filter((c) => !preview.same.has(c)) : preview.send;
   if (send.length < preview.send.length) {
@@ -240,7 +249,6 @@ export async function applyPreview(db: Db, actor: Actor, preview: Preview, mirro
     job.done += preview.send.length - send.length;
   }
   await runApply(db, actor, { kind: preview.kind, send }, deleting, job);
-  return job;
 }
 
 async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kind' | 'send'>, deleting: Preview['deletions'], job: ApplyJob): Promise<void> {
@@ -277,7 +285,6 @@ async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kin
     }
   }
   job.failures.sort((a, b) => labelOrder(a.label) - labelOrder(b.label));
-  job.finished = true;
 }
 
 /** `line 12`, `row 12`, `item 3` in file order. */
