@@ -14,7 +14,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { recordWrite, type Actor, type Change } from './changelog.js';
-import { moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
+import { liveFeed, moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
 import { enqueueClause, imageJobsClause, imageStatusIs } from './images.js';
 import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
@@ -333,8 +333,6 @@ export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
 
 const RESTORED_COLUMNS = [...NEW_COLUMNS, 'id'] as const;
 const insertRestored = statement((db, p: Params<ArtworkRow>) => db.insertInto('artworks').values(columns(p, RESTORED_COLUMNS)));
-const feedOf = statement((db, p: Params<{ entityId: number; feedId: number | null }>) => db.selectFrom('feeds').select('id')
-  .where('entity_id', '=', p.entityId).where('id', '=', p.feedId));
 
 /**
  * Brings an artwork back from the trash with its id and fields (docs/api.md, Trash): its fingerprint
@@ -351,10 +349,10 @@ export async function restoreArtwork(db: Db, actor: Actor, id: number): Promise<
       const fingerprint = artworkFingerprint(stored);
       const holder = yield* identityHolder(actor.entityId, stored, fingerprint);
       if (holder) throw restoreConflict(holder.id);
-      const feedId = stored.feed_id == null ? undefined : (yield* first(feedOf, { entityId: actor.entityId, feedId: stored.feed_id }))?.id;
+      const feedId = yield* liveFeed(actor.entityId, stored.feed_id);
       const artwork: ArtworkRow = {
         ...stored, ...artist, id, entity_id: actor.entityId, source_fingerprint: fingerprint, fingerprint_version: SLUG_VERSION,
-        last_synced_at: at, updated_at: at, feed_id: feedId ?? null,
+        last_synced_at: at, updated_at: at, feed_id: feedId,
       };
       yield* all(insertRestored, artwork);
       const { entries, delta } = artworkRecord(null, artwork, newArtist, at);

@@ -13,7 +13,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { Db, EventRow, ImageStatus } from '../db/types.js';
 import { imageStatusIs } from './images.js';
 import { recordWrite, type Actor } from './changelog.js';
-import { moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
+import { liveFeed, moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
 import type { ListedPage, PageRequest } from './pages.js';
 import { statsOf } from './stats.js';
 import { INLINE_OFFSET_MAX, lockForUpdate, pageOffset } from './sql.js';
@@ -96,8 +96,6 @@ export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
 
 const insertRestored = statement((db, p: Params<EventRow>) => db.insertInto('events')
   .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at', 'id'])));
-const feedOf = statement((db, p: Params<{ entityId: number; feedId: number | null }>) => db.selectFrom('feeds').select('id')
-  .where('entity_id', '=', p.entityId).where('id', '=', p.feedId));
 
 /**
  * Brings an event back from the trash with its id and fields (docs/api.md, Trash), its slug derived
@@ -114,10 +112,10 @@ export async function restoreEvent(db: Db, actor: Actor, id: number): Promise<Ev
       const slug = eventSlug(actor.entitySlug, stored.title);
       const holder = yield* first(eventIdBySlug, { entityId: actor.entityId, slug });
       if (holder) throw conflict(holder.id);
-      const feedId = stored.feed_id == null ? undefined : (yield* first(feedOf, { entityId: actor.entityId, feedId: stored.feed_id }))?.id;
+      const feedId = yield* liveFeed(actor.entityId, stored.feed_id);
       const event: EventRow = {
         ...emptyEvent(), ...stored, id, entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, updated_at: at,
-        feed_id: feedId ?? null,
+        feed_id: feedId,
       };
       yield* all(insertRestored, event);
       yield* recordEventChange(db, actor, null, event, at);

@@ -40,6 +40,14 @@ const trashedForUpdate = statement((db, p: Params<TrashKey>) => lockForUpdate(db
 const dropTrashed = statement((db, p: Params<TrashKey>) => db.deleteFrom('trash')
   .where('owner_id', '=', p.ownerId).where('kind', '=', p.kind).where('record_id', '=', p.id).returningAll());
 
+const feedOf = statement((db, p: Params<{ entityId: number; feedId: number }>) => db.selectFrom('feeds').select('id')
+  .where('entity_id', '=', p.entityId).where('id', '=', p.feedId));
+
+/** A restored record's `feed_id`: its feed's, while that feed exists (docs/api.md, Feeds). */
+export function* liveFeed(entityId: number, feedId: number | null): Work<number | null> {
+  return feedId === null ? null : (yield* first(feedOf, { entityId, feedId }))?.id ?? null;
+}
+
 const trashed = statement((db, p: Params<TrashKey>) => db.selectFrom('trash').select('record')
   .where('owner_id', '=', p.ownerId).where('kind', '=', p.kind).where('record_id', '=', p.id));
 

@@ -12,6 +12,7 @@ import { restoreEvent, toEvent } from '../../store/events.js';
 import { TRASH_KINDS, deleteFromTrash, listTrash, trashCursor, type TrashKind } from '../../store/trash.js';
 import { AUTHED, IDEMPOTENT, answer, errors, recordId } from '../protocol/responses.js';
 import { withArtworkImages, withImage } from '../protocol/images.js';
+import { requireKind } from './feeds.js';
 
 const tags = ['trash'];
 
@@ -19,9 +20,6 @@ const tags = ['trash'];
 const kindsOf = (request: FastifyRequest, access: 'read' | 'write'): TrashKind[] =>
   TRASH_KINDS.filter((kind) => hasScope(request.auth.scopes, `${kind}:${access}`));
 
-function requireKind(request: FastifyRequest, kind: TrashKind, access: 'read' | 'write'): void {
-  if (!kindsOf(request, access).includes(kind)) throw new ApiError('forbidden', `This key lacks the scope ${kind}:${access}.`);
-}
 
 /** The trash and restores (docs/api.md, Trash). Its list changes without the entity's data version: never kept, never 304. */
 export const trashRoutes: FastifyPluginAsyncTypebox = async (app) => {
