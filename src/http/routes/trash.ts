@@ -11,7 +11,7 @@ import { restoreArtwork, toArtwork } from '../../store/artworks.js';
 import { restoreEvent, toEvent } from '../../store/events.js';
 import { TRASH_KINDS, deleteFromTrash, listTrash, trashCursor, type TrashKind } from '../../store/trash.js';
 import { AUTHED, IDEMPOTENT, answer, errors, recordId } from '../protocol/responses.js';
-import { withArtworkImages, withImage } from '../protocol/images.js';
+import { presentArtwork, presentRecord } from '../../store/present.js';
 import { requireKind } from './feeds.js';
 
 const tags = ['trash'];
@@ -65,7 +65,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: IdParams,
       response: { 200: answer(Artwork, 'The artwork, as GET shows it.'), ...errors('not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
     },
-  }, async (request) => withArtworkImages(app, toArtwork(await restoreArtwork(app.db, request.auth.actor, recordId(request.params)))));
+  }, async (request) => presentArtwork(app.db, app.config.publicBaseUrl, toArtwork(await restoreArtwork(app.db, request.auth.actor, recordId(request.params)))));
 
   app.post('/events/:id/restore', {
     config: { scope: 'events:write' },
@@ -75,5 +75,5 @@ export const trashRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: IdParams,
       response: { 200: answer(Event, 'The event, as GET shows it.'), ...errors('not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
     },
-  }, async (request) => withImage(app, toEvent(await restoreEvent(app.db, request.auth.actor, recordId(request.params)))));
+  }, async (request) => presentRecord(app.db, app.config.publicBaseUrl, toEvent(await restoreEvent(app.db, request.auth.actor, recordId(request.params)))));
 };
