@@ -151,6 +151,19 @@ describe('the console Import page under attack', { timeout: 120_000 }, () => {
   }, 120_000);
   afterAll(async () => t.close());
 
+  test.each([
+    ['an Excel row with a value past its header after an empty cell (a TypeError, answered 500)', 'gap.xlsx',
+      () => workbook({ Sheet1: [['title', 'external_id'], ['A', 'A-1', undefined, 'stray']] }), 'Row 2 has a value in column D, which has no header.'],
+    ['a JSON file nested 2,000,000 levels deep', 'deep.json', async () => Buffer.from('['.repeat(2_000_000)), 'The JSON nests deeper than 32 levels; a file holds an array of items of plain values.'],
+    ['a CSV of 400,001 one-cell rows', 'narrow.csv', async () => Buffer.from(`title\n${'ab\n'.repeat(400_001)}`), 'The file holds more than 400,000 rows, more than one import may read; split it into several files.'],
+  ])('%s uploaded on the Import page: 400 with one message, nothing written', async (_, name, bytes, message) => {
+    const before = (await client(t, attacker.key).get('/v1/changelog')).body.total;
+    const answered = await upload(editor, name, await bytes());
+    expect(answered.status).toBe(400);
+    expect(answered.text).toContain(message);
+    expect((await client(t, attacker.key).get('/v1/changelog')).body.total).toBe(before);
+  });
+
   test('the JSON bomb uploaded on the Import page: one message, nothing written, the process alive, another gallery\'s reads answered meanwhile', async () => {
     const before = (await client(t, attacker.key).get('/v1/changelog')).body.total;
     const heapBefore = process.memoryUsage().heapUsed;
