@@ -1,25 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { readTable } from '../../src/import/table.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { signedIn, type ConsoleSession } from '../support/console.js';
+import { signedIn, uploadToImport as upload, type ConsoleSession } from '../support/console.js';
 import { hostileXlsx, unzip, workbook, zip } from '../support/spreadsheets.js';
 
+/** The issue's JSON bomb: 650 KB, 50,000 items with a key each. */
+const jsonBomb = (items = 50_000): Buffer => Buffer.from(`[${Array.from({ length: items }, (_, i) => `{"k${i}":1}`).join(',')}]`);
+
 /**
- * Zips whose entries as exceljs (through JSZip) reads them are not the entries a checker trusting the end
- * record would check (docs/api.md, Bounds on what a file may hold; docs/security-testing.md): each is
- * refused on the console's Import page in one line, nothing written, the process alive, its memory bounded.
+ * The console's Import page under attack (docs/api.md, Bounds on what a file may hold; docs/security-testing.md):
+ * zips whose entries as exceljs (through JSZip) reads them are not the entries a checker trusting the end
+ * record would check, and files made to exhaust the reader. Each is refused in one line, nothing written,
+ * the process alive, its memory bounded, another gallery answered meanwhile.
  */
 
 const ROWS = [['title', 'external_id'], ['Hidden Work', 'H-1']];
-
-async function upload(session: ConsoleSession, name: string, bytes: Buffer) {
-  const page = await session.get('/console/import');
-  const action = /action="(\/console\/import\?_csrf=[^"]+)"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
-  const form = new FormData();
-  form.append('kind', 'artworks');
-  form.append('file', new Blob([new Uint8Array(bytes)]), name);
-  return session.request('POST', action, form);
-}
 
 /** The page's one message, as the editor reads it. */
 const shown = (html: string): string => {
@@ -27,7 +21,7 @@ const shown = (html: string): string => {
   return notice === undefined ? html.slice(0, 300) : notice.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&#34;/g, '"').replace(/&amp;/g, '&');
 };
 
-describe('hostile zips on the console Import page', { timeout: 180_000 }, () => {
+describe('the console Import page under attack', { timeout: 180_000 }, () => {
   let t: TestApp;
   let base: string;
   let attacker: Tenant;
@@ -85,40 +79,38 @@ describe('hostile zips on the console Import page', { timeout: 180_000 }, () => 
     expect(answer.status).toBe(400);
     expect(shown(answer.text)).toBe('The workbook holds more than 1,000,000 cells, more than one import may read; split it into several files.');
   });
-});
-
-describe('the reader\'s view of the zip is the checker\'s', () => {
-  const refusal = (bytes: Buffer) => readTable(bytes, { name: 'x.xlsx' }).then(() => 'read', (error: unknown) => (error as Error).message);
-
-  test('a workbook exceljs wrote (sizes after the data, in descriptors) is read', async () => {
-    const table = await readTable(await workbook({ Sheet1: ROWS }), { name: 'ok.xlsx' });
-    expect(table.rows).toHaveLength(1);
-  });
 
   test.each([
-    ['a name resolved elsewhere by the reader', 'a/../xl/worksheets/sheet1.xml', /^not a valid xlsx file: the part name "a\/\.\.\/xl\/worksheets\/sheet1\.xml" is not one a spreadsheet has$/],
-    ['a name with a leading slash', '/xl/worksheets/sheet1.xml', /^not a valid xlsx file: the part name "\/xl\/worksheets\/sheet1\.xml" is not one a spreadsheet has$/],
-  ])('%s is refused', async (_, name, message) => {
-    const parts = unzip(await workbook({ Sheet1: ROWS })).map((part) => (part.name === 'xl/worksheets/sheet1.xml' ? { ...part, name } : part));
-    expect(await refusal(zip(parts))).toMatch(message);
+    ['an Excel row with a value past its header after an empty cell (a TypeError, answered 500)', 'gap.xlsx',
+      () => workbook({ Sheet1: [['title', 'external_id'], ['A', 'A-1', undefined, 'stray']] }), 'Row 2 has a value in column D, which has no header.'],
+    ['a JSON file nested 2,000,000 levels deep', 'deep.json', async () => Buffer.from('['.repeat(2_000_000)), 'The JSON nests deeper than 32 levels; a file holds an array of items of plain values.'],
+    ['a CSV of 400,001 one-cell rows', 'narrow.csv', async () => Buffer.from(`title\n${'ab\n'.repeat(400_001)}`), 'The file holds more than 400,000 rows, more than one import may read; split it into several files.'],
+  ])('%s uploaded on the Import page: 400 with one message, nothing written', async (_, name, bytes, message) => {
+    const before = (await client(t, attacker.key).get('/v1/changelog')).body.total;
+    const answered = await upload(editor, name, await bytes());
+    expect(answered.status).toBe(400);
+    expect(answered.text).toContain(message);
+    expect((await client(t, attacker.key).get('/v1/changelog')).body.total).toBe(before);
   });
 
-  test('a part twice, or bytes after the end record, are refused', async () => {
-    const parts = unzip(await workbook({ Sheet1: ROWS }));
-    expect(await refusal(zip([...parts, parts[0]!]))).toMatch(/^not a valid xlsx file: the part ".+" is in it twice$/);
-    expect(await refusal(Buffer.concat([zip(parts), Buffer.from('trailing')]))).toBe('not a valid xlsx file: bytes follow its zip end record');
+  test('the JSON bomb uploaded on the Import page: one message, nothing written, the process alive, another gallery\'s reads answered meanwhile', async () => {
+    const before = (await client(t, attacker.key).get('/v1/changelog')).body.total;
+    const heapBefore = process.memoryUsage().heapUsed;
+    const answered = await upload(editor, 'bomb.json', jsonBomb());
+    expect(answered.status).toBe(400);
+    expect(answered.text).toContain('The items use more than 200 distinct keys; a file may have at most 200 columns.');
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(200 * 1024 * 1024);
+    expect((await client(t, attacker.key).get('/v1/changelog')).body.total).toBe(before);
+    const durations: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const started = performance.now();
+      const read = await client(t, other.key).get('/v1/artworks');
+      durations.push(performance.now() - started);
+      expect(read.status).toBe(200);
+      expect(read.body.artworks[0].title).toBe('Still here');
+    }
+    durations.sort((a, b) => a - b);
+    // No read waits behind the refused files (a stall would be seconds); the 50 ms budget is measured by benchmarks.
+    expect(durations[18]).toBeLessThan(1_000);
   });
-
-  test('a part that declares a DTD (where entity expansion lives) is refused', async () => {
-    const bomb = '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>';
-    const parts = unzip(await workbook({ Sheet1: ROWS })).map((part) => (part.name === 'xl/sharedStrings.xml'
-      ? { ...part, data: Buffer.from(part.data.toString('utf8').replace(/^<\?xml[^>]*\?>/, bomb)) } : part));
-    expect(await refusal(zip(parts))).toBe('not a valid xlsx file: the part "xl/sharedStrings.xml" declares a DTD');
-  });
-
-  test('shared strings written <si >, <si\\n> are counted against their bound', async () => {
-    const strings = `<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">${Array.from({ length: 1_000_001 }, (_, i) => `<si${i % 2 ? '\n' : ' '}><t>${i}</t></si>`).join('')}</sst>`;
-    const parts = unzip(await workbook({ Sheet1: ROWS })).map((part) => (part.name === 'xl/sharedStrings.xml' ? { ...part, data: Buffer.from(strings) } : part));
-    expect(await refusal(zip(parts))).toBe('the workbook holds more than 1,000,000 shared strings, more than one import may read; split it into several files');
-  }, 60_000);
 });
