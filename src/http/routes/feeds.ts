@@ -16,8 +16,6 @@ const tags = ['feeds'];
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Told when a feed has a run to do now (src/feeds): the runs themselves are durable in the database. */
-    feedRuns: { wake(feedId: number, entityId: number): void } | undefined;
     /** The outgoing fetcher as feeds use it (src/feeds/fetcher.ts). */
     feedFetch: FeedFetcher;
   }
@@ -48,7 +46,6 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, access);
     return { entityId, id };
   };
-  const wake = (feedId: number, entityId: number) => app.feedRuns?.wake(feedId, entityId);
 
   app.post('/feeds', {
     config: { scope: null },
@@ -67,7 +64,6 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
       mode: body.mode ?? 'merge', interval_minutes: body.interval_minutes ?? 60, paused: body.paused ?? false,
     };
     const created = await createFeed(app.db, request.auth.entity.id, spec, nowIso());
-    wake(created.feed.id, created.feed.entity_id);
     return reply.code(201).send(feedJson(created));
   });
 
@@ -107,7 +103,6 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     requireKind(request, kind, 'write');
     checkMapping(kind, request.body.mapping ?? (request.body.kind ? JSON.parse(feed.mapping) as Record<string, string | null> : undefined));
     const updated = await updateFeed(app.db, entityId, id, request.body, nowIso());
-    if (!updated.feed.paused) wake(id, entityId);
     return feedJson(updated);
   });
 
@@ -134,7 +129,6 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { entityId, id } = await feedOfKey(request, 'write');
     const run = await queueRun(app.db, entityId, id, request.body?.allow_mass_delete === true, nowIso());
-    wake(id, entityId);
     return reply.code(202).send(runJson(run));
   });
 
