@@ -179,7 +179,8 @@ function walkLocalHeaders(bytes: Buffer, parts: Part[], directoryStart: number):
     if (!name.equals(part.nameBytes)) {
       throw invalid(`the part ${quoted(part.name)} is named ${quoted(name.toString('utf8'))} where its data is`);
     }
-    if ((flags & (ENCRYPTED | HAS_DESCRIPTOR)) !== (part.flags & (ENCRYPTED | HAS_DESCRIPTOR)) || bytes.readUInt16LE(at + 8) !== part.method) throw invalid(`the part ${quoted(part.name)} is described two ways`);
+    // The local header's own flag says whether a data descriptor follows (some writers set it there only).
+    if ((flags & ENCRYPTED) !== 0 || bytes.readUInt16LE(at + 8) !== part.method) throw invalid(`the part ${quoted(part.name)} is described two ways`);
     const local = { crc: bytes.readUInt32LE(at + 14), compressed: bytes.readUInt32LE(at + 18), inflated: bytes.readUInt32LE(at + 22) };
     part.data = at + 30 + nameLength + bytes.readUInt16LE(at + 28);
     at = part.data + part.compressed;
