@@ -1,3 +1,5 @@
+import { cellExcerpt } from '../domain/text.js';
+
 /**
  * Prices are whole numbers (docs/api.md, Requests and validation). A spreadsheet often writes them for people: `12.500,00 €`,
  * `$12,500`, `CHF 12'500.-`. Whether `12,500` is twelve thousand five hundred or twelve and a half
@@ -17,7 +19,7 @@ export function priceProblem(cell: string, column: string): string | undefined {
   const reading = readAmount(bare);
   // A plain decimal (`12.5`) is no written-for-people form: the API's own rule (an integer) answers it.
   if (!hasSign && reading && !reading.grouped) return undefined;
-  const where = `"${text}" in column ${JSON.stringify(column)}`;
+  const where = `"${cellExcerpt(text)}" in column ${JSON.stringify(cellExcerpt(column))}`;
   const how = [hasSign ? 'a currency sign' : '', reading?.grouped ? 'thousands separators' : '', reading?.decimals ? 'decimals' : '']
     .filter(Boolean);
   const written = how.length > 0 ? `is written with ${how.slice(0, -1).join(', ')}${how.length > 1 ? ' and ' : ''}${how.at(-1)!}` : 'is not a plain whole number';

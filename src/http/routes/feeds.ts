@@ -73,7 +73,10 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     reply.provisional = true;
     const feeds = await listFeeds(app.db, request.auth.entity.id);
-    return { feeds: feeds.filter(({ feed }) => hasScope(request.auth.scopes, `${feed.kind}:read`)).map(feedJson) };
+    return {
+      feeds: feeds.filter(({ feed }) => hasScope(request.auth.scopes, `${feed.kind}:read`))
+        .map((found) => feedJson(found, { fullUrl: hasScope(request.auth.scopes, `${found.feed.kind}:write`) })),
+    };
   });
 
   app.get('/feeds/:id', {
@@ -83,7 +86,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.provisional = true;
     const found = await getFeed(app.db, request.auth.entity.id, recordId(request.params));
     requireKind(request, found.feed.kind, 'read');
-    return feedJson(found);
+    return feedJson(found, { fullUrl: hasScope(request.auth.scopes, `${found.feed.kind}:write`) });
   });
 
   app.put('/feeds/:id', {
