@@ -6,7 +6,7 @@ import { hostileXlsx } from '../support/spreadsheets.js';
 /**
  * A feed whose URL serves a hostile zip (docs/security-testing.md): its run, taken by the app's own job
  * runner, ends `failed` with the one line the console's Import shows, writes nothing, and the server keeps
- * answering another gallery, its memory under 400 MB while it refuses the 1 GiB hidden entry.
+ * answering another gallery, its memory growing by less than 100 MB while it refuses the 1 GiB hidden entry.
  */
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
@@ -40,9 +40,10 @@ async function finishedRun(feedId: number) {
   throw new Error(`feed ${feedId} did not finish its run`);
 }
 
-test('a feed serving the understated-count zip (1 GiB hidden in 1 MB): the run ends failed in one line, under 400 MB, another gallery answered', async () => {
+test('a feed serving the understated-count zip (1 GiB hidden in 1 MB): the run ends failed in one line, the server growing by less than 100 MB (3 GB before), another gallery answered', async () => {
   files.set('/understated.xlsx', await hostileXlsx('understated', ROWS), XLSX);
-  let highest = process.memoryUsage().rss;
+  const atRest = process.memoryUsage().rss;
+  let highest = atRest;
   const sampler = setInterval(() => { highest = Math.max(highest, process.memoryUsage().rss); }, 5);
   let run;
   try {
@@ -53,7 +54,10 @@ test('a feed serving the understated-count zip (1 GiB hidden in 1 MB): the run e
     clearInterval(sampler);
   }
   expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(/^not a valid xlsx file: its zip directory holds \d+ entries but its end record counts \d+$/) });
-  expect(highest).toBeLessThan(400 * 1024 * 1024);
+  // This process is the server and the test runner, and other files may have run in it before: what is
+  // asserted is what refusing the file added (gigabytes before the fix), which keeps a server at rest
+  // (137 MB in the issue's run) under 400 MB.
+  expect(highest - atRest).toBeLessThan(100 * 1024 * 1024);
   const read = await client(t, other.key).get('/v1/artworks');
   expect(read.status).toBe(200);
   expect(read.body.artworks[0].title).toBe('Still here');

@@ -45,10 +45,11 @@ describe('the console Import page under attack', { timeout: 180_000 }, () => {
     expect(answer.status).toBe(303);
   });
 
-  test('the 1 GiB entry hidden by the understated count: the process stays under 400 MB while refusing it, another gallery answered meanwhile', async () => {
+  test('the 1 GiB entry hidden by the understated count: the process grows by less than 100 MB while refusing it (3 GB before), another gallery answered meanwhile', async () => {
     const bytes = await hostileXlsx('understated', ROWS);
     expect(bytes.length).toBeLessThan(2 * 1024 * 1024);
-    let highest = process.memoryUsage().rss;
+    const atRest = process.memoryUsage().rss;
+    let highest = atRest;
     const sampler = setInterval(() => { highest = Math.max(highest, process.memoryUsage().rss); }, 5);
     try {
       const [answer, read] = await Promise.all([upload(editor, 'hidden.xlsx', bytes), client(t, other.key).get('/v1/artworks')]);
@@ -59,7 +60,10 @@ describe('the console Import page under attack', { timeout: 180_000 }, () => {
     } finally {
       clearInterval(sampler);
     }
-    expect(highest).toBeLessThan(400 * 1024 * 1024);
+    // This process is the server and the test runner, and other files may have run in it before: what is
+    // asserted is what refusing the file added (gigabytes before the fix), which keeps a server at rest
+    // (137 MB in the run) under 400 MB.
+    expect(highest - atRest).toBeLessThan(100 * 1024 * 1024);
   });
 
   test.each([
