@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { signedIn, type ConsoleSession } from '../support/console.js';
+import { signedIn, uploadToImport as upload, type ConsoleSession } from '../support/console.js';
 import { workbook, zipBomb } from '../support/spreadsheets.js';
 
 /** The Import page through real HTTP (docs/console.md, Import), on both dialects: upload → encoding → columns → preview → Apply → summary. */
@@ -17,15 +17,6 @@ const LATIN1_CSV = Buffer.from([
   'Café Noir;Françoise Gilot;1950;FG-50;3200;signiert',
   'Café Noir;Françoise Gilot;1950;FG-50;3300;Dublette',
 ].join('\r\n').replace('€', '\x80'), 'latin1'); // Windows-1252 writes € as 0x80
-
-async function upload(session: ConsoleSession, name: string, bytes: Buffer, kind = 'artworks') {
-  const page = await session.get('/console/import');
-  const action = /action="(\/console\/import\?_csrf=[^"]+)"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
-  const form = new FormData();
-  form.append('kind', kind);
-  form.append('file', new Blob([new Uint8Array(bytes)]), name);
-  return session.request('POST', action, form);
-}
 
 /** Follows the Apply's progress page until the summary shows (the page refreshes itself without JavaScript). */
 async function applyAndWait(session: ConsoleSession, id: string) {
@@ -93,6 +84,14 @@ describe('console import', { timeout: 120_000 }, () => {
     const userId = (await t.handle.db.selectFrom('users').select('id').where('email', '=', editor.email).executeTakeFirstOrThrow()).id;
     const sources = (await client(t, gallery.key).get('/v1/changelog?limit=100')).body.changes.filter((c: any) => c.entity_type === 'artwork').map((c: any) => c.source);
     expect(sources).toEqual([`console:${userId}`, `console:${userId}`]);
+    // The Apply is a run (docs/api.md, Runs): listed with its counts, each of its writes naming it.
+    const [run] = (await client(t, gallery.key).get('/v1/runs')).body.runs;
+    expect(run).toMatchObject({
+      kind: 'import', feed_id: null, record_kind: 'artworks', source: `console:${userId}`, status: 'applied', undone_by: null,
+      counts: { rows: 4, created: 2, updated: 0, unchanged: 0, deleted: 0, refused: 1, duplicates: 1 },
+    });
+    const ofRun = (await client(t, gallery.key).get(`/v1/changelog?run_id=${run.id}`)).body.changes;
+    expect(ofRun.filter((c: any) => c.entity_type === 'artwork').map((c: any) => [c.action, c.run_id])).toEqual([['create', run.id], ['create', run.id]]);
   });
 
   test('choosing UTF-8 for a file that is not UTF-8 answers the line and the byte, and what to choose instead', async () => {
