@@ -85,6 +85,21 @@ describe('a mirror feed\'s mass delete', { timeout: 120_000 }, () => {
     expect(again.status).toBe(409);
     expect(again.body.error).toBe('conflict');
     expect(await count()).toBe(18);
+
+    // The confirmed deletes count toward the feed's 24 hours: one more work leaving the file waits too.
+    files.set(path, stock(17));
+    expect(await runNow()).toMatchObject({ status: 'needs_attention', counts: { deleted: 0 }, pending_deletes: [{ external_id: 'M18' }] });
+  });
+
+  test('two confirms of one run at once: one deletes the 12, the other is 409 conflict', async () => {
+    const { api, feedId, path, runNow, count, trash } = await mirrorOf(30);
+    files.set(path, stock(18));
+    const stopped = await runNow();
+    const answers = await Promise.all([1, 2].map(() => api.post(`/v1/feeds/${feedId}/runs/${stopped.id}/confirm-deletes`, {})));
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
+    expect(answers.find((a) => a.status === 202)!.body.counts.deleted).toBe(12);
+    expect(await count()).toBe(18);
+    expect(await trash()).toHaveLength(12);
   });
 
   test('a record edited since the run, or deleted since, is skipped and listed; the others are deleted', async () => {
