@@ -10,6 +10,7 @@ import { itemsPerTransaction, writeEach } from '../store/batch.js';
 import type { Actor } from '../store/changelog.js';
 import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/events.js';
 import { feedOwnedIds, finishImportRun, startImportRun } from '../store/feeds.js';
+import type { UnchangedSince } from '../store/trash.js';
 import { nowIso } from '../clock.js';
 
 /**
@@ -311,11 +312,20 @@ async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kin
  * gone already. The one delete path of imports, feeds and a feed run's confirmed deletions.
  */
 export async function removeRecord(db: Db, actor: Actor, kind: Kind, id: number): Promise<boolean> {
+  return await removeUnchanged(db, actor, kind, id) === 'deleted';
+}
+
+/**
+ * `removeRecord`, and with `unchanged` only a record not changed since then and still the feed's own,
+ * checked in the delete's transaction: what became of it.
+ */
+export async function removeUnchanged(db: Db, actor: Actor, kind: Kind, id: number, unchanged?: UnchangedSince): Promise<'deleted' | 'gone' | 'changed'> {
   try {
-    await (kind === 'artworks' ? deleteArtwork : deleteEvent)(db, actor, id);
-    return true;
+    await (kind === 'artworks' ? deleteArtwork : deleteEvent)(db, actor, id, unchanged);
+    return 'deleted';
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return false;
+    if (error instanceof ApiError && error.status === 404) return 'gone';
+    if (error instanceof ApiError && error.code === 'conflict') return 'changed';
     throw error;
   }
 }

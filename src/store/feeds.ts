@@ -489,15 +489,6 @@ export function claimConfirmDeletes(db: Db, entityId: number, feedId: number, ru
   });
 }
 
-const artworkState = statement((db, p: Params<{ entityId: number; id: number }>) => db.selectFrom('artworks').select(['updated_at', 'feed_id'])
-  .where('entity_id', '=', p.entityId).where('id', '=', p.id));
-const eventState = statement((db, p: Params<{ entityId: number; id: number }>) => db.selectFrom('events').select(['updated_at', 'feed_id'])
-  .where('entity_id', '=', p.entityId).where('id', '=', p.id));
-
-/** A live record's last change and owner feed, or undefined when it is gone (deleted, in the trash). */
-export const recordState = (db: Db, kind: FeedRow['kind'], entityId: number, id: number): Promise<{ updated_at: string; feed_id: number | null } | undefined> =>
-  read(db, () => first(kind === 'artworks' ? artworkState : eventState, { entityId, id }));
-
 /** A confirmed run's counts (`deleted` added) and problems (the records skipped added), as the API then shows it. */
 export const recordConfirmedDeletes = (db: Db, run: FeedRunRow, deleted: number, skipped: RunOutcome['problems']): Promise<FeedRunRow> =>
   transaction(db, function* () {
