@@ -460,6 +460,8 @@ const laterRunThatCounts = statement((db, p: Params<{ feedId: number; id: number
 const claimPendingDeletes = statement((db, p: Params<{ id: number }>) => db.updateTable('feed_runs')
   .set({ status: 'applied', pending_deletes: null, error: null })
   .where('id', '=', p.id).where('status', '=', 'needs_attention').where('pending_deletes', 'is not', null).returningAll());
+// The next run reads the file whole (no 304, no equal hash short cut).
+const forgetFile = statement((db, p: Params<{ id: number }>) => db.updateTable('feeds').set({ etag: null, last_modified: null, body_hash: null }).where('id', '=', p.id));
 const confirmedRow = statement((db, p: Params<{ id: number; counts: string | null; problems: string }>) => db.updateTable('feed_runs')
   .set({ counts: p.counts, problems: p.problems }).where('id', '=', p.id).returningAll());
 
@@ -485,6 +487,9 @@ export function claimConfirmDeletes(db: Db, entityId: number, feedId: number, ru
     }
     const claimed = yield* first(claimPendingDeletes, { id: runId });
     if (!claimed) throw new ApiError('conflict', 'This run\'s deletions are being confirmed by another request.');
+    // Whatever of the list is still there after the confirm (a process that died half-way, a record
+    // skipped or restored) is what the next run finds and, past the limit, lists again.
+    yield* first(forgetFile, { id: feedId });
     return { feed, run: claimed, pending: JSON.parse(run.pending_deletes) as PendingDelete[] };
   });
 }

@@ -91,6 +91,23 @@ describe('a mirror feed\'s mass delete', { timeout: 120_000 }, () => {
     expect(await runNow()).toMatchObject({ status: 'needs_attention', counts: { deleted: 0 }, pending_deletes: [{ external_id: 'M18' }] });
   });
 
+  test('records of a confirmed list that are back (restored, or left by a confirm cut short) are found by the next run and wait again', async () => {
+    const { api, feedId, path, runNow, count, fetches } = await mirrorOf(30);
+    files.set(path, stock(18));
+    const stopped = await runNow();
+    expect((await api.post(`/v1/feeds/${feedId}/runs/${stopped.id}/confirm-deletes`, {})).status).toBe(202);
+    const back = (stopped.pending_deletes as Array<{ id: number; external_id: string }>).slice(0, 3);
+    for (const { id } of back) expect((await api.post(`/v1/artworks/${id}/restore`, {})).status).toBe(200);
+    expect(await count()).toBe(21);
+    // The same file: read whole again, not short-cut as unchanged.
+    const before = fetches();
+    const next = await runNow();
+    expect(fetches()).toBe(before + 1);
+    expect(next).toMatchObject({ status: 'needs_attention', counts: { deleted: 0 } });
+    expect(next.pending_deletes.map((p: { external_id: string }) => p.external_id).sort()).toEqual(back.map((p) => p.external_id).sort());
+    expect(await count()).toBe(21);
+  });
+
   test('two confirms of one run at once: one deletes the 12, the other is 409 conflict', async () => {
     const { api, feedId, path, runNow, count, trash } = await mirrorOf(30);
     files.set(path, stock(18));
