@@ -12,7 +12,7 @@ export const ARTWORK_CHANGE_FIELDS = [...WRITABLE_ARTWORK_FIELDS, 'source_finger
 
 const MEASURES = ['height', 'width', 'depth'] as const;
 
-/** One more view as stored and compared: every member present, in one order (docs/api.md, More views). */
+/** One more view as stored and compared: every member present, in one order (docs/api.md, More views of a work). */
 export interface StoredView { url: string; caption: string | null; alt: string | null; role: NonNullable<ViewInput['role']> | null }
 
 /** The views as the column holds them: canonical JSON text, so equal views compare equal; none is null. */

@@ -9,7 +9,7 @@ import { WRITABLE, type Kind } from './columns.js';
 import type { Row } from './rows.js';
 
 /**
- * Which record each row of an import file denotes, by the server's own matching rules (docs/api.md, Artworks and Events),
+ * Which record each row of an import file denotes, by the server's own matching rules (docs/api.md, Artworks; docs/api.md, Events),
  * computed on the client: to report rows of one file that would overwrite each other, and — for
  * `--dry-run` and `--prune` — to compare the file with the records the server lists.
  */

@@ -94,7 +94,7 @@ async function routes(app: FastifyInstance): Promise<void> {
    * body, after `exists`, a point lookup, where the name alone does not prove the page exists), else
    * from the cache, building once. `build` answers undefined for a page that does not exist.
    */
-  async function answer(request: FastifyRequest, reply: FastifyReply, name: string, kind: Kind,
+  async function servePage(request: FastifyRequest, reply: FastifyReply, name: string, kind: Kind,
     build: () => Promise<Buffer | string | undefined>, exists?: () => Promise<boolean>) {
     const key = `${name}|${current().render}`;
     const etag = `"${createHash('sha256').update(key).digest('base64url').slice(0, 22)}"`;
@@ -142,7 +142,7 @@ async function routes(app: FastifyInstance): Promise<void> {
     const found = await publicEntity(app.db, request.params.slug);
     if (!found || (options.within && !options.within(found))) return notFound(reply);
     const exists = options.exists;
-    return answer(request, reply, `${route}|${found.entity.id}|${found.version}`, kind, () => build(found), exists && (() => exists(found)));
+    return servePage(request, reply, `${route}|${found.entity.id}|${found.version}`, kind, () => build(found), exists && (() => exists(found)));
   };
 
   /** A page of one record: `find` is a point lookup, run by the build and, alone, by a cold HEAD. */
@@ -154,17 +154,17 @@ async function routes(app: FastifyInstance): Promise<void> {
     }, { exists: async (found) => (await find(found)) !== undefined });
 
   const staticRoute = (path: string, kind: Kind, body: () => string) =>
-    app.get(path, { schema: hide }, async (request, reply) => answer(request, reply, `static|${path}`, kind, async () => body()));
+    app.get(path, { schema: hide }, async (request, reply) => servePage(request, reply, `static|${path}`, kind, async () => body()));
   staticRoute('/assets/site.css', STATIC('text/css; charset=utf-8'), () => SITE_CSS);
   staticRoute('/favicon.svg', STATIC('image/svg+xml'), () => FAVICON_SVG);
   staticRoute('/favicon.ico', STATIC('image/svg+xml'), () => FAVICON_SVG);
   staticRoute('/robots.txt', STATIC('text/plain; charset=utf-8'), () => robotsTxt(baseUrl()));
 
   app.get('/', { schema: hide }, async (request, reply) =>
-    answer(request, reply, `home|${await platformVersion(app.db)}`, HTML, async () => homePage(await activeEntities(app.db), baseUrl())));
+    servePage(request, reply, `home|${await platformVersion(app.db)}`, HTML, async () => homePage(await activeEntities(app.db), baseUrl())));
 
   app.get('/sitemap.xml', { schema: hide }, async (request, reply) =>
-    answer(request, reply, `sitemap|${await platformVersion(app.db)}`, XML, async () => sitemapIndex(await activeEntities(app.db), baseUrl())));
+    servePage(request, reply, `sitemap|${await platformVersion(app.db)}`, XML, async () => sitemapIndex(await activeEntities(app.db), baseUrl())));
 
   app.get<{ Params: SlugParams; Querystring: { part?: string } }>('/profiles/:slug/sitemap.xml', { schema: hide }, async (request, reply) => {
     const part = wholeNumber(request.query.part, PAGE_MAX, 1);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { generateKey } from '../../src/domain/keys.js';
 import { client, keyFor, startApp, tenant, type Reply, type TestApp } from '../helpers.js';
 
-/** Fixed-window rate limits per key (docs/api.md, Authentication and Rate limits). */
+/** Fixed-window rate limits per key (docs/api.md, Authentication; docs/api.md, Rate limits). */
 
 const WINDOW_S = 3;
 const LIMITS = { free: 3, subscriber: 5, partner: 7 } as const;

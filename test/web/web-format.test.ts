@@ -4,7 +4,7 @@ import { afterEach, describe, expect, test, vi } from 'vitest';
 // loads (a formatter maps ICU's locale data, ~6.5 MB of the node binary's pages, which a process that
 // renders no page never needs), but when the public routes are registered, before the server listens:
 // the first of each kind costs 7-30 ms on the event loop, which the first visitor's page paid
-// (docs/performance.md, Memory and Stall scenario).
+// (docs/performance.md, Memory; docs/performance.md, Stall scenario).
 describe('public page formatting', () => {
   afterEach(() => vi.restoreAllMocks());
 
