@@ -17,6 +17,7 @@ import { feeds } from './migrations/013_feeds.js';
 import { webhooks } from './migrations/014_webhooks.js';
 import { signInLimits } from './migrations/015_sign_in_limits.js';
 import { sealedWebhookSecrets } from './migrations/016_sealed_webhook_secrets.js';
+import { galleryWords } from './migrations/018_gallery_words.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -40,6 +41,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '014_webhooks': webhooks(dialect),
         '015_sign_in_limits': signInLimits,
         '016_sealed_webhook_secrets': sealedWebhookSecrets,
+        '018_gallery_words': galleryWords,
       }),
     },
   });

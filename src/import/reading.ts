@@ -43,7 +43,7 @@ const ARTWORK_WORDS: Record<string, readonly string[]> = {
     'beschikbaarheid'],
   external_id: ['stock', 'stock number', 'stock no', 'inventory', 'inventory number', 'inventory no', 'inv', 'inv nr', 'inventarnummer',
     'catalog number', 'catalogue number', 'numéro d\'inventaire', 'n° d\'inventaire', 'numero di inventario', 'número de inventario', 'ref',
-    'reference', 'sku', 'werknummer', 'inventaris nummer', 'inventarisnummer'],
+    'reference', 'sku', 'inventar', 'inventar nr', 'bestandsnummer', 'werknummer', 'inventaris nummer', 'inventarisnummer'],
   edition_size: ['edition size', 'auflagenhöhe', 'tirage total'],
   edition_number: ['edition number', 'exemplar', 'exemplaire', 'esemplare', 'ejemplar'],
   artist_proofs: ['artist proofs', 'artist proof', 'ap', 'aps', 'e a', 'p a'],
@@ -62,7 +62,7 @@ const ARTWORK_WORDS: Record<string, readonly string[]> = {
 export const PRIVATE_WORDS: readonly string[] = [
   'cost', 'costs', 'purchase', 'net', 'netto', 'einkauf', 'ek', 'achat', 'acquisto', 'compra', 'consignor', 'consignment', 'buyer', 'client',
   'collector', 'käufer', 'acheteur', 'acquirente', 'comprador', 'notes', 'note', 'internal', 'intern', 'private', 'privat', 'location',
-  'lagerort', 'standort', 'emplacement', 'ubicación', 'insurance', 'versicherung', 'margin',
+  'lagerort', 'standort', 'emplacement', 'ubicación', 'insurance', 'versicherung', 'margin', 'notiz', 'notizen', 'bemerkung', 'bemerkungen',
 ];
 
 /** Filler words that never decide a match ("Numéro d'inventaire", "Stock #", "Inv.-Nr."). */

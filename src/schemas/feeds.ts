@@ -54,6 +54,7 @@ const Problem = Type.Object({
   line: Nullable(Type.Integer({ description: 'The file\'s line (CSV), row (Excel) or item (JSON).' })),
   column: Nullable(Type.String()),
   message: Type.String(),
+  level: StringEnum(['error', 'warning'] as const, { description: '`error`: the row is refused; `warning`: the row is written (such as "no currency").' }),
 });
 
 export const FeedRun = Type.Object({

@@ -58,19 +58,30 @@ const countFeeds = statement((db, p: Params<{ entityId: number }>) =>
 const feedByUrl = statement((db, p: Params<{ entityId: number; kind: string; url: string }>) =>
   db.selectFrom('feeds').select('id').where('entity_id', '=', p.entityId).where('kind', '=', p.kind as never).where('url', '=', p.url));
 
-const insertFeed = statement((db, p: Params<Omit<FeedRow, 'id' | 'failures'>>) => db.insertInto('feeds').values({
+const insertFeed = statement((db, p: Params<Omit<FeedRow, 'id' | 'failures' | 'mapping_frozen'>>) => db.insertInto('feeds').values({
   entity_id: p.entity_id, url: p.url, kind: p.kind, mapping: p.mapping, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
   interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason, next_run_at: p.next_run_at,
   etag: p.etag, last_modified: p.last_modified, body_hash: p.body_hash, run_now_at: p.run_now_at, created_at: p.created_at,
 }).returningAll());
 
 const updateFeedRow = statement((db, p: Params<Pick<FeedRow, 'id' | 'url' | 'kind' | 'mapping' | 'encoding' | 'sheet' | 'mode'
-  | 'interval_minutes' | 'paused' | 'paused_reason' | 'next_run_at' | 'etag' | 'last_modified' | 'body_hash' | 'failures'>>) =>
+  | 'interval_minutes' | 'paused' | 'paused_reason' | 'next_run_at' | 'etag' | 'last_modified' | 'body_hash' | 'failures' | 'mapping_frozen'>>) =>
   db.updateTable('feeds').set({
-    url: p.url, kind: p.kind, mapping: p.mapping, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
+    url: p.url, kind: p.kind, mapping: p.mapping, mapping_frozen: p.mapping_frozen, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
     interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason, next_run_at: p.next_run_at,
     etag: p.etag, last_modified: p.last_modified, body_hash: p.body_hash, failures: p.failures,
   }).where('id', '=', p.id).returningAll());
+
+const freezeMapping = statement((db, p: Params<{ id: number; mapping: string }>) =>
+  db.updateTable('feeds').set({ mapping: p.mapping, mapping_frozen: 1 }).where('id', '=', p.id).where('mapping_frozen', '=', 0));
+
+/**
+ * Stores a feed's whole reading of its file, suggestions included, at its first read (docs/api.md,
+ * Feeds): from then on a change of the words never changes how the feed reads. A feed frozen
+ * meanwhile keeps its mapping.
+ */
+export const freezeFeedMapping = (db: Db, id: number, mapping: Record<string, string | null>): Promise<void> =>
+  transaction(db, function* () { yield* all(freezeMapping, { id, mapping: JSON.stringify(mapping) }); });
 
 const removeFeed = statement((db, p: Params<{ id: number }>) => db.deleteFrom('feeds').where('id', '=', p.id));
 const removeRunsOfFeed = statement((db, p: Params<{ feedId: number }>) => db.deleteFrom('feed_runs').where('feed_id', '=', p.feedId));
@@ -225,6 +236,8 @@ export async function updateFeed(db: Db, entityId: number, id: number, patch: Pa
         next_run_at: resumed || next.interval_minutes !== current.interval_minutes ? plusMinutes(at, resumed ? 0 : next.interval_minutes) : feed.next_run_at,
         etag: reread ? null : feed.etag, last_modified: reread ? null : feed.last_modified, body_hash: reread ? null : feed.body_hash,
         failures: resumed ? 0 : feed.failures,
+        // A new mapping (or kind) is read with the suggestions for the columns it leaves out, at the next read.
+        mapping_frozen: patch.mapping !== undefined || next.kind !== current.kind ? 0 : feed.mapping_frozen,
       }))!;
       yield* scheduleFeed(updated, (yield* first(unfinishedRun, { feedId: id })) !== undefined, at);
       return yield* withLastRun(updated);
@@ -324,7 +337,7 @@ export interface RunOutcome {
   status: Exclude<FeedRunStatus, 'queued' | 'running'>;
   httpStatus: number | null;
   counts: Record<string, number> | null;
-  problems: { line: number | null; column: string | null; message: string }[];
+  problems: { line: number | null; column: string | null; message: string; level: 'error' | 'warning' }[];
   error: string | null;
   newColumns: string[];
   /** What the file was when it was read whole (applied, needs_attention, or unchanged by its hash): kept for the next conditional fetch. */
@@ -351,8 +364,8 @@ function* finishRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, 
     const failures = outcome.status === 'failed' ? feed.failures + 1 : 0;
     const pause = failures >= FAILURES_TO_PAUSE && feed.paused === 0;
     yield* first(updateFeedRow, {
-      id: feedId, url: feed.url, kind: feed.kind, mapping: feed.mapping, encoding: feed.encoding, sheet: feed.sheet, mode: feed.mode,
-      interval_minutes: feed.interval_minutes, paused: pause ? 1 : feed.paused,
+      id: feedId, url: feed.url, kind: feed.kind, mapping: feed.mapping, mapping_frozen: feed.mapping_frozen, encoding: feed.encoding,
+      sheet: feed.sheet, mode: feed.mode, interval_minutes: feed.interval_minutes, paused: pause ? 1 : feed.paused,
       paused_reason: pause ? `${FAILURES_TO_PAUSE} runs in a row failed; the last: ${outcome.error ?? 'unknown error'}` : feed.paused_reason,
       next_run_at: plusMinutes(at, feed.interval_minutes),
       etag: outcome.file ? outcome.file.etag : feed.etag,
@@ -382,7 +395,8 @@ export const runJson = (run: FeedRunRow): FeedRunType => ({
   finished_at: run.finished_at,
   http_status: run.http_status,
   counts: run.counts === null ? null : JSON.parse(run.counts) as FeedRunType['counts'],
-  problems: run.problems === null ? [] : JSON.parse(run.problems) as FeedRunType['problems'],
+  // Runs before problems had levels held only refused rows.
+  problems: run.problems === null ? [] : (JSON.parse(run.problems) as FeedRunType['problems']).map((p) => ({ ...p, level: p.level ?? 'error' })),
   error: run.error,
   new_columns: run.new_columns === null ? [] : JSON.parse(run.new_columns) as string[],
 });
