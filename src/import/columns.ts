@@ -76,6 +76,24 @@ export const CHOOSABLE: Record<Kind, readonly string[]> = {
   events: WRITABLE.events,
 };
 
+/** What the console calls each target, in the gallery's words (docs/console.md, Import). */
+const LABELS: Record<string, string> = {
+  title: 'Title', artist_name: 'Artist', artist_first_name: 'Artist\'s first name', artist_last_name: 'Artist\'s last name',
+  creation_year: 'Year', medium: 'Medium', dimensions: 'Dimensions (as written)', height: 'Height', width: 'Width', depth: 'Depth',
+  dimension_unit: 'Unit of height, width, depth', price: 'Price', currency: 'Currency', availability: 'Availability',
+  external_id: 'Inventory number', edition: 'Edition (3/50, edition of 50)', edition_size: 'Edition size', edition_number: 'Copy number',
+  artist_proofs: 'Artist\'s proofs', price_on_request: 'Price on request (yes/no)', price_hidden: 'Hide price (yes/no)',
+  price_display: 'Price display (shown, on_request, hidden)', image_url: 'Image', image_alt: 'Image text alternative',
+  additional_images: 'More images', description: 'Description', external_url: 'Web page',
+  start_date: 'Start date', end_date: 'End date', event_type: 'Type of event', location_name: 'Venue', location_city: 'City',
+  location_country: 'Country', ical_url: 'Calendar link',
+};
+/** A target as a person reads it: "Inventory number", "Artist", "Price on request (yes/no)". */
+export const targetLabel = (target: string): string => {
+  const view = /^image_url_(\d+)$/.exec(target);
+  return view ? `Image ${view[1]}` : LABELS[target] ?? target.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+};
+
 /** The field a column fills without a mapping, if its name is one (a target's name counts: "Price on request"). */
 export function fieldNamed(column: string, kind: Kind): string | undefined {
   const field = asField(column);

@@ -77,6 +77,9 @@ export const Feed = Type.Object({
   id: Id,
   ...writable,
   paused_reason: Nullable(Type.String()),
+  unmapped_columns: Nullable(Type.Array(Type.String(), {
+    description: 'The file\'s columns the feed leaves out (a private column, a name no word matches, two columns for one field); null until the feed has read its file once, when the mapping in use (suggestions included) is stored.',
+  })),
   created_at: Timestamp,
   next_run_at: Nullable(Timestamp),
   last_run: Type.Unsafe<FeedRunType | null>({ oneOf: [Ref(FeedRun), { type: 'null' }] }),

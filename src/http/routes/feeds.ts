@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { nowIso } from '../../clock.js';
 import { ApiError, invalidFields } from '../../domain/errors.js';
 import { hasScope } from '../../domain/keys.js';
-import { FIELDS } from '../../import/columns.js';
+import { TARGETS } from '../../import/columns.js';
 import Type from 'typebox';
 import { IdParams } from '../../schemas/common.js';
 import { Feed, FeedList, FeedPost, FeedPut, FeedRun, FeedRunList, RunParams, RunPost, RunsQuery } from '../../schemas/feeds.js';
@@ -33,7 +33,7 @@ function requireKind(request: FastifyRequest, kind: 'artworks' | 'events', acces
 }
 
 function checkMapping(kind: 'artworks' | 'events', mapping: Record<string, string | null> | undefined): void {
-  const wrong = Object.entries(mapping ?? {}).filter(([, field]) => field !== null && !FIELDS[kind].includes(field));
+  const wrong = Object.entries(mapping ?? {}).filter(([, field]) => field !== null && !TARGETS[kind].includes(field));
   if (wrong.length > 0) {
     throw invalidFields(wrong.map(([column, field]) => ({ field: `mapping.${column}`, message: `"${field}" is not a field of ${kind}` })));
   }

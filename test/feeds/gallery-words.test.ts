@@ -1,0 +1,114 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { connect } from '../../src/db/connect.js';
+import { migrateToLatest, migrator } from '../../src/db/migrate.js';
+import { feedFetcher } from '../../src/feeds/fetcher.js';
+import { runFeed } from '../../src/feeds/run.js';
+import { client, freshDatabase, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
+import { csv, fileServer, type FileServer } from '../support/file-server.js';
+
+/** A feed of a gallery's own spreadsheet, without a mapping (docs/api.md, Feeds; docs/push.md, How columns are read). */
+
+let t: TestApp;
+let files: FileServer;
+let gallery: Tenant;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  files = await fileServer();
+  t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '0' });
+  gallery = await tenant(t);
+  api = client(t, gallery.key);
+});
+afterAll(async () => {
+  await t?.close();
+  await files?.close();
+});
+
+const allowAll = feedFetcher(() => true);
+async function runNow(feedId: number) {
+  await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${feedId}`.execute(t.handle.db);
+  await runFeed({ db: t.handle.db, fetch: allowAll }, feedId);
+  return (await api.get(`/v1/feeds/${feedId}`)).body;
+}
+
+const MARKER = 'PRIVATE-MARKER-7731';
+const sheet = csv('Stock number;Title;Artist;Year;Medium;Dimensions (cm);Price (EUR);Price on request;Edition;Cost price;Consignor',
+  ...Array.from({ length: 30 }, (_, i) => [
+    `S-${100 + i}`, `Harbour ${i + 1}`, i % 2 ? 'Ada Berg' : 'Cem Ak', `c. ${1990 + i}`, 'Oil on canvas', '60 x 80',
+    i === 3 ? '' : `${12 + i}.500`, i === 3 ? 'yes' : 'no', i % 5 === 0 ? `${i + 1}/50 + 5 AP` : 'unique', `${MARKER} ${i}`, `${MARKER} consignor`,
+  ].join(';')));
+
+describe('a feed created without a mapping', () => {
+  test('applies the suggestions on its first run and stores them; private columns stay out; a remap afterwards leaves 30 records, not 60', async () => {
+    files.set('/gallery.csv', sheet);
+    const created = await api.post('/v1/feeds', { url: files.url('/gallery.csv'), kind: 'artworks' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ mapping: {}, unmapped_columns: null });
+
+    const first = await runNow(created.body.id);
+    expect(first.last_run).toMatchObject({ status: 'applied', counts: { rows: 30, created: 30, refused: 0 } });
+    expect(first.mapping).toEqual({
+      'Stock number': 'external_id', Title: 'title', Artist: 'artist_name', Year: 'creation_year', Medium: 'medium', 'Dimensions (cm)': 'dimensions',
+      'Price (EUR)': 'price', 'Price on request': 'price_on_request', Edition: 'edition', 'Cost price': null, Consignor: null,
+    });
+    expect(first.unmapped_columns).toEqual(['Cost price', 'Consignor']);
+
+    const listed = (await api.get('/v1/artworks?limit=100')).body.artworks as any[];
+    expect(listed).toHaveLength(30);
+    const one = (await api.get(`/v1/artworks/${listed[0].id}`)).body;
+    expect(one).toMatchObject({
+      external_id: 'S-100', title: 'Harbour 1', artist_name: 'Cem Ak', creation_year: 1990, price: 12500, currency: 'EUR',
+      dimensions: '60 x 80 cm', height: 60, width: 80, dimension_unit: 'cm', edition_number: 1, edition_size: 50, artist_proofs: 5,
+    });
+    expect((await api.get(`/v1/artworks/${listed[3].id}`)).body).toMatchObject({ price: null, price_display: 'on_request' });
+    expect(JSON.stringify(listed)).not.toContain(MARKER);
+
+    // Remapped: the stock number's column named by hand, the rest read as stored; the same records are matched.
+    const remapped = await api.put(`/v1/feeds/${created.body.id}`, { mapping: { 'Stock number': 'external_id', 'Cost price': null } });
+    expect(remapped.status).toBe(200);
+    const second = await runNow(created.body.id);
+    expect(second.last_run).toMatchObject({ status: 'applied', counts: { rows: 30, created: 0, refused: 0 } });
+    expect((await api.get('/v1/artworks?limit=100')).body.artworks).toHaveLength(30);
+    expect(second.mapping).toMatchObject({ 'Cost price': null, Consignor: null, Artist: 'artist_name' });
+  });
+
+  test('a run\'s price without a currency is a warning, the row written', async () => {
+    const other = await tenant(t);
+    const own = client(t, other.key);
+    files.set('/nocurrency.csv', csv('Titel;Preis', 'Blue;12.500'));
+    const created = await own.post('/v1/feeds', { url: files.url('/nocurrency.csv'), kind: 'artworks' });
+    await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${created.body.id}`.execute(t.handle.db);
+    await runFeed({ db: t.handle.db, fetch: allowAll }, created.body.id);
+    const run = (await own.get(`/v1/feeds/${created.body.id}`)).body.last_run;
+    expect(run).toMatchObject({ status: 'applied', counts: { created: 1, refused: 0 } });
+    expect(run.problems).toEqual([{ line: 2, column: 'Preis', level: 'warning', message: expect.stringMatching(/^price: no currency/) }]);
+  });
+});
+
+test('migration 018 freezes the feeds made before it as they read today, and adds the profile\'s default currency', async () => {
+  const fresh = await freshDatabase();
+  const handle = connect(fresh.url);
+  const db = handle.db as any;
+  try {
+    expect((await migrator(handle).migrateTo('016_sealed_webhook_secrets')).error).toBeUndefined();
+    const at = '2026-01-01T00:00:00.000Z';
+    const entity = await db.insertInto('entities').values({ type: 'gallery', name: 'Old', slug: 'old', created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow();
+    await db.insertInto('feeds').values({
+      entity_id: entity.id, url: 'https://old.example/a.csv', kind: 'artworks', mapping: '{"Künstler":"artist_name"}', encoding: 'utf-8', sheet: null,
+      mode: 'merge', interval_minutes: 60, paused: 0, created_at: at,
+    }).execute();
+    await migrateToLatest(handle);
+    expect(await db.selectFrom('feeds').select(['mapping', 'mapping_frozen']).execute()).toEqual([{ mapping: '{"Künstler":"artist_name"}', mapping_frozen: 1 }]);
+    expect(await db.selectFrom('entities').select('default_currency').execute()).toEqual([{ default_currency: null }]);
+    await db.insertInto('feeds').values({
+      entity_id: entity.id, url: 'https://old.example/b.csv', kind: 'artworks', mapping: '{}', encoding: 'utf-8', sheet: null,
+      mode: 'merge', interval_minutes: 60, paused: 0, created_at: at,
+    }).execute();
+    expect((await db.selectFrom('feeds').select('mapping_frozen').orderBy('id').execute()).map((r: any) => r.mapping_frozen)).toEqual([1, 0]);
+    expect((await migrator(handle).migrateTo('016_sealed_webhook_secrets')).error).toBeUndefined();
+  } finally {
+    await handle.close();
+    await fresh.drop();
+  }
+});
