@@ -41,7 +41,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '014_webhooks': webhooks(dialect),
         '015_sign_in_limits': signInLimits,
         '016_sealed_webhook_secrets': sealedWebhookSecrets,
-        '018_gallery_words': galleryWords,
+        '018_gallery_words': galleryWords(dialect),
       }),
     },
   });

@@ -55,7 +55,7 @@ export interface ArtworksTable {
   dimensions: string | null;
   price: number | null;
   currency: string | null;
-  availability: 'available' | 'reserved' | 'sold' | null;
+  availability: 'available' | 'reserved' | 'sold' | 'not_for_sale' | null;
   description: string | null;
   image_url: string | null;
   external_url: string | null;
@@ -146,6 +146,8 @@ export interface EntityStatsTable {
   available: number;
   reserved: number;
   sold: number;
+  /** Migration 018. */
+  not_for_sale: number;
   events: number;
   changelog: number;
   artworks_synced_at: string | null;

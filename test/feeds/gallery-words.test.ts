@@ -86,7 +86,7 @@ describe('a feed created without a mapping', () => {
   });
 });
 
-test('migration 018 freezes the feeds made before it as they read today, and adds the profile\'s default currency', async () => {
+test('migration 018 freezes the feeds made before it as they read today, adds the profile\'s default currency, and allows not_for_sale, keeping the artworks', async () => {
   const fresh = await freshDatabase();
   const handle = connect(fresh.url);
   const db = handle.db as any;
@@ -98,7 +98,20 @@ test('migration 018 freezes the feeds made before it as they read today, and add
       entity_id: entity.id, url: 'https://old.example/a.csv', kind: 'artworks', mapping: '{"Künstler":"artist_name"}', encoding: 'utf-8', sheet: null,
       mode: 'merge', interval_minutes: 60, paused: 0, created_at: at,
     }).execute();
+    const artwork = {
+      entity_id: entity.id, title: 'Kept', source_fingerprint: 'f'.repeat(64), fingerprint_version: 2, availability: 'sold', price: 100,
+      created_at: at, updated_at: at, last_synced_at: at,
+    };
+    await db.insertInto('artworks').values([artwork, { ...artwork, title: 'Deleted', source_fingerprint: 'e'.repeat(64) }]).execute();
+    await db.deleteFrom('artworks').where('title', '=', 'Deleted').execute();
+    await expect(db.insertInto('artworks').values({ ...artwork, title: 'NFS', source_fingerprint: 'd'.repeat(64), availability: 'not_for_sale' }).execute()).rejects.toThrow();
     await migrateToLatest(handle);
+    // The artworks' check allows not_for_sale; the rows and the id counter are kept (a deleted id is not reused).
+    expect(await db.selectFrom('artworks').select(['id', 'title', 'availability', 'price']).execute()).toEqual([{ id: 1, title: 'Kept', availability: 'sold', price: 100 }]);
+    const nfs = await db.insertInto('artworks').values({ ...artwork, title: 'NFS', source_fingerprint: 'd'.repeat(64), availability: 'not_for_sale' }).returning('id').executeTakeFirstOrThrow();
+    expect(nfs.id).toBeGreaterThan(2);
+    await expect(db.insertInto('artworks').values({ ...artwork, title: 'Lost', source_fingerprint: 'c'.repeat(64), availability: 'lost' }).execute()).rejects.toThrow();
+    await db.deleteFrom('artworks').where('id', '=', nfs.id).execute();
     expect(await db.selectFrom('feeds').select(['mapping', 'mapping_frozen']).execute()).toEqual([{ mapping: '{"Künstler":"artist_name"}', mapping_frozen: 1 }]);
     expect(await db.selectFrom('entities').select('default_currency').execute()).toEqual([{ default_currency: null }]);
     await db.insertInto('feeds').values({

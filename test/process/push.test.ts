@@ -138,7 +138,7 @@ describe('push', () => {
     expect(run.stdout).toContain('line 64: creation_year: "fifties" is not a year (such as 1990, c. 1990 or 1990–92)');
     expect(run.stdout).toContain('line 102: price: "12.5" is not a whole price: prices are whole numbers, never rounded here; write 12 or 13 (column "price")');
     expect(run.stdout).toContain('line 121: same artwork as line 33 (same artist, title and year): not sent');
-    expect(run.stdout).toContain('line 143: availability: must be one of: available, reserved, sold');
+    expect(run.stdout).toContain('line 143: availability: "missing" is not an availability (available, reserved, sold or not for sale)');
     expect(run.stdout).toContain('line 166: same artwork as line 77 (same artist, title and year): not sent');
     expect(run.stdout).toContain('line 189: image_url: must be an absolute http or https URL');
     expect(run.stdout).toContain('line 201: same artwork as line 74 (same artist, title and year): not sent');
