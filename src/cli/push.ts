@@ -11,7 +11,7 @@ import { candidate, Catalog, changedFields, findDuplicates, listShows, type Cand
 import { PUSH_MAX_BYTES, megabytes } from '../import/limits.js';
 import { FileProblem } from '../import/problem.js';
 import { countsLine, overPruneLimit } from '../import/summary.js';
-import { formatProblem, readRows, rowProblems, type Kind, type RowProblem } from '../import/rows.js';
+import { formatProblem, readRows, rowProblems, type Kind, type Row, type RowProblem } from '../import/rows.js';
 import { encodingNamed, ENCODINGS, type Encoding } from '../import/text.js';
 import { progressReporter, type Counts, type Progress } from './progress.js';
 
@@ -162,6 +162,7 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   if (missing.length > 0) {
     throw stop(`${baseUrl} refused the request (403 forbidden: the key ${me.key.prefix} lacks the scope ${missing.join(' and ')}; it has ${me.key.scopes.join(', ') || 'none'})`);
   }
+  await defaultCurrency(probe, rows, progress);
   // The server's pages read last time come back as 304s when nothing changed (docs/api.md, Conditional requests).
   const answers = new AnswerStore(baseUrl, options.key);
   const client = new ArtCatalogClient({ baseUrl, key: options.key, etags: answers.load(), onRetry: (event) => progress.note(describeRetry(event)) });
@@ -235,6 +236,26 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   }
   summary.failures = rows.filter((row) => problems.has(row.label)).map((row) => ({ label: row.label, message: problems.get(row.label)! }));
   return summary;
+}
+
+const NO_CURRENCY = 'price: no currency';
+
+/**
+ * Prices that name no currency take the profile's default currency (docs/push.md, How values are read);
+ * a key that may not read the profile, or a profile without one, leaves them without, and says how many.
+ */
+async function defaultCurrency(client: ArtCatalogClient, rows: Row[], progress: Progress): Promise<void> {
+  const lacking = rows.filter((row) => row.warnings?.some((w) => w.startsWith(NO_CURRENCY)));
+  if (lacking.length === 0) return;
+  const profile = await client.getProfile().catch(() => undefined);
+  const currency = profile?.default_currency;
+  for (const row of currency ? lacking : []) {
+    row.body.currency = currency;
+    row.warnings = row.warnings!.filter((w) => !w.startsWith(NO_CURRENCY));
+  }
+  if (!currency) {
+    progress.note(`${lacking.length} row${lacking.length === 1 ? ' has' : 's have'} a price without a currency (sent without one: name it in a currency column, in the price, or as the profile's default_currency)`);
+  }
 }
 
 /**

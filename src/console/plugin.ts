@@ -13,6 +13,7 @@ import { keyPages } from './pages/keys.js';
 import { webhookPages } from './pages/webhooks.js';
 import { listPages } from './pages/lists.js';
 import { peoplePages } from './pages/people.js';
+import { profilePages } from './pages/profile.js';
 import { UPLOAD_MAX_BYTES } from '../import/limits.js';
 import { feedPages } from './pages/feeds.js';
 import { importPage } from './pages/import.js';
@@ -29,7 +30,7 @@ declare module 'fastify' {
 
 /** Every page module of the console (src/console/README.md). */
 const PAGES: FastifyPluginAsync[] = [
-  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, keyPages, webhookPages, peoplePages,
+  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, profilePages, keyPages, webhookPages, peoplePages,
 ];
 
 

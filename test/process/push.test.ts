@@ -561,6 +561,21 @@ describe('push reads Excel workbooks and mapped columns, and refuses prices writ
     const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
     expect(artworks.map((a: any) => [a.title, a.price, a.currency])).toEqual([['Plain', 12500, null], ['Euro', 12500, 'EUR'], ['Dollar', 12500, 'USD'], ['Swiss', 12500, 'CHF']]);
   });
+
+  test('a price naming no currency takes the profile\'s default currency; without one the row is sent and push says how many lack it', async () => {
+    const file = join(dir, 'no-currency.csv');
+    writeFileSync(file, ['Titel;Preis', 'A;12.500', 'B;€ 900'].join('\n'));
+    const bare = await tenant(t);
+    const without = await push([file, '--kind', 'artworks', '--base-url', base, '--key', bare.key]);
+    expect(without.stdout).toBe('2 rows: created 2, updated 0, unchanged 0, duplicate 0, failed 0\n');
+    expect(without.stderr).toContain('1 row has a price without a currency (sent without one: name it in a currency column, in the price, or as the profile\'s default_currency)');
+    const gallery = await tenant(t);
+    await client(t, gallery.key).put('/v1/profile', { default_currency: 'GBP' });
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key]);
+    expect(run.stderr).not.toContain('without a currency');
+    const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
+    expect(artworks.map((a: any) => [a.title, a.price, a.currency])).toEqual([['A', 12500, 'GBP'], ['B', 900, 'EUR']]);
+  });
 });
 
 describe('push reads only what is bounded', () => {

@@ -130,7 +130,7 @@ export async function importPage(app: FastifyInstance): Promise<void> {
     upload.mirror = { prune: body.mirror === 'yes', force: body.force === 'yes' };
     let rows;
     try {
-      rows = tableRows(upload.table, upload.kind, upload.map);
+      rows = tableRows(upload.table, upload.kind, upload.map, { defaultCurrency: request.user.entity.default_currency });
     } catch (error) {
       if (!(error instanceof FileProblem)) throw error;
       return columnsPage(request, reply, upload, error.message.replace(/ \(map a column with --map "COLUMN=FIELD"\)$/, ''));
