@@ -41,8 +41,9 @@ const PAGES: FastifyPluginAsync[] = [
 export async function consolePlugin(app: FastifyInstance): Promise<void> {
   const cookies = consoleCookies(app.config.publicBaseUrl);
   app.decorateRequest('user', null as unknown as FastifyRequest['user']);
-  // Import and Feeds read files through the same held steps (columns, preview).
-  app.decorate('heldImports', new HeldImports());
+  // Import and Feeds read files through the same held steps (columns, preview); the app may hold them
+  // for the API's feed preview too, which counts against the same slots.
+  if (!app.hasDecorator('heldImports')) app.decorate('heldImports', new HeldImports());
   await app.register(cookie);
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 100, parts: 101 } });

@@ -28,7 +28,8 @@ export const PROBLEMS_KEPT = 100;
 
 const ENCODING: Record<FeedRow['encoding'], Encoding> = { 'utf-8': 'utf8', 'windows-1252': 'latin1' };
 
-class RunFailed extends Error {
+/** Why a run, or a preview, cannot read the feed's file: one line. */
+export class RunFailed extends Error {
   constructor(message: string, readonly httpStatus: number | null = null) {
     super(message);
   }
@@ -101,7 +102,8 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   };
 }
 
-async function read(bytes: Buffer, feed: FeedRow): Promise<Table> {
+/** The feed's file as a table, read with its encoding and sheet. */
+export async function read(bytes: Buffer, feed: Pick<FeedRow, 'url' | 'encoding' | 'sheet'>): Promise<Table> {
   try {
     return await readTable(bytes, { name: new URL(feed.url).pathname, encoding: ENCODING[feed.encoding], sheet: feed.sheet ?? undefined });
   } catch (error) {
@@ -156,7 +158,7 @@ export function readFeedRows(table: Table, feed: Pick<FeedRow, 'kind' | 'mapping
 }
 
 /** An import's `line 12` / `row 12` / `item 3` and `field: reason; field: reason` as the run's problems. */
-function rowProblems(label: string, message: string, columnOf: Map<string, string>, level: 'error' | 'warning') {
+export function rowProblems(label: string, message: string, columnOf: Map<string, string>, level: 'error' | 'warning') {
   const line = Number(/\d+/.exec(label)?.[0] ?? NaN);
   // Parts are `field: reason`; a reason may hold a `; ` of its own.
   return message.split(/; (?=[a-z_]+: )/).map((part) => {

@@ -45,6 +45,7 @@ import { requireSingleHeader } from './protocol/single-header.js';
 import { ApiError } from '../domain/errors.js';
 import { webRoutes } from '../web/routes.js';
 import { consolePlugin } from '../console/plugin.js';
+import { HeldImports } from '../console/held-imports.js';
 import { ImageWorker, type ImageWorkerOptions } from '../images/worker.js';
 import { JobRunner, type JobRunnerOptions } from '../jobs/runner.js';
 import { addressPolicy } from '../fetch/index.js';
@@ -221,6 +222,8 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   // Messages are kept 30 days (docs/api.md, Webhooks): swept hourly, a bounded batch at a time.
   const sweep = setInterval(() => void sweepMessages(handle.db).catch((error: unknown) => app.log.warn({ err: error }, 'webhook message sweep failed')), 3_600_000);
   sweep.unref();
+  // A gallery's two import slots, shared by the console's Import and Feeds and the API's feed preview.
+  app.decorate('heldImports', new HeldImports());
   // Feeds read files through the one outgoing fetcher (src/feeds/fetcher.ts).
   app.decorate('feedFetch', feedFetcher(addressPolicy(config.fetchAllowPrivate)));
   // Feed runs are jobs of the one queue (src/feeds/job.ts); a write that queues one wakes this process's slots.

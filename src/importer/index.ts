@@ -50,6 +50,8 @@ export interface Preview {
   send: Candidate[];
   /** The rows of `send` equal to their stored record (a feed's run does not write them). */
   same: Set<Candidate>;
+  /** The record each unchanged row matched, by the row's label (the feed preview shows it). */
+  sameIds: Map<string, number>;
 }
 
 export interface MirrorChoice {
@@ -106,7 +108,7 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
   const send = candidates.filter((c) => !duplicateOf.has(c));
 
   const catalog = await readCatalog(db, actor.entityId, kind, actor.entitySlug);
-  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send, same: new Set() };
+  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send, same: new Set(), sameIds: new Map() };
   const named = new Set<number>();
   for (const [i, c] of send.entries()) {
     if (i % BATCH === 0) await yieldToEventLoop();
@@ -125,6 +127,7 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
       else {
         preview.unchanged++;
         preview.same.add(c);
+        preview.sameIds.set(c.row.label, match.record.id);
       }
     }
   }

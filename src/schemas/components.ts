@@ -4,7 +4,7 @@ import { BatchItemResult, BatchResponse } from './batch.js';
 import { ChangelogEntry, ChangelogPage } from './changelog.js';
 import { ErrorBody } from './common.js';
 import { Event, EventList, EventListItem, EventPostResult } from './events.js';
-import { Feed, FeedList, FeedRun, FeedRunList } from './feeds.js';
+import { Feed, FeedList, FeedPreview, FeedRun, FeedRunList } from './feeds.js';
 import { Health, HealthUnavailable, MetricsText } from './operations.js';
 import { Image, ImageBytes } from './images.js';
 import { Me } from './me.js';
@@ -23,6 +23,6 @@ export const COMPONENTS: readonly TSchema[] = [
   ChangelogEntry, ChangelogPage, SyncStatus,
   BatchItemResult, BatchResponse,
   WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookAttempt, WebhookMessage, WebhookMessagePage,
-  FeedRun, Feed, FeedList, FeedRunList,
+  FeedRun, Feed, FeedList, FeedRunList, FeedPreview,
   Me, Health, HealthUnavailable, MetricsText, ImageBytes, ErrorBody,
 ];

@@ -58,8 +58,8 @@ const countFeeds = statement((db, p: Params<{ entityId: number }>) =>
 const feedByUrl = statement((db, p: Params<{ entityId: number; kind: string; url: string }>) =>
   db.selectFrom('feeds').select('id').where('entity_id', '=', p.entityId).where('kind', '=', p.kind as never).where('url', '=', p.url));
 
-const insertFeed = statement((db, p: Params<Omit<FeedRow, 'id' | 'failures' | 'mapping_frozen'>>) => db.insertInto('feeds').values({
-  entity_id: p.entity_id, url: p.url, kind: p.kind, mapping: p.mapping, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
+const insertFeed = statement((db, p: Params<Omit<FeedRow, 'id' | 'failures'>>) => db.insertInto('feeds').values({
+  entity_id: p.entity_id, url: p.url, kind: p.kind, mapping: p.mapping, mapping_frozen: p.mapping_frozen, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
   interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason, next_run_at: p.next_run_at,
   etag: p.etag, last_modified: p.last_modified, body_hash: p.body_hash, run_now_at: p.run_now_at, created_at: p.created_at,
 }).returningAll());
@@ -180,7 +180,7 @@ export function giveUpFeedRun(db: Db, feedId: number, reason: string, at: string
 }
 
 /** A new feed and its first run, queued at once (docs/api.md, Feeds). */
-export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: string): Promise<FeedWithRun> {
+export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: string, mappingFrozen = false): Promise<FeedWithRun> {
   try {
     return await transaction(db, function* () {
       const count = yield* first(countFeeds, { entityId });
@@ -190,7 +190,7 @@ export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: s
       yield* sameUrlCheck(entityId, spec.kind, spec.url, null);
       const feed = (yield* first(insertFeed, {
         entity_id: entityId, ...asRow(spec), paused_reason: null, next_run_at: plusMinutes(at, spec.interval_minutes),
-        etag: null, last_modified: null, body_hash: null, run_now_at: null, created_at: at,
+        etag: null, last_modified: null, body_hash: null, run_now_at: null, created_at: at, mapping_frozen: mappingFrozen ? 1 : 0,
       }))!;
       const run = spec.paused ? null : (yield* first(insertRun, { feedId: feed.id, allowMassDelete: 0, at }))!;
       yield* scheduleFeed(feed, run !== null, at);

@@ -40,18 +40,31 @@ const sheet = csv('Stock number;Title;Artist;Year;Medium;Dimensions (cm);Price (
   ].join(';')));
 
 describe('a feed created without a mapping', () => {
-  test('applies the suggestions on its first run and stores them; private columns stay out; a remap afterwards leaves 30 records, not 60', async () => {
+  test('whose file cannot be read at creation stores its suggested mapping at its first run', async () => {
+    const other = await tenant(t);
+    const own = client(t, other.key);
+    const created = await own.post('/v1/feeds', { url: files.url('/later.csv'), kind: 'artworks' });
+    expect(created.body).toMatchObject({ mapping: {}, unmapped_columns: null });
+    files.set('/later.csv', csv('Titel;Künstler;Notes', 'Blue;Ada Berg;PRIVATE'));
+    await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${created.body.id}`.execute(t.handle.db);
+    await runFeed({ db: t.handle.db, fetch: allowAll }, created.body.id);
+    const feed = (await own.get(`/v1/feeds/${created.body.id}`)).body;
+    expect(feed).toMatchObject({ mapping: { Titel: 'title', Künstler: 'artist_name', Notes: null }, unmapped_columns: ['Notes'], last_run: { counts: { created: 1 } } });
+  });
+
+  test('reads the file at creation and stores the suggested mapping; the run applies it; private columns stay out; a remap afterwards leaves 30 records, not 60', async () => {
     files.set('/gallery.csv', sheet);
     const created = await api.post('/v1/feeds', { url: files.url('/gallery.csv'), kind: 'artworks' });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ mapping: {}, unmapped_columns: null });
+    const suggested = {
+      'Stock number': 'external_id', Title: 'title', Artist: 'artist_name', Year: 'creation_year', Medium: 'medium', 'Dimensions (cm)': 'dimensions',
+      'Price (EUR)': 'price', 'Price on request': 'price_on_request', Edition: 'edition', 'Cost price': null, Consignor: null,
+    };
+    expect(created.body).toMatchObject({ mapping: suggested, unmapped_columns: ['Cost price', 'Consignor'] });
 
     const first = await runNow(created.body.id);
     expect(first.last_run).toMatchObject({ status: 'applied', counts: { rows: 30, created: 30, refused: 0 } });
-    expect(first.mapping).toEqual({
-      'Stock number': 'external_id', Title: 'title', Artist: 'artist_name', Year: 'creation_year', Medium: 'medium', 'Dimensions (cm)': 'dimensions',
-      'Price (EUR)': 'price', 'Price on request': 'price_on_request', Edition: 'edition', 'Cost price': null, Consignor: null,
-    });
+    expect(first.mapping).toEqual(suggested);
     expect(first.unmapped_columns).toEqual(['Cost price', 'Consignor']);
 
     const listed = (await api.get('/v1/artworks?limit=100')).body.artworks as any[];
@@ -124,4 +137,51 @@ test('migration 018 freezes the feeds made before it as they read today, adds th
     await handle.close();
     await fresh.drop();
   }
+});
+
+describe('POST /v1/feeds/preview (docs/api.md, Feed preview)', () => {
+  test('shows the mapping, the first 20 rows as they would be written, a run\'s counts and the problems; writes nothing', async () => {
+    const other = await tenant(t);
+    const own = client(t, other.key);
+    const existing = await own.post('/v1/artworks', { title: 'Harbour 1', artist_name: 'Cem Ak', creation_year: 1990, external_id: 'S-100' });
+    files.set('/preview.csv', sheet.toString().replace('S-101;Harbour 2;Ada Berg;c. 1991', 'S-101;Harbour 2;Ada Berg;nineties').replace(/\r?\n$/, ''));
+    const before = (await own.get('/v1/changelog?limit=1')).body.total;
+    const answer = await own.post('/v1/feeds/preview', { url: files.url('/preview.csv'), kind: 'artworks' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.unmapped_columns).toEqual(['Cost price', 'Consignor']);
+    expect(answer.body.mapping.Edition).toBe('edition');
+    expect(answer.body.counts).toEqual({ rows: 30, created: 28, updated: 1, unchanged: 0, deleted: 0, refused: 1, duplicates: 0 });
+    expect(answer.body.rows).toHaveLength(20);
+    expect(answer.body.rows[0]).toMatchObject({ line: 2, action: 'update', id: existing.body.id, fields: { external_id: 'S-100', price: 12500, currency: 'EUR' } });
+    expect(answer.body.rows[1]).toMatchObject({ line: 3, action: 'refused', id: null });
+    expect(answer.body.rows[2]).toMatchObject({ line: 4, action: 'create', id: null, fields: { title: 'Harbour 3', creation_year: 1992 } });
+    expect(answer.body.problems).toEqual([{ line: 3, column: 'Year', level: 'error', message: 'creation_year: "nineties" is not a year (such as 1990, c. 1990 or 1990–92)' }]);
+    expect(JSON.stringify(answer.body)).not.toContain(MARKER);
+    expect((await own.get('/v1/changelog?limit=1')).body.total).toBe(before);
+    expect((await own.get('/v1/artworks')).body.artworks).toHaveLength(1);
+  });
+
+  test('a file that cannot be read is a 400 naming the URL; a key without the kind\'s write scope is 403', async () => {
+    const other = await tenant(t);
+    const missing = await client(t, other.key).post('/v1/feeds/preview', { url: files.url('/nothing-here.csv'), kind: 'artworks' });
+    expect(missing.status).toBe(400);
+    expect(missing.body.details).toEqual([{ field: 'url', message: 'the file cannot be read: HTTP 404' }]);
+    const reader = await tenant(t, { scopes: ['artworks:read'] });
+    expect((await client(t, reader.key).post('/v1/feeds/preview', { url: files.url('/preview.csv'), kind: 'artworks' })).status).toBe(403);
+  });
+
+  test('holds one of the entity\'s two import slots: a third preview at once is 429 with retry_after', async () => {
+    const other = await tenant(t);
+    const own = client(t, other.key);
+    files.set('/slow.csv', sheet);
+    // Two previews (or imports being applied) hold the slots while their file is being read.
+    const claims = [t.app.heldImports.claim(other.entityId), t.app.heldImports.claim(other.entityId)];
+    expect(claims.every(Boolean)).toBe(true);
+    const third = await own.post('/v1/feeds/preview', { url: files.url('/slow.csv'), kind: 'artworks' });
+    expect(third.status).toBe(429);
+    expect(third.body.retry_after).toBeGreaterThanOrEqual(1);
+    expect(third.headers['retry-after']).toBeDefined();
+    claims.forEach((done) => done!());
+    expect((await own.post('/v1/feeds/preview', { url: files.url('/slow.csv'), kind: 'artworks' })).status).toBe(200);
+  });
 });
