@@ -4,7 +4,7 @@ import type { HeaderReading } from '../import/columns.js';
 import type { Row } from '../import/rows.js';
 import { previewImport } from '../importer/index.js';
 import type { FeedRow } from '../store/feeds.js';
-import { FetchFailed, type FeedFetcher } from './fetcher.js';
+import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
 import { PROBLEMS_KEPT, RunFailed, read, readFeedRows, rowProblems } from './run.js';
 
 /**
@@ -37,7 +37,7 @@ export async function readFeedFile(fetch: FeedFetcher, entity: EntityRow, spec: 
     return { rows, reading };
   } catch (error) {
     if (error instanceof FetchFailed || error instanceof RunFailed) {
-      throw invalidFields([{ field: 'url', message: `the file cannot be read: ${error.message}` }]);
+      throw invalidFields([{ field: 'url', message: `the file cannot be read: ${explainFetchError(error.message)}` }]);
     }
     throw error;
   }

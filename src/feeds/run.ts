@@ -8,7 +8,7 @@ import type { Encoding } from '../import/text.js';
 import { applyPreview, previewImport } from '../importer/index.js';
 import { findEntity } from '../store/entities.js';
 import { finishFeedRun, freezeFeedMapping, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
-import { FetchFailed, type FeedFetcher } from './fetcher.js';
+import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
 
 /**
  * One run of a feed (docs/api.md, Feeds), for the job that holds the feed's lease: fetch the file
@@ -59,7 +59,7 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   } catch (error) {
     if (!(error instanceof FetchFailed)) throw error;
     const status = /^HTTP (\d{3})$/.exec(error.message);
-    throw new RunFailed(error.message, status ? Number(status[1]) : null);
+    throw new RunFailed(explainFetchError(error.message), status ? Number(status[1]) : null);
   }
   const unchanged = { status: 'unchanged' as const, counts: null, problems: [], error: null, newColumns: [] };
   if (fetched.notModified) return { ...unchanged, httpStatus: 304 };
