@@ -22,6 +22,7 @@ const EXAMPLES: Record<string, string> = {
   'images status': 'art-catalog images status --entity 12',
   'images retry': 'art-catalog images retry --entity 12 --failed',
   'images sweep': 'art-catalog images sweep --json',
+  'jobs': 'art-catalog jobs --entity 12',
 };
 
 const pathOf = (command: Command): string =>

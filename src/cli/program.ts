@@ -6,6 +6,7 @@ import { registerBackupCommand } from './backup.js';
 import { registerDemoCommand } from './demo.js';
 import { registerEntityCommands } from './entity.js';
 import { registerImageCommands } from './images.js';
+import { registerJobsCommand } from './jobs.js';
 import { addExamples, helpConfiguration } from './help.js';
 import { cliIo, withCliIo, type CliIo } from './io.js';
 import { registerKeyCommands } from './key.js';
@@ -48,6 +49,7 @@ function createProgram(): Command {
   registerPushCommand(program);
   registerBackupCommand(program);
   registerImageCommands(program);
+  registerJobsCommand(program);
   addExamples(program);
   return program;
 }

@@ -18,6 +18,7 @@ import { webhooks } from './migrations/014_webhooks.js';
 import { signInLimits } from './migrations/015_sign_in_limits.js';
 import { sealedWebhookSecrets } from './migrations/016_sealed_webhook_secrets.js';
 import { galleryWords } from './migrations/018_gallery_words.js';
+import { oneSchedule } from './migrations/020_one_schedule.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -42,6 +43,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '015_sign_in_limits': signInLimits,
         '016_sealed_webhook_secrets': sealedWebhookSecrets,
         '018_gallery_words': galleryWords(dialect),
+        '020_one_schedule': oneSchedule(dialect),
       }),
     },
   });

@@ -94,7 +94,46 @@ function runtimeOf(db: Db): Runtime {
  * commit (src/db/sqlite/group-commit.ts); on PostgreSQL each is a transaction of its own, run again
  * when PostgreSQL breaks a deadlock by aborting it.
  */
-export const transaction = <T>(db: Db, work: () => Work<T>): Promise<T> => runtimeOf(db).transaction(work);
+export const transaction = <T>(db: Db, work: () => Work<T>): Promise<T> => {
+  const listening = committedListeners.get(db);
+  if (!listening) return runtimeOf(db).transaction(work);
+  const signals = new Set<string>();
+  return runtimeOf(db).transaction(() => noting(work(), signals)).then((value) => {
+    for (const signal of signals) for (const listener of listening) listener(signal);
+    return value;
+  });
+};
+
+const committedListeners = new WeakMap<Db, Set<(signal: string) => void>>();
+
+/**
+ * Calls `listener` with each statement's `signal` (src/db/statement.ts) once a transaction that ran
+ * it has committed on this database (a rolled-back one says nothing); returns what stops it. The job
+ * runner nudges its idle slots this way (src/jobs/runner.ts): after the commit, so a slot never looks
+ * before the jobs are there, and per database, so two apps in one process do not wake each other.
+ */
+export function afterCommit(db: Db, listener: (signal: string) => void): () => void {
+  let listening = committedListeners.get(db);
+  if (!listening) committedListeners.set(db, (listening = new Set()));
+  listening.add(listener);
+  return () => listening.delete(listener);
+}
+
+/** Passes a work's steps through, noting the signals of those that carry one. */
+function* noting<T>(work: Work<T>, signals: Set<string>): Work<T> {
+  let input: { rows: unknown[] } | { error: unknown } = { rows: [] };
+  for (;;) {
+    const next: IteratorResult<Step<'point'>, T> = 'error' in input ? work.throw(input.error) : work.next(input.rows);
+    if (next.done) return next.value;
+    const { signal } = next.value.statement;
+    if (signal) signals.add(signal(next.value.params));
+    try {
+      input = { rows: yield next.value };
+    } catch (error) {
+      input = { error };
+    }
+  }
+}
 
 /** Runs a work of at most one (writing) statement, atomic on its own (Runtime.single). */
 export const single = <T>(db: Db, work: () => Work<T>): Promise<T> => {

@@ -45,6 +45,8 @@ export interface Statement<P, R, C extends Cost = 'point'> {
   readonly inlineWhen?: ((params: P) => boolean) | undefined;
   /** PostgreSQL plans it for each run's values instead of once per connection (see `StatementOptions`). */
   readonly planPerRun?: boolean | undefined;
+  /** What a transaction that ran it tells the database's listeners once it has committed (`afterCommit`, src/db/run.ts). */
+  readonly signal?: ((params: P) => string) | undefined;
   /** The dialect's SQL and its parameter values, in order. */
   bind(db: Db | Trx, params: P): { sql: string; parameters: unknown[] };
 }
@@ -59,6 +61,12 @@ export interface StatementOptions<P, C extends Cost> {
    * a named statement would settle on one generic plan for all values after its fifth run.
    */
   planPerRun?: boolean;
+  /**
+   * A word for the database's listeners once a transaction that ran this statement has committed
+   * (`afterCommit`, src/db/run.ts): the job queue's inserts say their kind, so this process's idle
+   * slots of that kind look at once, and never before the jobs are visible.
+   */
+  signal?: (params: P) => string;
 }
 
 const placeholders = new Proxy({}, { get: (_target, name) => new Placeholder(String(name)) });
@@ -91,6 +99,7 @@ export function statement<P extends object, R, C extends Cost = 'point'>(
     cost: options.cost ?? ('point' as C),
     inlineWhen: options.inlineWhen,
     planPerRun: options.planPerRun,
+    signal: options.signal,
     bind(db, params) {
       const { sql, slots } = compiled(db);
       const values = params as Record<string, unknown>;

@@ -206,13 +206,8 @@ export interface ImagesTable {
   checked_at: string | null;
   /** SHA-256 of the original's bytes once it was processed (image_originals). */
   hash: string | null;
-  /** Failures since the last success, the URL's first use or `images retry`. */
+  /** Failures since the last success, the URL's first use or `images retry` (its next try is its job's `due_at`). */
   attempts: number;
-  /** When the job may run next; null: nothing to do. */
-  due_at: string | null;
-  /** The claim of the process working on it, and until when that claim holds. */
-  claim: string | null;
-  locked_until: string | null;
   created_at: string;
 }
 
@@ -264,7 +259,6 @@ export interface WebhookMessagesTable {
   data: string | null;
   status: WebhookMessageStatus;
   attempts: Generated<number>;
-  next_attempt_at: string | null;
   created_at: string;
 }
 
@@ -305,6 +299,16 @@ export interface JobsTable {
   created_at: string;
 }
 
+/** A job given up or ended with a failed outcome (migration 020): the gauges' "failed in the last hour". */
+export interface JobFailuresTable {
+  id: Generated<number>;
+  kind: string;
+  entity_id: number;
+  key: string;
+  error: string;
+  at: string;
+}
+
 /** When each entity was last served a job of a kind: the least recently served entity goes first. */
 export interface JobTurnsTable {
   kind: string;
@@ -325,7 +329,6 @@ export interface FeedsTable {
   interval_minutes: number;
   paused: number;
   paused_reason: string | null;
-  next_run_at: string | null;
   etag: string | null;
   last_modified: string | null;
   body_hash: string | null;
@@ -375,6 +378,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   jobs: JobsTable;
   job_turns: JobTurnsTable;
+  job_failures: JobFailuresTable;
   feeds: FeedsTable;
   feed_runs: FeedRunsTable;
 }

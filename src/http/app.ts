@@ -27,14 +27,10 @@ import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
 import { feedRoutes } from './routes/feeds.js';
 import { feedFetcher } from '../feeds/fetcher.js';
-import { feedRunJob } from '../feeds/job.js';
-import { FEED_RUN_JOB } from '../store/feeds.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
 import { imageRoutes } from './routes/images.js';
 import { webhookRoutes } from './routes/webhooks.js';
-import { webhookJobKind } from '../webhooks/job.js';
-import { WEBHOOK_JOB, deliveriesQueued, sweepMessages } from '../store/webhooks.js';
 import { prepareServerKey } from '../secrets/seal.js';
 import { openImageStore, type ImageStore } from '../images/store/index.js';
 import { cachedSerializers } from './protocol/serializers.js';
@@ -46,9 +42,9 @@ import { ApiError } from '../domain/errors.js';
 import { webRoutes } from '../web/routes.js';
 import { consolePlugin } from '../console/plugin.js';
 import { HeldImports } from '../console/held-imports.js';
-import { ImageWorker, type ImageWorkerOptions } from '../images/worker.js';
 import { JobRunner, type JobRunnerOptions } from '../jobs/runner.js';
 import { addressPolicy } from '../fetch/index.js';
+import { registerJobKinds, startRecurring } from './jobs.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -66,8 +62,6 @@ declare module 'fastify' {
      * before the app is ready; it starts on `onReady` and stops on close.
      */
     jobs: JobRunner;
-    /** This process's share of the image queue; absent with IMAGE_CONCURRENCY=0 (or when a test leaves it out). */
-    imageWorker: ImageWorker | undefined;
   }
 }
 
@@ -84,8 +78,8 @@ export interface AppOptions {
   timeouts?: Partial<Timeouts>;
   /** The job runner's timing (tests shorten it); `false`: this process runs no background jobs at all. */
   jobs?: boolean | Pick<JobRunnerOptions, 'pollMs' | 'now' | 'leaseMs'>;
-  /** Whether this process works on the image queue (default true); tests may also set the worker's timing. */
-  imageWorker?: boolean | Pick<ImageWorkerOptions, 'pollMs' | 'now' | 'leaseMs' | 'timeoutMs'>;
+  /** Whether this process works on the image queue (default true); tests may also set the runner's timing and an image's time limit. */
+  imageWorker?: boolean | (Pick<JobRunnerOptions, 'pollMs' | 'now' | 'leaseMs'> & { timeoutMs?: number });
 }
 
 export interface Timeouts {
@@ -188,54 +182,30 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     done();
   });
   // One runner for every kind of background job (src/jobs/README.md); a test's image timings apply to it.
+  const { timeoutMs: imageTimeoutMs, ...imageTimings } = typeof imageWorker === 'object' ? imageWorker : {};
   const jobs = new JobRunner({
     db: handle.db, log: app.log, leaseMs: config.jobLeaseS * 1000,
     ...(typeof jobOptions === 'object' ? jobOptions : {}),
-    ...(typeof imageWorker === 'object' ? imageWorker : {}),
+    ...imageTimings,
   });
-  const worker = imageWorker && config.imageConcurrency > 0 ? new ImageWorker({
-    db: handle.db, store: app.imageStore, concurrency: config.imageConcurrency, log: app.log, runner: jobs,
-    fetch: {
-      maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000,
-      allowAddress: addressPolicy(config.fetchAllowPrivate),
-    },
-    ...(typeof imageWorker === 'object' && imageWorker.now ? { now: imageWorker.now } : {}),
-    // A test's short time limit per image (the default is IMAGE_TIMEOUT_MS, docs/api.md, Images).
-    ...(typeof imageWorker === 'object' && imageWorker.timeoutMs ? { timeoutMs: imageWorker.timeoutMs } : {}),
-  }) : undefined;
-  app.decorate('imageWorker', worker);
   app.decorate('jobs', jobs);
   // Webhook secrets are stored sealed with the server key (docs/operations.md, Secrets at rest).
   prepareServerKey();
-  jobs.register(webhookJobKind({
-    db: handle.db, concurrency: config.webhookConcurrency, publicBaseUrl: () => config.publicBaseUrl,
-    allowAddress: addressPolicy(config.fetchAllowPrivate),
-  }));
-  // A write that queued deliveries wakes this process's delivery slots once it has answered (committed).
-  app.addHook('onResponse', (_request, _reply, done) => {
-    if (deliveriesQueued.pending) {
-      deliveriesQueued.pending = false;
-      jobs.nudge(WEBHOOK_JOB.name);
-    }
-    done();
-  });
-  // Messages are kept 30 days (docs/api.md, Webhooks): swept hourly, a bounded batch at a time.
-  const sweep = setInterval(() => void sweepMessages(handle.db).catch((error: unknown) => app.log.warn({ err: error }, 'webhook message sweep failed')), 3_600_000);
-  sweep.unref();
   // A gallery's two import slots, shared by the console's Import and Feeds and the API's feed preview.
   app.decorate('heldImports', new HeldImports());
   // Feeds read files through the one outgoing fetcher (src/feeds/fetcher.ts).
   app.decorate('feedFetch', feedFetcher(addressPolicy(config.fetchAllowPrivate)));
-  // Feed runs are jobs of the one queue (src/feeds/job.ts); a write that queues one wakes this process's slots.
-  jobs.register(feedRunJob({ db: handle.db, fetch: app.feedFetch }, config.feedConcurrency));
-  app.decorate('feedRuns', { wake: () => jobs.nudge(FEED_RUN_JOB) });
+  // Every kind, the sweeps included, registered in one place (src/http/jobs.ts). A write that queues a
+  // job nudges this process's slots of its kind once it has committed (src/db/run.ts, afterCommit).
+  registerJobKinds(jobs, { db: handle.db, config, imageStore: app.imageStore, feedFetch: app.feedFetch }, app.log, {
+    images: imageWorker !== false, imageTimeoutMs,
+  });
   app.addHook('onReady', async () => {
-    worker?.start();
-    if (jobOptions !== false) jobs.start();
+    if (jobOptions === false) return;
+    await startRecurring(handle.db, jobs.now());
+    jobs.start();
   });
   app.addHook('onClose', async () => {
-    clearInterval(sweep);
-    await worker?.close();
     await jobs.close();
     await app.rateLimiter.close();
     // QUIT needs a live connection; a Redis that is down is simply let go.

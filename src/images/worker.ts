@@ -1,11 +1,10 @@
 import type { Db } from '../db/types.js';
-import { JobRunner, type GiveUpReason, type Job, type JobContext, type JobKind, type JobResult } from '../jobs/runner.js';
+import type { GiveUpReason, Job, JobContext, JobKind, JobResult } from '../jobs/runner.js';
 import { IMAGE_JOB, imageOriginal, recordOriginal, saveImageOutcome, type OriginalInfo } from '../store/images.js';
 import { deriveImage, ImageRejected } from './derive.js';
 import { FetchFailed, fetchImage, type FetchedImage, type FetchOptions } from './fetch.js';
 import { lowerImageThreadsPriority } from './priority.js';
 import type { ImageStore } from './store/index.js';
-import { sweepImages } from './sweep.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -28,23 +27,15 @@ export interface WorkerLog {
   warn(object: object, message: string): void;
 }
 
-export interface ImageWorkerOptions {
+export interface ImageJobOptions {
   db: Db;
   store: ImageStore;
   /** Images processed at a time by this process (IMAGE_CONCURRENCY). */
   concurrency: number;
   fetch: FetchOptions;
   log: WorkerLog;
-  /** The job runner to run on (the app's, `app.jobs`); by default one of its own with the timings below. */
-  runner?: JobRunner;
-  /** How long a claim holds without renewal; a process that died loses its jobs after this. */
-  leaseMs?: number;
-  /** How often an idle worker looks for jobs queued by other processes (this one's writes wake it at once). */
-  pollMs?: number;
-  /** The clock (tests of the retry schedule move it). */
+  /** The clock (tests of the retry schedule move it); the runner's. */
   now?: () => number;
-  /** How often this process sweeps derivatives no record uses (default hourly; 0: never). */
-  sweepMs?: number;
   /** One image's time limit (default IMAGE_TIMEOUT_MS). */
   timeoutMs?: number;
 }
@@ -52,69 +43,29 @@ export interface ImageWorkerOptions {
 interface Outcome { hash: string | null; error: string | null }
 
 /**
- * The image job kind (src/jobs/README.md): turns each URL into stored derivatives (docs/api.md,
- * Images): fetch, hash, derive (sharp, on libuv's threads: the event loop only waits; derive.ts sets
- * sharp to one thread per image and no cache, so IMAGE_CONCURRENCY images use that many cores), store,
- * record. Jobs are taken round-robin between the entities that queued them; every image ends with a
- * state: ready, or failed with one line (retried on the schedule above, then left failed).
+ * The image job kind (src/jobs/README.md), kind `image`, one job per URL: turns each URL into stored
+ * derivatives (docs/api.md, Images): fetch, hash, derive (sharp, on libuv's threads: the event loop only
+ * waits; derive.ts sets sharp to one thread per image and no cache, so IMAGE_CONCURRENCY images use that
+ * many cores), store, record. Every image ends with a state: ready, or failed with one line (its job due
+ * again on the schedule above, then ended).
  */
-export class ImageWorker {
-  private readonly runner: JobRunner;
-  private readonly ownRunner: boolean;
+export function imageJob(options: ImageJobOptions): JobKind<null> {
+  const worker = new ImageRun(options);
+  return {
+    name: IMAGE_JOB, concurrency: options.concurrency, timeoutMs: options.timeoutMs ?? IMAGE_TIMEOUT_MS,
+    run: (job, context) => worker.run(job, context),
+    giveUp: (job, reason) => worker.giveUp(job, reason),
+  };
+}
+
+class ImageRun {
   private readonly now: () => number;
-  private sweeper: NodeJS.Timeout | undefined;
-  readonly kind: JobKind<null>;
 
-  constructor(private readonly options: ImageWorkerOptions) {
-    this.now = options.now ?? options.runner?.now ?? Date.now;
-    this.ownRunner = options.runner === undefined;
-    this.runner = options.runner ?? new JobRunner({
-      db: options.db, log: options.log,
-      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
-      ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
-      ...(options.now === undefined ? {} : { now: options.now }),
-    });
-    this.kind = {
-      name: IMAGE_JOB, concurrency: options.concurrency, timeoutMs: options.timeoutMs ?? IMAGE_TIMEOUT_MS,
-      run: (job, context) => this.run(job, context),
-      giveUp: (job, reason) => this.giveUp(job, reason),
-    };
-    this.runner.register(this.kind);
+  constructor(private readonly options: ImageJobOptions) {
+    this.now = options.now ?? Date.now;
   }
 
-  /** Images this process finished (an outcome recorded), for tests and the bench. */
-  get processed(): number {
-    return this.runner.ended.get(IMAGE_JOB) ?? 0;
-  }
-
-  start(): this {
-    if (this.ownRunner) this.runner.start();
-    const sweepMs = this.options.sweepMs ?? HOUR;
-    if (sweepMs > 0 && !this.sweeper) {
-      this.sweeper = setInterval(() => {
-        sweepImages(this.options.db, this.options.store, this.now()).then(
-          (report) => this.options.log.info({ ...report }, 'image sweep'),
-          (error: unknown) => this.options.log.warn({ err: error }, 'image sweep failed; it runs again later'),
-        );
-      }, sweepMs);
-      this.sweeper.unref();
-    }
-    return this;
-  }
-
-  /** A job may be due: idle slots look now instead of at their next poll. */
-  nudge(): void {
-    this.runner.nudge(IMAGE_JOB);
-  }
-
-  /** Stops the sweep, and the runner if it is this worker's own (the app closes its runner itself). */
-  async close(graceMs = 5000): Promise<void> {
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
-    if (this.ownRunner) await this.runner.close(graceMs);
-  }
-
-  private async run(job: Job<null>, context: JobContext): Promise<JobResult> {
+  async run(job: Job<null>, context: JobContext): Promise<JobResult> {
     const outcome = await this.process(job.key, context);
     if (outcome.error !== null) this.options.log.info({ url: job.key, error: outcome.error, attempts: job.attempts + 1 }, 'image failed');
     return this.result(job, outcome);
@@ -124,24 +75,23 @@ export class ImageWorker {
   private result(job: Job<null>, outcome: Outcome): JobResult {
     const at = new Date(this.now()).toISOString();
     if (outcome.error === null) {
-      return { end: 'done', record: () => saveImageOutcome({ url: job.key, at, attempts: 0, dueAt: null, status: 'ready', error: null, hash: outcome.hash }) };
+      return { end: 'done', record: () => saveImageOutcome({ url: job.key, at, attempts: 0, status: 'ready', error: null, hash: outcome.hash }) };
     }
     const attempts = job.attempts + 1;
     const due = nextAttempt(attempts, this.now());
-    const dueAt = due === null ? null : new Date(due).toISOString();
-    const record = () => saveImageOutcome({ url: job.key, at, attempts, dueAt, status: 'failed', error: outcome.error, hash: null });
-    return due === null ? { end: 'done', record } : { end: 'retry', at: due, record };
+    const record = () => saveImageOutcome({ url: job.key, at, attempts, status: 'failed', error: outcome.error, hash: null });
+    return due === null ? { end: 'done', record, failed: outcome.error } : { end: 'retry', at: due, record };
   }
 
   /**
    * Past its time limit, an image failed ("took too long") and is retried on the schedule; a job
    * whose process died with it every time it was taken (a file that crashes the decoder) is failed for good.
    */
-  private giveUp(job: Job<null>, reason: GiveUpReason): JobResult {
+  giveUp(job: Job<null>, reason: GiveUpReason): JobResult {
     this.options.log.warn({ url: job.key, reason }, 'image given up');
     if (reason === 'took too long') return this.result(job, { hash: null, error: 'took too long' });
     const at = new Date(this.now()).toISOString();
-    return { end: 'done', record: () => saveImageOutcome({ url: job.key, at, attempts: job.attempts + 1, dueAt: null, status: 'failed', error: 'could not be processed', hash: null }) };
+    return { end: 'done', record: () => saveImageOutcome({ url: job.key, at, attempts: job.attempts + 1, status: 'failed', error: 'could not be processed', hash: null }) };
   }
 
   private async process(url: string, context: JobContext): Promise<Outcome> {

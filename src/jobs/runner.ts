@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { afterCommit } from '../db/run.js';
 import type { Db } from '../db/types.js';
 import type { Work } from '../db/work.js';
 import { endJob, renewJob, takeJob, type TakenJob } from '../store/jobs.js';
@@ -19,12 +20,12 @@ export interface Job<P> {
 
 /**
  * How a run ended. `done`: the job is deleted (succeeded, or failed for good); `retry`: it is due
- * again at `at` (ms) with its attempts one more. `record`, if any, writes the kind's outcome in the
- * same transaction, only if the run still held its claim.
+ * again at `at` (ms) with its attempts one more; `again`: a recurring job's next round, due at `at`
+ * with its attempts at 0. `record`, if any, writes the kind's outcome in the same transaction, only if
+ * the run still held its claim. `failed` (one line): the outcome is a failure, counted by the gauges
+ * (docs/operations.md, Jobs); a job the runner gives up always is.
  */
-export type JobResult =
-  | { end: 'done'; record?: () => Work<void> }
-  | { end: 'retry'; at: number; record?: () => Work<void> };
+export type JobResult = ({ end: 'done' } | { end: 'retry' | 'again'; at: number }) & { record?: () => Work<void>; failed?: string };
 
 /** What a handler's run is given: `signal` aborts when the lease is lost or the run's time is up. */
 export interface JobContext {
@@ -47,6 +48,8 @@ export interface JobKind<P> {
   timeoutMs?: number;
   /** A job taken this many times without ending (its process died each time) ends as `giveUp(job, 'abandoned')`. Default 5. */
   maxClaims?: number;
+  /** How often an idle slot looks for jobs queued elsewhere (default: the runner's); a sweep due hourly looks rarely. */
+  pollMs?: number;
   run(job: Job<P>, context: JobContext): Promise<JobResult>;
   /** The final outcome of a job the runner ends itself: every job ends. */
   giveUp(job: Job<P>, reason: GiveUpReason): JobResult;
@@ -92,10 +95,19 @@ export class JobRunner {
   /** Jobs ended by this runner, per kind (tests and the bench). */
   readonly ended = new Map<string, number>();
 
+  private readonly stopListening: () => void;
+
   constructor(private readonly options: JobRunnerOptions) {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollMs = options.pollMs ?? 1000;
     this.now = options.now ?? Date.now;
+    // A transaction that queued jobs has committed (src/db/run.ts): a slot of their kind looks now.
+    this.stopListening = afterCommit(options.db, (kind) => { if (this.kinds.has(kind)) this.nudge(kind); });
+  }
+
+  /** The kinds registered, in order (the gauges of /metrics and `jobs` list them). */
+  get kindNames(): string[] {
+    return [...this.kinds.keys()];
   }
 
   register(kind: JobKind<unknown>): this {
@@ -135,6 +147,7 @@ export class JobRunner {
   /** Stops taking jobs and waits (at most `graceMs`) for those under way; the others' leases run out. */
   async close(graceMs = 5000): Promise<void> {
     this.closed = true;
+    this.stopListening();
     this.nudge();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(this.loops), new Promise((resolve) => { timer = setTimeout(resolve, graceMs); })]);
@@ -161,18 +174,18 @@ export class JobRunner {
         this.nudge(kind.name);
         await this.run(kind, taken, heldUntil);
       } else {
-        await this.idle(kind.name);
+        await this.idle(kind.name, kind.pollMs ?? this.pollMs);
       }
     }
   }
 
-  private idle(kind: string): Promise<void> {
+  private idle(kind: string, pollMs: number): Promise<void> {
     // close() or a nudge may have come while this slot was taking, and found nobody idle: stop, or look
     // again, now rather than one poll later.
     if (this.closed || this.missed.delete(kind)) return Promise.resolve();
     const waiting = this.wake.get(kind)!;
     return new Promise((resolve) => {
-      const timer = setTimeout(done, this.pollMs);
+      const timer = setTimeout(done, pollMs);
       function done() {
         clearTimeout(timer);
         const index = waiting.indexOf(done);
@@ -196,7 +209,7 @@ export class JobRunner {
     };
     const about = { kind: kind.name, key: taken.key };
     if (taken.claims > (kind.maxClaims ?? 5)) {
-      await this.end(kind, taken, kind.giveUp(job, 'abandoned'));
+      await this.end(kind, taken, { failed: 'abandoned', ...kind.giveUp(job, 'abandoned') });
       return;
     }
     const lease = new JobLease({
@@ -215,7 +228,7 @@ export class JobRunner {
     try {
       const first = await Promise.race([work, timedOut]);
       if (first === 'timed out') {
-        if (!lease.signal.aborted) await this.end(kind, taken, kind.giveUp(job, 'took too long'));
+        if (!lease.signal.aborted) await this.end(kind, taken, { failed: 'took too long', ...kind.giveUp(job, 'took too long') });
         await work.catch(() => undefined);
         return;
       }
@@ -224,7 +237,7 @@ export class JobRunner {
     } catch (error) {
       if (error instanceof JobLost || lease.signal.aborted) return;
       if (timeout.signal.aborted) {
-        await this.end(kind, taken, kind.giveUp(job, 'took too long'));
+        await this.end(kind, taken, { failed: 'took too long', ...kind.giveUp(job, 'took too long') });
         return;
       }
       log.warn({ err: error, ...about }, 'job interrupted; it is taken again when its lease ends');
@@ -235,7 +248,9 @@ export class JobRunner {
   }
 
   private async end(kind: JobKind<unknown>, taken: TakenJob, result: JobResult): Promise<void> {
-    const end = result.end === 'done' ? { done: true as const } : { retryAt: this.iso(result.at), attempts: taken.attempts + 1 };
+    const failed = result.failed === undefined ? undefined : { error: result.failed, at: this.iso(this.now()) };
+    const end = result.end === 'done' ? { done: true as const, failed }
+      : { retryAt: this.iso(result.at), attempts: result.end === 'retry' ? taken.attempts + 1 : 0, failed };
     try {
       const saved = await endJob(this.options.db, taken, end, result.record);
       if (!saved) {

@@ -408,7 +408,7 @@ export function listArtworks(db: Db, entityId: number, query: ArtworkListQuery):
   });
 }
 
-/** An artwork as the API shows it, before the images' states are added (http/protocol/images.ts). */
+/** An artwork as the API shows it, before the images' states are added (src/store/present.ts, the one presenter of a record). */
 export type ArtworkOut = Omit<ArtworkType, 'image' | 'additional_images'> & { additional_images: StoredView[] };
 
 export function toArtwork(row: ArtworkRow): ArtworkOut {

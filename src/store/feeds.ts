@@ -10,7 +10,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { Selectable } from 'kysely';
 import { applyStats, statsUpdate, upsertStatsSlot, type StatsUpdate } from './stats.js';
 import { isPostgres, rawQuery } from './sql.js';
-import { cancel, enqueue } from './jobs.js';
+import { cancel, enqueue, waitingSince } from './jobs.js';
 
 /**
  * Feeds and their runs (docs/api.md, Feeds). A feed's run goes queued → running → its outcome; the job
@@ -30,8 +30,8 @@ export const FAILURES_TO_PAUSE = 5;
 export const RUNS_KEPT_MS = 90 * 24 * 3600_000;
 export const RUNS_PAGE_MAX = 100;
 
-/** The job kind of feed runs (src/feeds/job.ts): one job per feed, keyed `feed:<id>`. */
-export const FEED_RUN_JOB = 'feed-run';
+/** The job kind of feed runs (src/feeds/job.ts): one job per feed, keyed `feed:<id>`, due at the feed's next run. */
+export const FEED_RUN_JOB = 'feed_run';
 const jobKey = (feedId: number): string => `feed:${feedId}`;
 export const feedIdOfJob = (key: string): number => Number(key.slice('feed:'.length));
 
@@ -60,15 +60,15 @@ const feedByUrl = statement((db, p: Params<{ entityId: number; kind: string; url
 
 const insertFeed = statement((db, p: Params<Omit<FeedRow, 'id' | 'failures'>>) => db.insertInto('feeds').values({
   entity_id: p.entity_id, url: p.url, kind: p.kind, mapping: p.mapping, mapping_frozen: p.mapping_frozen, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
-  interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason, next_run_at: p.next_run_at,
+  interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason,
   etag: p.etag, last_modified: p.last_modified, body_hash: p.body_hash, run_now_at: p.run_now_at, created_at: p.created_at,
 }).returningAll());
 
 const updateFeedRow = statement((db, p: Params<Pick<FeedRow, 'id' | 'url' | 'kind' | 'mapping' | 'encoding' | 'sheet' | 'mode'
-  | 'interval_minutes' | 'paused' | 'paused_reason' | 'next_run_at' | 'etag' | 'last_modified' | 'body_hash' | 'failures' | 'mapping_frozen'>>) =>
+  | 'interval_minutes' | 'paused' | 'paused_reason' | 'etag' | 'last_modified' | 'body_hash' | 'failures' | 'mapping_frozen'>>) =>
   db.updateTable('feeds').set({
     url: p.url, kind: p.kind, mapping: p.mapping, mapping_frozen: p.mapping_frozen, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
-    interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason, next_run_at: p.next_run_at,
+    interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason,
     etag: p.etag, last_modified: p.last_modified, body_hash: p.body_hash, failures: p.failures,
   }).where('id', '=', p.id).returningAll());
 
@@ -105,18 +105,21 @@ const finishRunRow = statement((db, p: Params<Pick<FeedRunRow, 'id' | 'status' |
     status: p.status, finished_at: p.finished_at, http_status: p.http_status, counts: p.counts, problems: p.problems,
     error: p.error, new_columns: p.new_columns,
   }).where('id', '=', p.id).where('status', '=', 'running').returningAll());
-const dueFeedIds = statement((db, p: Params<{ at: string }>) => db.selectFrom('feeds').select(['id', 'entity_id', 'next_run_at'])
-  .where('paused', '=', 0).where('next_run_at', '<=', p.at).orderBy('next_run_at').limit(100));
-const queuedFeedIds = statement((db) => db.selectFrom('feed_runs').innerJoin('feeds', 'feeds.id', 'feed_runs.feed_id')
-  .select(['feeds.id', 'feeds.entity_id']).distinct().where('feed_runs.status', 'in', ['queued', 'running']).limit(100));
-// A feed's runs that ended before the cut-off: the one or two that aged since its last run.
-const purgeRuns = statement((db, p: Params<{ feedId: number; before: string }>) =>
-  db.deleteFrom('feed_runs').where('feed_id', '=', p.feedId).where('finished_at', '<', p.before));
+// Runs that ended before the cut-off, a bounded batch over the finished_at index.
+const RUNS_SWEEP_BATCH = 500;
+const oldRuns = statement((db, p: Params<{ before: string }>) => db.deleteFrom('feed_runs')
+  .where('id', 'in', db.selectFrom('feed_runs').select('id').where('finished_at', '<', p.before).limit(RUNS_SWEEP_BATCH)).returning('id'));
 
-// A queued job not taken by a process is moved to the feed's new time; a job being run is left alone
-// (its end queues the next one from the feed's state).
-const moveWaitingJob = statement((db, p: Params<{ kind: string; key: string; dueAt: string }>) => db.updateTable('jobs')
-  .set({ due_at: p.dueAt }).where('kind', '=', p.kind).where('key', '=', p.key).where('claim', 'is', null));
+/** Runs are kept 90 days (docs/api.md, Feeds): the sweep `sweep_feed_runs` forgets older ones, paused feeds' too. */
+export async function sweepFeedRuns(db: Db, now = Date.now()): Promise<number> {
+  const before = new Date(now - RUNS_KEPT_MS).toISOString();
+  let removed = 0;
+  for (;;) {
+    const chunk = (await transaction(db, () => all(oldRuns, { before }))).length;
+    removed += chunk;
+    if (chunk < RUNS_SWEEP_BATCH) return removed;
+  }
+}
 
 // PostgreSQL: the kind's last sync time in this connection's counts slot (src/store/stats.ts).
 const syncedSlot = statement((db, p: Params<StatsUpdate>) => rawQuery(db, upsertStatsSlot(p)));
@@ -125,10 +128,13 @@ const syncedSlot = statement((db, p: Params<StatsUpdate>) => rawQuery(db, upsert
 export interface FeedWithRun {
   feed: FeedRow;
   lastRun: FeedRunRow | null;
+  /** When its job is due (store/jobs.ts, the one schedule); null while it runs, or when it has none (paused). */
+  dueAt: string | null;
 }
 
 function* withLastRun(feed: FeedRow): Work<FeedWithRun> {
-  return { feed, lastRun: (yield* first(latestRun, { feedId: feed.id })) ?? null };
+  const lastRun = (yield* first(latestRun, { feedId: feed.id })) ?? null;
+  return { feed, lastRun, dueAt: yield* waitingSince(FEED_RUN_JOB, jobKey(feed.id)) };
 }
 
 function* ownFeed(entityId: number, id: number): Work<FeedRow> {
@@ -151,21 +157,21 @@ const asRow = (spec: FeedSpec) => ({
 
 
 /**
- * The feed's job, due when the feed next wants a run: at once for a queued run, else at its schedule;
- * none for a paused feed with nothing queued. In the caller's transaction.
+ * The feed's job, the one record of when it runs next (store/jobs.ts): at once for a queued run, else
+ * at `next`; none for a paused feed with nothing queued. `move`: a waiting job takes the new time (a
+ * job being run is left alone: its end schedules the next). In the caller's transaction.
  */
-function* scheduleFeed(feed: FeedRow, queued: boolean, at: string): Work<void> {
-  const dueAt = queued ? at : feed.paused === 1 ? null : feed.next_run_at;
-  if (dueAt === null) return;
-  yield* enqueue({ name: FEED_RUN_JOB }, { key: jobKey(feed.id), entityId: feed.entity_id, dueAt, at });
-  yield* first(moveWaitingJob, { kind: FEED_RUN_JOB, key: jobKey(feed.id), dueAt });
+function* scheduleFeed(feed: FeedRow, queued: boolean, next: string, at: string, existing: 'keep' | 'move' = 'move'): Work<void> {
+  if (!queued && feed.paused === 1) return;
+  yield* enqueue({ name: FEED_RUN_JOB }, { key: jobKey(feed.id), entityId: feed.entity_id, dueAt: queued ? at : next, at, existing: queued ? 'move' : existing });
 }
 
-/** After a run's job: the feed's next job, from its state now (nothing once it is deleted). */
+/** After a run's job: the feed's next job, an interval after its last run ended, from its state now (nothing once it is deleted). */
 export function* nextFeedJob(feedId: number, at: string): Work<void> {
   const feed = yield* first(feedByIdOnly, { id: feedId });
   if (!feed) return;
-  yield* scheduleFeed(feed, (yield* first(unfinishedRun, { feedId })) !== undefined, at);
+  const ended = (yield* first(latestRun, { feedId }))?.finished_at ?? at;
+  yield* scheduleFeed(feed, (yield* first(unfinishedRun, { feedId })) !== undefined, plusMinutes(ended, feed.interval_minutes), at);
 }
 
 /** A run the job queue gave up (it took too long, or its processes kept dying): it ends `failed` with the reason. */
@@ -189,12 +195,12 @@ export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: s
       }
       yield* sameUrlCheck(entityId, spec.kind, spec.url, null);
       const feed = (yield* first(insertFeed, {
-        entity_id: entityId, ...asRow(spec), paused_reason: null, next_run_at: plusMinutes(at, spec.interval_minutes),
+        entity_id: entityId, ...asRow(spec), paused_reason: null,
         etag: null, last_modified: null, body_hash: null, run_now_at: null, created_at: at, mapping_frozen: mappingFrozen ? 1 : 0,
       }))!;
       const run = spec.paused ? null : (yield* first(insertRun, { feedId: feed.id, allowMassDelete: 0, at }))!;
-      yield* scheduleFeed(feed, run !== null, at);
-      return { feed, lastRun: run };
+      yield* scheduleFeed(feed, run !== null, plusMinutes(at, spec.interval_minutes), at);
+      return { feed, lastRun: run, dueAt: null };
     });
   } catch (error) {
     // Two requests adding the same URL at once: the unique constraint settles it.
@@ -233,13 +239,15 @@ export async function updateFeed(db: Db, entityId: number, id: number, patch: Pa
       const updated = (yield* first(updateFeedRow, {
         id, ...asRow(next),
         paused_reason: next.paused ? feed.paused_reason : null,
-        next_run_at: resumed || next.interval_minutes !== current.interval_minutes ? plusMinutes(at, resumed ? 0 : next.interval_minutes) : feed.next_run_at,
         etag: reread ? null : feed.etag, last_modified: reread ? null : feed.last_modified, body_hash: reread ? null : feed.body_hash,
         failures: resumed ? 0 : feed.failures,
         // A new mapping (or kind) is read with the suggestions for the columns it leaves out, at the next read.
         mapping_frozen: patch.mapping !== undefined || next.kind !== current.kind ? 0 : feed.mapping_frozen,
       }))!;
-      yield* scheduleFeed(updated, (yield* first(unfinishedRun, { feedId: id })) !== undefined, at);
+      // Resumed: due now; a new interval: due an interval from now; else the job keeps its time.
+      const moved = resumed || next.interval_minutes !== current.interval_minutes;
+      yield* scheduleFeed(updated, (yield* first(unfinishedRun, { feedId: id })) !== undefined,
+        plusMinutes(at, resumed ? 0 : next.interval_minutes), at, moved ? 'move' : 'keep');
       return yield* withLastRun(updated);
     });
   } catch (error) {
@@ -272,7 +280,7 @@ export function queueRun(db: Db, entityId: number, id: number, allowMassDelete: 
     }
     yield* first(setRunNow, { id, at });
     const run = (yield* first(insertRun, { feedId: id, allowMassDelete: allowMassDelete ? 1 : 0, at }))!;
-    yield* scheduleFeed(feed, true, at);
+    yield* scheduleFeed(feed, true, at, at);
     return run;
   });
 }
@@ -300,24 +308,16 @@ export const getRun = (db: Db, entityId: number, id: number, runId: number): Pro
   return run;
 });
 
-/** The feeds that have a run to do now: due by their schedule, or with a queued (or orphaned running) run. */
-export const feedsToRun = (db: Db, at: string): Promise<{ id: number; entityId: number }[]> => read(db, function* () {
-  const seen = new Map<number, number>();
-  for (const row of yield* all(queuedFeedIds, {})) seen.set(row.id, row.entity_id);
-  for (const row of yield* all(dueFeedIds, { at })) seen.set(row.id, row.entity_id);
-  return [...seen].map(([id, entityId]) => ({ id, entityId }));
-});
-
-/** When a feed wants its next run: its queued run's time, else its schedule (null: paused, nothing queued). */
-export const nextRunOf = ({ feed, lastRun }: FeedWithRun): string | null => {
+/** When a feed wants its next run: its queued run's time, else its job's (null: paused, nothing queued). */
+export const nextRunOf = ({ feed, lastRun, dueAt }: FeedWithRun): string | null => {
   if (lastRun && (lastRun.status === 'queued' || lastRun.status === 'running')) return lastRun.queued_at;
-  return feed.paused === 1 ? null : feed.next_run_at;
+  return feed.paused === 1 ? null : dueAt;
 };
 
 /**
  * Starts the run of a feed the caller holds the lease of: its oldest unfinished run (a `running` one
- * is a run whose process died: it is taken over), else a new one when the feed is due. Undefined when
- * there is nothing to run (deleted, paused, not due).
+ * is a run whose process died: it is taken over), else a new one (its job is due: the feed is). Undefined
+ * when there is nothing to run (deleted, paused).
  */
 export function startFeedRun(db: Db, feedId: number, at: string): Promise<{ feed: FeedRow; run: FeedRunRow } | undefined> {
   return transaction(db, function* () {
@@ -325,7 +325,7 @@ export function startFeedRun(db: Db, feedId: number, at: string): Promise<{ feed
     if (!feed) return undefined;
     let run = yield* first(unfinishedRun, { feedId });
     if (!run) {
-      if (feed.paused === 1 || feed.next_run_at === null || feed.next_run_at > at) return undefined;
+      if (feed.paused === 1) return undefined;
       run = (yield* first(insertRun, { feedId, allowMassDelete: 0, at }))!;
     }
     run = (yield* first(startRunRow, { id: run.id, at }))!;
@@ -367,7 +367,6 @@ function* finishRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, 
       id: feedId, url: feed.url, kind: feed.kind, mapping: feed.mapping, mapping_frozen: feed.mapping_frozen, encoding: feed.encoding,
       sheet: feed.sheet, mode: feed.mode, interval_minutes: feed.interval_minutes, paused: pause ? 1 : feed.paused,
       paused_reason: pause ? `${FAILURES_TO_PAUSE} runs in a row failed; the last: ${outcome.error ?? 'unknown error'}` : feed.paused_reason,
-      next_run_at: plusMinutes(at, feed.interval_minutes),
       etag: outcome.file ? outcome.file.etag : feed.etag,
       last_modified: outcome.file ? outcome.file.lastModified : feed.last_modified,
       body_hash: outcome.file ? outcome.file.hash : feed.body_hash,
@@ -376,8 +375,6 @@ function* finishRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, 
     // The run's outcome goes to the entity's webhooks in this same transaction (docs/api.md, Webhooks).
     const type = outcome.status === 'applied' || outcome.status === 'unchanged' ? 'feed.run.completed' : 'feed.run.failed';
     yield* recordFeedRunMessages(feed.entity_id, feedId, runJson(run), type, at);
-    // Runs are kept 90 days: each run forgets its feed's runs that aged past that since the last one.
-    yield* first(purgeRuns, { feedId, before: new Date(Date.parse(at) - RUNS_KEPT_MS).toISOString() });
     if (outcome.status === 'applied' || outcome.status === 'unchanged') {
       const update = statsUpdate(feed.entity_id, [{ synced: feed.kind }], at);
       if (isPostgres(db)) yield* first(syncedSlot, update);

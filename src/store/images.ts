@@ -4,13 +4,14 @@ import { read, single, transaction } from '../db/run.js';
 import { statement, type Params } from '../db/statement.js';
 import type { Database, Db, ImageStatus } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
-import { enqueueJob } from './jobs.js';
+import { cancelJob, enqueueJob, jobsOfClause } from './jobs.js';
 import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
 import { recordImageMessages } from './webhooks.js';
 
 /**
- * The image pipeline's state (docs/api.md, Images; migration 007): one `images` row per URL in use, which
- * is also its durable job; `image_originals` per SHA-256 of an original's bytes.
+ * The image pipeline's state (docs/api.md, Images; migration 007): one `images` row per URL in use, and
+ * its job in the one queue (store/jobs.ts, kind `image`, keyed by the URL), whose `due_at` says when
+ * it is tried next; `image_originals` per SHA-256 of an original's bytes.
  */
 
 // ---- enqueue and release, inside the writes that set, change or clear an image_url --------------
@@ -29,47 +30,34 @@ import { recordImageMessages } from './webhooks.js';
 
 // Returns the URL only when its row is new: a URL already known has its job already, or needs none.
 const enqueue = statement((db, p: Params<{ url: string; at: string }>) => db.insertInto('images')
-  .values({ url: p.url, status: 'pending', attempts: 0, due_at: p.at, created_at: p.at })
+  .values({ url: p.url, status: 'pending', attempts: 0, created_at: p.at })
   .onConflict((oc) => oc.column('url').doUpdateSet({ url: (eb) => eb.ref('excluded.url') }).where(sql<boolean>`false`))
   .returning('url'));
 
 // PostgreSQL: a batch's URLs in one statement, and the new ones' jobs in the same.
 const enqueueMany = statement((db, p: Params<{ urls: string[]; at: string; entityId: number }>) => rawQuery(db, sql`
   with queued as (
-    insert into images (url, status, attempts, due_at, created_at)
-    select u, 'pending', 0, ${p.at}, ${p.at} from unnest(cast(${p.urls} as text[])) as u
+    insert into images (url, status, attempts, created_at)
+    select u, 'pending', 0, ${p.at} from unnest(cast(${p.urls} as text[])) as u
     on conflict (url) do update set url = excluded.url where false
-    returning url),
+    returning url as key),
   ${imageJobsClause(p.entityId, p.at)}
   select 1`));
 
-/**
- * The image jobs (src/jobs) of the URLs a statement's CTE `queued` has just inserted, as two more CTEs
- * of that PostgreSQL statement: one job per new URL, for the writing entity (jobs are taken round-robin
- * between entities), and the entity's turn.
- */
-export const imageJobsClause = (entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at']) => sql`
-  queued_jobs as (
-    insert into jobs (kind, key, entity_id, attempts, claims, due_at, created_at)
-    select ${IMAGE_JOB}, url, cast(${entityId} as integer), 0, 0, cast(${at} as text), cast(${at} as text) from queued
-    on conflict (kind, key) do nothing),
-  queued_turn as (
-    insert into job_turns (kind, entity_id, turn)
-    select ${IMAGE_JOB}, cast(${entityId} as integer), '' where exists (select 1 from queued)
-    on conflict (kind, entity_id) do nothing)`;
-
 /** The job kind of images (src/images/worker.ts). */
 export const IMAGE_JOB = 'image';
+
+/**
+ * The image jobs of the URLs (as `key`) a statement's CTE `queued` has just inserted, as more CTEs of
+ * that PostgreSQL statement (store/jobs.ts writes them): one job per new URL, for the writing entity.
+ */
+export const imageJobsClause = (entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at']) =>
+  jobsOfClause(IMAGE_JOB, 'queued', entityId, at);
 
 /** An image URL's job, for the writing entity, in the write's transaction. */
 function imageJob(url: string, entityId: number, at: string, existing: 'keep' | 'reschedule' = 'keep'): Work<void> {
   return enqueueJob({ kind: IMAGE_JOB, key: url, entityId, dueAt: at, at, existing });
 }
-
-// A released URL's job goes with its row (a URL still in use keeps both).
-const releaseJob = statement((db, p: Params<{ url: string }>) => db.deleteFrom('jobs')
-  .where('kind', '=', IMAGE_JOB).where('key', '=', p.url)
-  .where((eb) => eb.not(eb.exists(db.selectFrom('images').select('images.url').where('images.url', '=', p.url)))));
 
 const usedBy = (db: Db, url: Params<{ url: string }>['url']) => [
   db.selectFrom('artworks').select('id').where('image_url', '=', url),
@@ -89,7 +77,8 @@ const lockJob = statement((db, p: Params<{ url: string }>) => lockForUpdate(db, 
 
 /** A URL no record uses any more goes; its derivatives are left to the sweep (another URL may share them). */
 const release = statement((db, p: Params<{ url: string }>) => db.deleteFrom('images').where('url', '=', p.url)
-  .where((eb) => eb.not(eb.or(usedBy(db, p.url).map((query) => eb.exists(query))))));
+  .where((eb) => eb.not(eb.or(usedBy(db, p.url).map((query) => eb.exists(query)))))
+  .returning('url'));
 
 /**
  * The image jobs of written records: each URL set is queued (unless it is known already: one URL is
@@ -126,19 +115,19 @@ export function* imagesWritten(
   for (const url of [...released].sort()) {
     if (set.has(url)) continue;
     if (isPostgres(db)) yield* all(lockJob, { url });
-    yield* all(release, { url });
-    yield* all(releaseJob, { url });
+    // A released URL's job goes with its row (a URL still in use keeps both).
+    if (yield* first(release, { url })) yield* cancelJob(IMAGE_JOB, url);
   }
 }
 
 /** PostgreSQL's one-statement POST (store/artworks.ts): its image job, as a clause of that statement (locking the row, as `enqueue`). */
 /** With `imageJobsClause` after it, as the CTE `queued`: the new URL's job too. */
 export const enqueueClause = (url: Params<{ url: string | null }>['url'], at: Params<{ at: string }>['at'], when: ReturnType<typeof sql>) => sql`
-  insert into images (url, status, attempts, due_at, created_at)
-  select cast(${url} as text), 'pending', 0, cast(${at} as text), cast(${at} as text)
+  insert into images (url, status, attempts, created_at)
+  select cast(${url} as text), 'pending', 0, cast(${at} as text)
   where cast(${url} as text) is not null and ${when}
   on conflict (url) do update set url = excluded.url where false
-  returning url`;
+  returning url as key`;
 
 // ---- results ------------------------------------------------------------------------------------
 
@@ -177,15 +166,13 @@ export interface ImageOutcome {
   error: string | null;
   hash: string | null;
   attempts: number;
-  dueAt: string | null;
   at: string;
 }
 
-// `due_at` here only tells when it is tried next (the CLI's report); the job (src/jobs) runs it.
+// When it is tried next is its job's `due_at` (store/jobs.ts), the one schedule.
 const saveOutcome = statement((db, p: Params<ImageOutcome>) => db.updateTable('images')
   .set({
     status: p.status, error: p.error, checked_at: p.at, hash: sql<string>`coalesce(${p.hash}, hash)`, attempts: p.attempts,
-    due_at: p.dueAt, claim: null, locked_until: null,
   })
   .where('url', '=', p.url));
 
@@ -313,8 +300,11 @@ const entityUrls = (db: Db, entityId: Params<{ entityId: number }>['entityId']) 
 
 const FAILED_SHOWN = 100;
 const failedImages = (scoped: boolean) => statement((db, p: Params<{ entityId: number }>) => {
-  const failed = db.selectFrom('images').select(['url', 'error', 'checked_at', 'attempts', 'due_at']).where('status', '=', 'failed');
-  return (scoped ? failed.where('url', 'in', entityUrls(db, p.entityId)) : failed).orderBy('checked_at', 'desc').limit(FAILED_SHOWN);
+  // When it is tried next: its job's time (none once it stays failed).
+  const failed = db.selectFrom('images')
+    .leftJoin('jobs', (join) => join.onRef('jobs.key', '=', 'images.url').on('jobs.kind', '=', IMAGE_JOB))
+    .select(['images.url', 'images.error', 'images.checked_at', 'images.attempts', 'jobs.due_at']).where('images.status', '=', 'failed');
+  return (scoped ? failed.where('images.url', 'in', entityUrls(db, p.entityId)) : failed).orderBy('images.checked_at', 'desc').limit(FAILED_SHOWN);
 }, { cost: 'scan' });
 const failedOfEntity = failedImages(true);
 const failedOfAll = failedImages(false);
@@ -365,7 +355,7 @@ const retryOne = statement((db, p: Params<{ url: string; at: string }>) => db.up
   .set({
     status: sql<ImageStatus>`case when status = 'failed' then 'pending' else status end`,
     error: sql<null>`case when status = 'failed' then null else error end`,
-    attempts: 0, due_at: p.at,
+    attempts: 0,
   })
   .where('url', '=', p.url));
 

@@ -1,14 +1,17 @@
-import { sql, type Expression, type ExpressionBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { read, single, transaction } from '../db/run.js';
 import { fixed, statement, type Params } from '../db/statement.js';
-import type { Database, Db } from '../db/types.js';
+import type { Db } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
-import { isPostgres, lockForUpdate } from './sql.js';
+import { isPostgres, rawQuery } from './sql.js';
 
 /**
- * The durable job queue (migration 011, src/jobs/README.md): one table for every kind of background
- * work. The runner (src/jobs/runner.ts) takes, renews and ends jobs through these functions; a kind
- * enqueues its jobs with `enqueueJob`, inside the write that gives rise to them.
+ * The durable job queue (migrations 011 and 020, src/jobs/README.md): one table for every kind of
+ * background work, and the only module that writes it (`jobs`, `job_turns`, `job_failures`). A job's
+ * `due_at` is its schedule, the one place it is kept: an image's next try, a feed's next run, a
+ * message's next attempt and a sweep's next round are read from here. The runner (src/jobs/runner.ts)
+ * takes, renews and ends jobs through these functions; a kind enqueues its jobs with `enqueue`,
+ * inside the write that gives rise to them.
  */
 
 export interface NewJob {
@@ -24,9 +27,10 @@ export interface NewJob {
   /**
    * A job with this kind and key already queued: `keep` leaves it as it is (one job for the key);
    * `reschedule` makes it due at `dueAt` with this job's fields and its attempts at 0 (a run under way
-   * is dropped when it ends, and the job runs again).
+   * is dropped when it ends, and the job runs again); `move` makes a waiting job due at `dueAt` and
+   * leaves one being run alone (its end schedules what follows).
    */
-  existing?: 'keep' | 'reschedule';
+  existing?: 'keep' | 'reschedule' | 'move';
   at: string;
 }
 
@@ -36,13 +40,21 @@ const insertValues = (p: JobParams) => ({
   kind: p.kind, key: p.key, entity_id: p.entityId, grp: p.grp, payload: p.payload, attempts: 0, claims: 0, due_at: p.dueAt, claim: null, created_at: p.at,
 });
 
+// Each insert tells this process's runner its kind once the transaction commits (src/db/run.ts, afterCommit).
+const queued = { signal: (p: { kind: string }) => p.kind };
+
 const insertKeep = statement((db, p: JobParams) => db.insertInto('jobs').values(insertValues(p))
-  .onConflict((oc) => oc.columns(['kind', 'key']).doNothing()));
+  .onConflict((oc) => oc.columns(['kind', 'key']).doNothing()), queued);
 
 const insertReschedule = statement((db, p: JobParams) => db.insertInto('jobs').values(insertValues(p))
   .onConflict((oc) => oc.columns(['kind', 'key']).doUpdateSet({
     entity_id: p.entityId, grp: p.grp, payload: p.payload, due_at: p.dueAt, attempts: 0, claims: 0, claim: null,
-  })));
+  })), queued);
+
+const insertMove = statement((db, p: JobParams) => db.insertInto('jobs').values(insertValues(p))
+  .onConflict((oc) => oc.columns(['kind', 'key']).doUpdateSet({ due_at: p.dueAt }).where('jobs.claim', 'is', null)), queued);
+
+const INSERTS = { keep: insertKeep, reschedule: insertReschedule, move: insertMove };
 
 // An entity never served (or not since its jobs last ran out) goes before every entity served.
 const ensureTurn = statement((db, p: Params<{ kind: string; entityId: number }>) => db.insertInto('job_turns')
@@ -54,9 +66,27 @@ export function* enqueueJob(job: NewJob): Work<void> {
   const params = {
     kind: job.kind, key: job.key, entityId: job.entityId, grp: job.group ?? null, payload: job.payload ?? null, dueAt: job.dueAt, at: job.at,
   };
-  yield* all(job.existing === 'reschedule' ? insertReschedule : insertKeep, params);
+  yield* all(INSERTS[job.existing ?? 'keep'], params);
   yield* all(ensureTurn, { kind: job.kind, entityId: job.entityId });
 }
+
+/**
+ * PostgreSQL, for a write that is one statement (store/images.ts, store/artworks.ts): a job of `kind`
+ * for each `key` the statement's CTE `cte` returns, for one entity, and the entity's turn, as two
+ * more CTEs (`<cte>_jobs`, `<cte>_turn`) of that statement. Such a statement tells no runner: its
+ * jobs are found by the next poll.
+ */
+export const jobsOfClause = (
+  kind: string, cte: string, entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at'],
+): RawBuilder<unknown> => sql`
+  ${sql.raw(cte)}_jobs as (
+    insert into jobs (kind, key, entity_id, attempts, claims, due_at, created_at)
+    select ${kind}, key, cast(${entityId} as integer), 0, 0, cast(${at} as text), cast(${at} as text) from ${sql.raw(cte)}
+    on conflict (kind, key) do nothing),
+  ${sql.raw(cte)}_turn as (
+    insert into job_turns (kind, entity_id, turn)
+    select ${kind}, cast(${entityId} as integer), '' where exists (select 1 from ${sql.raw(cte)})
+    on conflict (kind, entity_id) do nothing)`;
 
 const deleteByKey = statement((db, p: Params<{ kind: string; key: string }>) => db.deleteFrom('jobs')
   .where('kind', '=', p.kind).where('key', '=', p.key));
@@ -68,71 +98,121 @@ export function* cancelJob(kind: string, key: string): Work<void> {
 
 // ---- taking jobs ----------------------------------------------------------------------------------
 
-type TakeParams = Params<{ kind: string; now: string; cap: number }>;
+/**
+ * A take costs the same at 100 due jobs as at 100,000 (docs/performance.md, Webhooks): every statement
+ * below is a probe of an index that stops at its first rows, never a walk over an entity's backlog.
+ * The take of an entity looks at its groups one by one (a webhook endpoint's jobs: at most
+ * ENDPOINT_CONCURRENCY in flight), over the index (kind, entity_id, grp, due_at) of migration 020;
+ * a full group is left out by counting its claimed jobs (few) before probing it.
+ */
+
+/** How many entities one take looks at, least recently served first. */
+const CANDIDATES = 8;
+/** How many groups of one entity a take looks at (an entity has at most 10 webhook endpoints). */
+const GROUPS = 50;
 
 /**
- * The groups of an entity that have `cap` jobs in flight (taken, lease not passed): found once per
- * query from the entity's live claims, which are few, and left out. Counting a group's jobs in flight
- * for each queued row instead cost a take 8.6 ms at 3,000 queued jobs of a full group on PostgreSQL,
- * against 0.7 ms this way (docs/performance.md, Webhooks). Groups are never null here, so NOT IN is safe.
+ * The entities with a job due, least recently served first: one index probe each (jobs_entity_due).
+ * A scalar subquery with LIMIT 1, not EXISTS: PostgreSQL turned EXISTS into a join that hashed every
+ * due job of the kind (39 ms at 100,000 due jobs, docs/performance.md, Webhooks).
  */
-const fullGroups = (db: Db, p: TakeParams, entityId: Expression<number>) => db.selectFrom('jobs as g').select('g.grp')
-  .where('g.kind', '=', p.kind).where('g.entity_id', '=', entityId).where('g.grp', 'is not', null)
-  .where('g.claim', 'is not', null).where('g.due_at', '>', p.now)
-  .groupBy('g.grp').having((g) => g.fn.countAll(), '>=', p.cap);
-
-/**
- * A job of the entity may start now: it is due (never taken, due again, or its taker's lease has
- * passed), and its group, if any, is not full.
- */
-const startable = (db: Db, eb: ExpressionBuilder<Database, 'jobs'>, p: TakeParams, entityId: Expression<number>) => eb.and([
-  eb('jobs.due_at', '<=', p.now),
-  eb.or([eb('jobs.grp', 'is', null), eb('jobs.grp', 'not in', fullGroups(db, p, entityId))]),
-]);
-
-/** How many entities one take looks at: a take that finds another process took them all looks again. */
-const CANDIDATES = 4;
-
-/**
- * The entities with a job that may start, least recently served first. It walks the kind's entities
- * that have jobs (job_turns), one index probe each: it grows with the entities waiting, not their jobs.
- */
-const nextEntities = statement((db, p: TakeParams) => db.selectFrom('job_turns').select(['job_turns.entity_id', 'job_turns.turn'])
+const nextEntities = statement((db, p: Params<{ kind: string; now: string }>) => db.selectFrom('job_turns').select(['job_turns.entity_id', 'job_turns.turn'])
   .where('job_turns.kind', '=', p.kind)
-  .where((eb) => eb.exists(db.selectFrom('jobs').select('jobs.id')
-    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', sql.ref<number>('job_turns.entity_id'))
-    .where((j) => startable(db, j, p, sql.ref<number>('job_turns.entity_id')))))
+  .where((eb) => eb(db.selectFrom('jobs').select('jobs.id')
+    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', sql.ref<number>('job_turns.entity_id')).where('jobs.due_at', '<=', p.now)
+    // In index order, so no plan reads the table instead.
+    .orderBy('jobs.due_at').limit(1), 'is not', null))
   .orderBy('job_turns.turn').orderBy('job_turns.entity_id')
   .limit(CANDIDATES));
 
 /**
- * Takes are one at a time per entity and kind, across processes: the taker locks the entity's turn,
- * so a group's jobs in flight are counted with every other take's claims committed (a group belongs to
- * one entity: a webhook endpoint). The lock is granted only if the turn is still the one read: an
- * entity served meanwhile by another taker waits its turn again, and the taker looks at the next one.
+ * The groups an entity has jobs in, by a skip scan of the take index (one probe per group, not per
+ * job): the first group, then the next one above it, and so on.
  */
-const lockTurn = statement((db, p: Params<{ kind: string; entityId: number; turn: string }>) => lockForUpdate(db, db.selectFrom('job_turns')
-  .select('entity_id').where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('turn', '=', p.turn)));
+const groupsOf = statement((db, p: Params<{ kind: string; entityId: number }>) => rawQuery<{ grp: string }>(db, sql`
+  with recursive g(grp) as (
+    select (select min(grp) from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and grp is not null)
+    union all
+    select (select min(j.grp) from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp > g.grp)
+    from g where g.grp is not null)
+  select grp from g where grp is not null limit ${sql.lit(GROUPS)}`));
+
+/** An entity's groups with `cap` jobs in flight (claimed, lease not passed): from its claims, which are few (jobs_claimed). */
+const fullGroups = statement((db, p: Params<{ kind: string; entityId: number; now: string; cap: number }>) => db.selectFrom('jobs').select('grp')
+  .where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', 'is not', null)
+  .where('due_at', '>', p.now)
+  .groupBy('grp').having((eb) => eb.fn.countAll(), '>=', p.cap));
+
+type ProbeParams = Params<{ kind: string; entityId: number; grp: string; now: string }>;
+// The first due job of the entity without a group, or of one group: the first entry of the take index.
+const firstDue = (grouped: boolean) => statement((db, p: ProbeParams) => {
+  const rows = db.selectFrom('jobs').select(['jobs.id', 'jobs.due_at']).where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId);
+  return (grouped ? rows.where('jobs.grp', '=', p.grp) : rows.where('jobs.grp', 'is', null))
+    .where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1);
+});
+const FIRST_DUE = { grouped: firstDue(true), ungrouped: firstDue(false) };
 
 /**
- * Takes the entity's job due first: its claim is set and `due_at` becomes the lease's end. On
- * PostgreSQL a job another process is taking at this moment is skipped (SKIP LOCKED); SQLite has one
- * writer at a time.
+ * PostgreSQL: a group's places in flight are its cap's slots, 0 to cap - 1; a claim names its slot
+ * (`<claim>#<slot>`). A taker takes a slot's transaction-scoped advisory lock (skipped, never waited
+ * for, when another taker holds it: no take waits in a cycle), checks that no live claim holds that
+ * slot, and only then claims the group's next due job with it. Each slot has at most one live claim,
+ * so a group never has more than its cap in flight across processes, while up to cap takes of one
+ * group (and any number of one entity's other groups) run at once. SQLite has one writer at a time:
+ * there a take counts the group's claims.
  */
-const takeOfEntity = statement((db, p: Params<{ kind: string; now: string; cap: number; entityId: number; claim: string; until: string }>) => {
-  let next = db.selectFrom('jobs').select('jobs.id')
-    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
-    .where((eb) => startable(db, eb, p, p.entityId))
-    .orderBy('jobs.due_at').limit(1);
+const MAX_SLOTS = 64;
+const tryLockSlot = statement((db, p: Params<{ kind: string; grp: string; slot: number }>) => rawQuery<{ locked: boolean }>(db, sql`
+  select pg_try_advisory_xact_lock(hashtext(cast(${p.kind} as text) || '/' || cast(${p.grp} as text) || '#' || cast(${p.slot} as text))) as locked`));
+const slotHeld = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; suffix: string }>) => db.selectFrom('jobs')
+  .select('id').where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', '=', p.grp)
+  .where('due_at', '>', p.now).where('claim', 'like', p.suffix).limit(1));
+const inFlight = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string }>) => db.selectFrom('jobs')
+  .select((eb) => eb.fn.countAll<number>().as('n'))
+  .where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', '=', p.grp).where('due_at', '>', p.now));
+
+const TAKEN = ['id', 'key', 'entity_id', 'grp', 'payload', 'attempts', 'claims', 'claim'] as const;
+
+/** SQLite: the group's next due job (one writer at a time: nobody else is claiming). */
+const takeOfGroupSqlite = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; claim: string; until: string }>) =>
+  db.updateTable('jobs')
+    .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
+    .where('id', 'in', db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
+      .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1))
+    .returning(TAKEN));
+
+/** PostgreSQL: claims the group's next due job no other taker is claiming (SKIP LOCKED), over jobs_take. */
+const takeOfGroup = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; claim: string; until: string }>) =>
+  db.updateTable('jobs')
+    .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
+    .where('id', 'in', db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
+      .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1).forUpdate().skipLocked())
+    .returning(TAKEN));
+
+/**
+ * Takes a job found by a probe: its claim is set and `due_at` becomes the lease's end, if it is still
+ * due (another taker may have had it meanwhile). On PostgreSQL a job another process is taking at
+ * this moment is skipped (SKIP LOCKED).
+ */
+const takeById = statement((db, p: Params<{ id: number; now: string; claim: string; until: string }>) => {
+  let next = db.selectFrom('jobs').select('jobs.id').where('jobs.id', '=', p.id).where('jobs.due_at', '<=', p.now);
   if (isPostgres(db)) next = next.forUpdate().skipLocked();
   return db.updateTable('jobs')
     .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
     .where('id', 'in', next)
-    .returning(['id', 'key', 'entity_id', 'grp', 'payload', 'attempts', 'claims', 'claim']);
+    .returning(TAKEN);
 });
 
-const served = statement((db, p: Params<{ kind: string; entityId: number; now: string }>) => db.updateTable('job_turns')
-  .set({ turn: p.now }).where('kind', '=', p.kind).where('entity_id', '=', p.entityId));
+/**
+ * The entity becomes the most recently served. On PostgreSQL a turn another taker is setting at this
+ * moment is left to it (SKIP LOCKED): takes of one entity never wait for each other, so several run at
+ * once up to its groups' caps (issue 48: they were one at a time, on the entity's turn).
+ */
+const served = statement((db, p: Params<{ kind: string; entityId: number; now: string }>) => {
+  let turn = db.selectFrom('job_turns').select('job_turns.entity_id').where('job_turns.kind', '=', p.kind).where('job_turns.entity_id', '=', p.entityId);
+  if (isPostgres(db)) turn = turn.forUpdate().skipLocked();
+  return db.updateTable('job_turns').set({ turn: p.now }).where('kind', '=', p.kind).where('entity_id', 'in', turn);
+});
 
 export interface TakenJob {
   id: number;
@@ -152,24 +232,51 @@ const ASYNC_COMMIT = fixed('set local synchronous_commit = off');
 
 /**
  * Takes the next job of a kind, round-robin between entities: the entity served least recently that
- * has a job able to start gives its job due first, and becomes the most recently served.
+ * has a job able to start gives its job due first (of its groups not full), and becomes the most
+ * recently served.
  */
 export function takeJob(db: Db, options: { kind: string; now: string; until: string; claim: string; groupCap?: number | undefined }): Promise<TakenJob | undefined> {
   const { kind, now, until, claim } = options;
   const cap = options.groupCap ?? 2 ** 31 - 1;
+  const postgres = isPostgres(db);
   return transaction(db, function* () {
-    // A take lost in a PostgreSQL crash is only a job not yet taken: its commit need not wait for the
-    // disk, and takes of one entity (serialized by the turn's lock) follow each other sooner.
-    if (isPostgres(db)) yield* all(ASYNC_COMMIT, {});
-    for (const { entity_id: entityId, turn } of yield* all(nextEntities, { kind, now, cap })) {
-      if (!(yield* first(lockTurn, { kind, entityId, turn }))) continue;
-      const row = yield* first(takeOfEntity, { kind, now, cap, entityId, claim, until });
-      if (!row) continue;
-      yield* all(served, { kind, entityId, now });
-      return {
-        id: Number(row.id), kind, key: row.key, entityId: Number(row.entity_id), group: row.grp, payload: row.payload,
-        attempts: Number(row.attempts), claims: Number(row.claims), claim,
+    // A take lost in a PostgreSQL crash is only a job not yet taken: its commit need not wait for the disk.
+    if (postgres) yield* all(ASYNC_COMMIT, {});
+    for (const { entity_id: entityId } of yield* all(nextEntities, { kind, now })) {
+      /** A job of one group, within its cap (see `tryLockSlot`). */
+      const takeInGroup = function* (grp: string) {
+        if (!postgres) {
+          if (Number((yield* first(inFlight, { kind, entityId, grp, now }))?.n ?? 0) >= cap) return undefined;
+          return yield* first(takeOfGroupSqlite, { kind, entityId, grp, now, claim, until });
+        }
+        if (cap > MAX_SLOTS) return yield* first(takeOfGroup, { kind, entityId, grp, now, claim, until });
+        for (let slot = 0; slot < cap; slot++) {
+          if (!(yield* first(tryLockSlot, { kind, grp, slot }))?.locked) continue;
+          if (yield* first(slotHeld, { kind, entityId, grp, now, suffix: `%#${slot}` })) continue;
+          // The group's next due job, or none left: either way this group is done with.
+          return yield* first(takeOfGroup, { kind, entityId, grp, now, claim: `${claim}#${slot}`, until });
+        }
+        return undefined;
       };
+      const full = new Set((yield* all(fullGroups, { kind, entityId, now, cap })).map((row) => row.grp));
+      const candidates: Array<{ id: number; dueAt: string; grp: string | null }> = [];
+      const ungrouped = yield* first(FIRST_DUE.ungrouped, { kind, entityId, grp: '', now });
+      if (ungrouped) candidates.push({ id: Number(ungrouped.id), dueAt: ungrouped.due_at, grp: null });
+      for (const { grp } of yield* all(groupsOf, { kind, entityId })) {
+        if (full.has(grp)) continue;
+        const due = yield* first(FIRST_DUE.grouped, { kind, entityId, grp, now });
+        if (due) candidates.push({ id: Number(due.id), dueAt: due.due_at, grp });
+      }
+      candidates.sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id - b.id));
+      for (const { id, grp } of candidates) {
+        const row = grp === null ? yield* first(takeById, { id, now, claim, until }) : yield* takeInGroup(grp);
+        if (!row) continue;
+        yield* all(served, { kind, entityId, now });
+        return {
+          id: Number(row.id), kind, key: row.key, entityId: Number(row.entity_id), group: row.grp, payload: row.payload,
+          attempts: Number(row.attempts), claims: Number(row.claims), claim: row.claim!,
+        };
+      }
     }
     return undefined;
   });
@@ -191,17 +298,22 @@ const deleteClaimed = statement((db, p: Params<{ id: number; claim: string }>) =
 const again = statement((db, p: Params<{ id: number; claim: string; dueAt: string; attempts: number }>) => db.updateTable('jobs')
   .set({ due_at: p.dueAt, attempts: p.attempts, claims: 0, claim: null }).where('id', '=', p.id).where('claim', '=', p.claim).returning('id'));
 
+// What the gauges count as failed in the last hour (docs/operations.md, Jobs); swept after a day.
+const insertFailure = statement((db, p: Params<{ kind: string; entityId: number; key: string; error: string; at: string }>) => db.insertInto('job_failures')
+  .values({ kind: p.kind, entity_id: p.entityId, key: p.key, error: p.error, at: p.at }));
+
 // Forgotten once its jobs ran out: its next job goes first again (it waited for nobody meanwhile).
 const dropTurn = statement((db, p: Params<{ kind: string; entityId: number }>) => db.deleteFrom('job_turns')
   .where('kind', '=', p.kind).where('entity_id', '=', p.entityId)
   .where((eb) => eb.not(eb.exists(db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)))));
 
-export type JobEnd = { done: true } | { retryAt: string; attempts: number };
+/** `done`: deleted; `retryAt`: due again then with `attempts` (0 for a recurring job's next round). */
+export type JobEnd = ({ done: true } | { retryAt: string; attempts: number }) & { failed?: { error: string; at: string } | undefined };
 
 /**
  * Ends a run under its claim, with `record` (the kind's outcome) in the same transaction: the job is
- * deleted (done, or failed for good) or due again at `retryAt`. False when the claim was lost: nothing
- * is recorded, another run owns the job.
+ * deleted (done, or failed for good) or due again at `retryAt`; a `failed` end is counted for the
+ * gauges. False when the claim was lost: nothing is recorded, another run owns the job.
  */
 export function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => Work<void>): Promise<boolean> {
   return transaction(db, function* () {
@@ -209,6 +321,7 @@ export function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => Work<v
       ? yield* first(deleteClaimed, { id: job.id, claim: job.claim })
       : yield* first(again, { id: job.id, claim: job.claim, dueAt: end.retryAt, attempts: end.attempts });
     if (!kept) return false;
+    if (end.failed) yield* all(insertFailure, { kind: job.kind, entityId: job.entityId, key: job.key, error: end.failed.error.slice(0, 500), at: end.failed.at });
     if (record) yield* record();
     if ('done' in end) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
     return true;
@@ -235,8 +348,8 @@ export interface Enqueue<P> {
   payload?: P;
   /** ISO time it may run from (now, for at once). */
   dueAt: string;
-  /** The same key already queued: `keep` it (default), or `reschedule` it with these fields (store/jobs.ts). */
-  existing?: 'keep' | 'reschedule';
+  /** The same key already queued: `keep` it (default), `reschedule` it with these fields, or `move` it if waiting (store/jobs.ts). */
+  existing?: 'keep' | 'reschedule' | 'move';
   /** ISO time of the write. */
   at: string;
 }
@@ -246,9 +359,9 @@ export interface Enqueue<P> {
  * `transaction(db, function* () {...})`): it exists exactly when that write commits. Call the
  * runner's `nudge(kind.name)` after the commit so an idle slot of this process starts it at once.
  */
-export function enqueue<P>(kind: { name: string }, job: Enqueue<P>): Work<void> {
+export function enqueue<P>(kind: string | { name: string }, job: Enqueue<P>): Work<void> {
   return enqueueJob({
-    kind: kind.name, key: job.key, entityId: job.entityId, group: job.group ?? null,
+    kind: typeof kind === 'string' ? kind : kind.name, key: job.key, entityId: job.entityId, group: job.group ?? null,
     payload: job.payload === undefined ? null : JSON.stringify(job.payload), dueAt: job.dueAt, existing: job.existing ?? 'keep', at: job.at,
   });
 }
@@ -257,3 +370,107 @@ export function enqueue<P>(kind: { name: string }, job: Enqueue<P>): Work<void> 
 export function cancel(kind: { name: string }, key: string): Work<void> {
   return cancelJob(kind.name, key);
 }
+
+const waitingJob = statement((db, p: Params<{ kind: string; key: string }>) => db.selectFrom('jobs').select('due_at')
+  .where('kind', '=', p.kind).where('key', '=', p.key).where('claim', 'is', null));
+
+/** When a waiting job is due (a feed's next run); null while it is being run, or when there is none. */
+export function* waitingSince(kind: string, key: string): Work<string | null> {
+  return (yield* first(waitingJob, { kind, key }))?.due_at ?? null;
+}
+
+// ---- the queue seen from outside (docs/operations.md, Jobs) -------------------------------------------
+
+/**
+ * Counts stop here: a gauge reads at most this many index entries per kind (a scrape costs the same at
+ * a backlog of a million), and says "at least" past it.
+ */
+export const COUNT_CAP = 100_000;
+
+type GaugeParams = Params<{ kind: string; now: string; since: string; entityId: number }>;
+const capped = (db: Db, rows: { as(name: 'r'): never }) => db.selectFrom(rows.as('r')).select((eb) => eb.fn.countAll<number>().as('n'));
+
+/** The gauges' statements, for every entity or (`scoped`) one: each over an index, bounded by COUNT_CAP. */
+function gaugeStatements(scoped: boolean) {
+  const jobsOf = (db: Db, p: GaugeParams) => {
+    const rows = db.selectFrom('jobs').where('jobs.kind', '=', p.kind);
+    return scoped ? rows.where('jobs.entity_id', '=', p.entityId) : rows;
+  };
+  return {
+    // Waiting: not claimed (due now or later).
+    queued: statement((db, p: GaugeParams) => capped(db, jobsOf(db, p).select('jobs.id').where('jobs.claim', 'is', null).limit(COUNT_CAP) as never), { cost: 'scan' }),
+    // Running: claimed; few (each process's slots), over the partial index of claimed jobs.
+    running: statement((db, p: GaugeParams) => capped(db, jobsOf(db, p).select('jobs.id').where('jobs.claim', 'is not', null).limit(COUNT_CAP) as never), { cost: 'scan' }),
+    // The oldest job due (a claimed one whose lease passed is due again): the first entry of the index.
+    oldest: statement((db, p: GaugeParams) => jobsOf(db, p).select('jobs.due_at').where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1), { cost: 'scan' }),
+    failed: statement((db, p: GaugeParams) => {
+      const rows = db.selectFrom('job_failures').select('job_failures.id').where('job_failures.kind', '=', p.kind).where('job_failures.at', '>=', p.since);
+      return capped(db, (scoped ? rows.where('job_failures.entity_id', '=', p.entityId) : rows).limit(COUNT_CAP) as never);
+    }, { cost: 'scan' }),
+  };
+}
+const GAUGES = { all: gaugeStatements(false), entity: gaugeStatements(true) };
+
+export interface KindGauges {
+  kind: string;
+  queued: number;
+  running: number;
+  /** Given up, or ended with a failed outcome, in the last hour. */
+  failedLastHour: number;
+  /** How long the oldest due job has waited (0: none is due). */
+  oldestDueSeconds: number;
+}
+
+/**
+ * The gauges of each kind (of one entity, or of all): four indexed queries per kind, each bounded
+ * (COUNT_CAP), run off the event loop on SQLite.
+ */
+export function queueGauges(db: Db, kinds: readonly string[], now: number, entityId?: number): Promise<KindGauges[]> {
+  return read(db, function* () {
+    const gauges: KindGauges[] = [];
+    for (const kind of kinds) {
+      const p = { kind, now: new Date(now).toISOString(), since: new Date(now - 3_600_000).toISOString(), entityId: entityId ?? 0 };
+      const statements = entityId === undefined ? GAUGES.all : GAUGES.entity;
+      const oldest = (yield* first(statements.oldest, p))?.due_at;
+      gauges.push({
+        kind,
+        queued: Number((yield* first(statements.queued, p))?.n ?? 0),
+        running: Number((yield* first(statements.running, p))?.n ?? 0),
+        failedLastHour: Number((yield* first(statements.failed, p))?.n ?? 0),
+        oldestDueSeconds: oldest === undefined ? 0 : Math.max(0, Math.round((now - Date.parse(oldest)) / 1000)),
+      });
+    }
+    return gauges;
+  });
+}
+
+// ---- recurring jobs -------------------------------------------------------------------------------------
+
+/** The one job of a recurring kind (a sweep): queued once, by whichever process starts first. */
+export const RECURRING_KEY = 'recurring';
+
+/** Makes sure each recurring kind has its job, first due at `firstAt` (a job already there keeps its time). */
+export function ensureRecurring(db: Db, kinds: readonly string[], firstAt: string, at: string): Promise<void> {
+  return transaction(db, function* () {
+    for (const kind of kinds) yield* enqueueJob({ kind, key: RECURRING_KEY, entityId: 0, dueAt: firstAt, at });
+  });
+}
+
+const FAILURES_KEPT_MS = 24 * 3_600_000;
+const SWEEP_CHUNK = 1000;
+const oldFailures = statement((db, p: Params<{ before: string }>) => db.deleteFrom('job_failures')
+  .where('id', 'in', db.selectFrom('job_failures').select('id').where('at', '<', p.before).limit(SWEEP_CHUNK)).returning('id'));
+
+/** Forgets failures older than a day (the gauges count the last hour), a bounded batch at a time. */
+export async function sweepJobFailures(db: Db, now: number): Promise<{ removed: number }> {
+  const before = new Date(now - FAILURES_KEPT_MS).toISOString();
+  let removed = 0;
+  for (;;) {
+    const chunk = (await transaction(db, () => all(oldFailures, { before }))).length;
+    removed += chunk;
+    if (chunk < SWEEP_CHUNK) return { removed };
+  }
+}
+
+/** The take's statements, for EXPLAIN in bench/take-plan.mjs (docs/performance.md, Webhooks). */
+export const TAKE_STATEMENTS = { nextEntities, groupsOf, fullGroups, firstDue: FIRST_DUE.grouped, takeById } as const;

@@ -152,6 +152,27 @@ export async function sessionUser(db: Db, idHash: string, now = Date.now()): Pro
   return { userId: row.user_id, email: row.email, role: row.role, entity };
 }
 
+// Sessions are few (a gallery's staff, a few devices each): the sweep reads the table in bounded batches.
+const SESSION_SWEEP_BATCH = 500;
+const expiredSessions = statement((db, p: Params<{ idleBefore: string; createdBefore: string }>) => db.deleteFrom('sessions')
+  .where('id_hash', 'in', db.selectFrom('sessions').select('id_hash')
+    .where((eb) => eb.or([eb('last_seen_at', '<', p.idleBefore), eb('created_at', '<', p.createdBefore)])).limit(SESSION_SWEEP_BATCH))
+  .returning('id_hash'));
+
+/**
+ * Deletes sessions past their idle or absolute lifetime (the sweep `sweep_sessions`): one that is
+ * used is already deleted as it is read; these are the ones nobody came back to.
+ */
+export async function deleteExpiredSessions(db: Db, now = Date.now()): Promise<number> {
+  const bounds = { idleBefore: new Date(now - SESSION_IDLE_MS).toISOString(), createdBefore: new Date(now - SESSION_MAX_MS).toISOString() };
+  let removed = 0;
+  for (;;) {
+    const chunk = (await transaction(db, () => all(expiredSessions, bounds))).length;
+    removed += chunk;
+    if (chunk < SESSION_SWEEP_BATCH) return removed;
+  }
+}
+
 const sessionsOfEntity = statement((db, p: Params<{ entityId: number }>) => db.deleteFrom('sessions')
   .where('user_id', 'in', (q) => q.selectFrom('users').select('id').where('entity_id', '=', p.entityId)));
 

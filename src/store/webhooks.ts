@@ -129,14 +129,11 @@ export const liveSecrets = (row: WebhookEndpointRow, now = Date.now()): string[]
 
 // ---- recording messages, in the transaction of the write that causes them ------------------------
 
-/** The job kind of webhook deliveries (src/webhooks/job.ts runs it): one job per message. */
-export const WEBHOOK_JOB = { name: 'webhook' } as const;
-
 /**
- * Set when a transaction queued deliveries: the process nudges its delivery slots after the write
- * has answered (src/http/app.ts), so a message starts at once instead of at the next poll.
+ * The job kind of webhook deliveries (src/webhooks/job.ts runs it): one job per message, due at its
+ * next attempt (store/jobs.ts keeps that time, the one schedule).
  */
-export const deliveriesQueued = { pending: false };
+export const WEBHOOK_JOB = 'webhook';
 
 /** A recorded message as its delivery job needs it. */
 export interface QueuedMessage { seq: number | string; id: string; endpoint_id: number; owner_id: number }
@@ -148,12 +145,11 @@ export interface QueuedMessage { seq: number | string; id: string; endpoint_id: 
  */
 export function* enqueueDeliveries(messages: readonly QueuedMessage[], at: string, existing: 'keep' | 'reschedule' = 'keep'): Work<void> {
   for (const message of messages) {
-    yield* enqueue(WEBHOOK_JOB, {
+    yield* enqueue({ name: WEBHOOK_JOB }, {
       key: message.id, entityId: Number(message.owner_id), group: String(message.endpoint_id),
       payload: { seq: Number(message.seq) }, dueAt: at, at, existing,
     });
   }
-  if (messages.length > 0) deliveriesQueued.pending = true;
 }
 
 /** A new message's `webhook-id`, made by the statement itself when it records several at once. */
@@ -179,9 +175,9 @@ export const CHANGE_TYPE_SQL = sql`e.entity_type || '.' || case e.action when 'c
  */
 export const messagesOfEntries = (ownerId: Param<number>, at: Param<string>): RawBuilder<unknown> => sql`
   hooks as (
-    insert into webhook_messages (id, endpoint_id, owner_id, type, change_id, record_kind, record_id, status, attempts, next_attempt_at, created_at)
+    insert into webhook_messages (id, endpoint_id, owner_id, type, change_id, record_kind, record_id, status, attempts, created_at)
     select 'msg_' || replace(cast(gen_random_uuid() as text), '-', ''), w.id, ${ownerId}, t.type, e.id, e.entity_type, e.record_id,
-      'pending', 0, ${at}, ${at}
+      'pending', 0, ${at}
     from entries e
     cross join lateral (select ${CHANGE_TYPE_SQL} as type) t
     join webhook_endpoints w on w.owner_id = ${ownerId} and ${takes(sql.ref('t.type'))}
@@ -196,8 +192,8 @@ interface EntryMessage { ownerId: number; changeId: number; type: string; kind: 
 
 /** SQLite: the messages of one changelog entry, one per subscribed endpoint. */
 const insertEntryMessages = statement((db, p: Params<EntryMessage>) => rawQuery<QueuedMessage>(db, sql`
-  insert into webhook_messages (id, endpoint_id, owner_id, type, change_id, record_kind, record_id, status, attempts, next_attempt_at, created_at)
-  select ${newId(db)}, w.id, ${p.ownerId}, ${p.type}, ${p.changeId}, ${p.kind}, ${p.recordId}, 'pending', 0, ${p.at}, ${p.at}
+  insert into webhook_messages (id, endpoint_id, owner_id, type, change_id, record_kind, record_id, status, attempts, created_at)
+  select ${newId(db)}, w.id, ${p.ownerId}, ${p.type}, ${p.changeId}, ${p.kind}, ${p.recordId}, 'pending', 0, ${p.at}
   from webhook_endpoints w where w.owner_id = ${p.ownerId} and ${subscribed(db, p.type)}
   order by w.id
   returning seq, id, endpoint_id, owner_id`));
@@ -220,8 +216,8 @@ export function* recordEntryMessages(ownerId: number, changeId: number, type: st
  * endpoints of each record's entity subscribed to it. A URL is used by few records.
  */
 const insertImageMessages = statement((db, p: Params<{ url: string; type: string; at: string }>) => rawQuery<QueuedMessage>(db, sql`
-  insert into webhook_messages (id, endpoint_id, owner_id, type, record_kind, record_id, image_url, status, attempts, next_attempt_at, created_at)
-  select ${newId(db)}, w.id, r.entity_id, ${p.type}, r.kind, r.id, ${p.url}, 'pending', 0, ${p.at}, ${p.at}
+  insert into webhook_messages (id, endpoint_id, owner_id, type, record_kind, record_id, image_url, status, attempts, created_at)
+  select ${newId(db)}, w.id, r.entity_id, ${p.type}, r.kind, r.id, ${p.url}, 'pending', 0, ${p.at}
   from (select 'artwork' as kind, id, entity_id from artworks where image_url = ${p.url}
     union all select 'event' as kind, id, entity_id from events where image_url = ${p.url}) r
   join webhook_endpoints w on w.owner_id = r.entity_id and ${subscribed(db, p.type)}
@@ -234,8 +230,8 @@ export function* recordImageMessages(url: string, status: 'ready' | 'failed', at
 
 /** A message whose body's `data` is known when it is recorded (feed runs), to every subscribed endpoint. */
 const insertDataMessages = statement((db, p: Params<{ ownerId: number; type: string; data: string; at: string }>) => rawQuery<QueuedMessage>(db, sql`
-  insert into webhook_messages (id, endpoint_id, owner_id, type, data, status, attempts, next_attempt_at, created_at)
-  select ${newId(db)}, w.id, ${p.ownerId}, ${p.type}, ${p.data}, 'pending', 0, ${p.at}, ${p.at}
+  insert into webhook_messages (id, endpoint_id, owner_id, type, data, status, attempts, created_at)
+  select ${newId(db)}, w.id, ${p.ownerId}, ${p.type}, ${p.data}, 'pending', 0, ${p.at}
   from webhook_endpoints w where w.owner_id = ${p.ownerId} and ${subscribed(db, p.type)}
   order by w.id
   returning seq, id, endpoint_id, owner_id`));
@@ -250,7 +246,7 @@ export function* recordFeedRunMessages(ownerId: number, feedId: number, run: unk
 
 const insertTestMessage = statement((db, p: Params<{ id: string; endpointId: number; ownerId: number; at: string }>) => db.insertInto('webhook_messages').values({
   id: p.id, endpoint_id: p.endpointId, owner_id: p.ownerId, type: sql.lit('webhook.test'), data: sql.lit('{}'), status: sql.lit('pending'),
-  attempts: sql.lit(0), next_attempt_at: p.at, created_at: p.at,
+  attempts: sql.lit(0), created_at: p.at,
 }).returningAll());
 
 /** `webhook.test` to one endpoint, whatever its types. */
@@ -308,8 +304,8 @@ export async function listMessages(db: Db, ownerId: number, endpointId: number, 
 
 const messageOf = statement((db, p: Params<{ endpointId: number; id: string }>) => db.selectFrom('webhook_messages').selectAll()
   .where('endpoint_id', '=', p.endpointId).where('id', '=', p.id));
-const requeue = statement((db, p: Params<{ seq: number; at: string }>) => db.updateTable('webhook_messages')
-  .set({ status: 'pending', attempts: 0, next_attempt_at: p.at }).where('seq', '=', p.seq).returningAll());
+const requeue = statement((db, p: Params<{ seq: number }>) => db.updateTable('webhook_messages')
+  .set({ status: 'pending', attempts: 0 }).where('seq', '=', p.seq).returningAll());
 
 /** Retry: the message is pending again, due now, with a fresh retry schedule. */
 export function retryMessage(db: Db, ownerId: number, endpointId: number, id: string): Promise<WebhookMessageRow> {
@@ -318,7 +314,7 @@ export function retryMessage(db: Db, ownerId: number, endpointId: number, id: st
     const message = yield* first(messageOf, { endpointId, id });
     if (!message) throw notFound('Message');
     const at = nowIso();
-    const requeued = (yield* first(requeue, { seq: Number(message.seq), at }))!;
+    const requeued = (yield* first(requeue, { seq: Number(message.seq) }))!;
     yield* enqueueDeliveries([requeued], at, 'reschedule');
     return requeued;
   });
@@ -327,8 +323,6 @@ export function retryMessage(db: Db, ownerId: number, endpointId: number, id: st
 // ---- delivery ----------------------------------------------------------------------------------
 
 const messageBySeq = statement((db, p: Params<{ seq: number }>) => db.selectFrom('webhook_messages').selectAll().where('seq', '=', p.seq));
-const dueMessages = statement((db, p: Params<{ now: string; limit: number }>) => db.selectFrom('webhook_messages').select(['seq', 'endpoint_id', 'owner_id'])
-  .where('status', '=', 'pending').where('next_attempt_at', '<=', p.now).orderBy('next_attempt_at').orderBy('seq').limit(p.limit));
 
 /** A message to attempt, with its endpoint (undefined once the endpoint is deleted). */
 export function messageToSend(db: Db, seq: number): Promise<{ message: WebhookMessageRow; endpoint: WebhookEndpointRow | undefined } | undefined> {
@@ -338,9 +332,6 @@ export function messageToSend(db: Db, seq: number): Promise<{ message: WebhookMe
     return { message, endpoint: yield* first(endpointOnly, { id: message.endpoint_id }) };
   });
 }
-
-/** Messages due for an attempt, oldest first (for a delivery driver). */
-export const dueMessageSeqs = (db: Db, now: string, limit: number) => read(db, () => all(dueMessages, { now, limit }));
 
 const keepData = statement((db, p: Params<{ seq: number; data: string }>) => db.updateTable('webhook_messages').set({ data: p.data })
   .where('seq', '=', p.seq).where('data', 'is', null).returning('data'));
@@ -366,8 +357,9 @@ export interface AttemptOutcome {
 const insertAttempt = statement((db, p: Params<Omit<WebhookAttemptRow, 'id'>>) => db.insertInto('webhook_attempts').values({
   message_seq: p.message_seq, at: p.at, status_code: p.status_code, duration_ms: p.duration_ms, response: p.response, error: p.error,
 }));
-const settleMessage = statement((db, p: Params<{ seq: number; status: string; attempts: number; next: string | null; was: number }>) => db.updateTable('webhook_messages')
-  .set({ status: sql`${p.status}`, attempts: p.attempts, next_attempt_at: p.next })
+// The next attempt's time is the message's job's (store/jobs.ts): the runner sets it from `Settled`.
+const settleMessage = statement((db, p: Params<{ seq: number; status: string; attempts: number; was: number }>) => db.updateTable('webhook_messages')
+  .set({ status: sql`${p.status}`, attempts: p.attempts })
   .where('seq', '=', p.seq).where('status', '=', 'pending').where('attempts', '=', p.was).returning('seq'));
 const endpointSucceeded = statement((db, p: Params<{ id: number }>) => db.updateTable('webhook_endpoints').set({ failing_since: null })
   .where('id', '=', p.id).where('failing_since', 'is not', null));
@@ -400,7 +392,7 @@ export function recordAttempt(db: Db, message: Pick<WebhookMessageRow, 'seq' | '
     const delay = outcome.ok || endpointGone ? null : retryDelay(attempts);
     const status = outcome.ok ? 'delivered' : delay === null ? 'failed' : 'pending';
     const next = delay === null ? null : new Date(Date.parse(outcome.at) + delay).toISOString();
-    const applied = (yield* first(settleMessage, { seq, status, attempts, next, was: message.attempts })) !== undefined;
+    const applied = (yield* first(settleMessage, { seq, status, attempts, was: message.attempts })) !== undefined;
     let disabled = false;
     if (outcome.ok) yield* all(endpointSucceeded, { id: message.endpoint_id });
     else if (!endpointGone) {
@@ -415,7 +407,7 @@ export function recordAttempt(db: Db, message: Pick<WebhookMessageRow, 'seq' | '
 }
 
 const failPending = statement((db, p: Params<{ seq: number }>) => db.updateTable('webhook_messages')
-  .set({ status: 'failed', next_attempt_at: null }).where('seq', '=', p.seq).where('status', '=', 'pending'));
+  .set({ status: 'failed' }).where('seq', '=', p.seq).where('status', '=', 'pending'));
 const insertNote = statement((db, p: Params<{ seq: number; at: string; error: string }>) => db.insertInto('webhook_attempts').values({
   message_seq: p.seq, at: p.at, status_code: null, duration_ms: sql.lit(0), response: null, error: p.error,
 }));

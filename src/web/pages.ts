@@ -6,7 +6,7 @@ import {
 } from './format.js';
 import { guessLanguage } from './language.js';
 import { artworkData, eventData, eventNode, profileData } from './structured-data.js';
-import type { ImageView } from '../images/present.js';
+import type { ImageView } from '../store/present.js';
 import type { StoredView } from '../domain/artwork.js';
 import { convertMeasure, type DimensionUnit } from '../domain/dimensions.js';
 

@@ -9,8 +9,7 @@ import {
   type PublicEntity,
 } from '../store/public.js';
 import { todayUtc } from '../clock.js';
-import { presentImage } from '../images/present.js';
-import { imageState, imageStates } from '../store/images.js';
+import { presentArtwork, presentRecord, presentRecords } from '../store/present.js';
 import { parseViews } from '../domain/artwork.js';
 import { parseId } from '../domain/ids.js';
 import type { ArtworkRow } from '../db/types.js';
@@ -76,15 +75,12 @@ async function routes(app: FastifyInstance): Promise<void> {
   // Inside this plugin only: the API's keyed routes have their own limits.
   addressRateLimit(app, publicRateLimit, rateLimitWindowS * 1000);
 
-  const withImage = async <T extends { image_url: string | null }>(record: T) =>
-    ({ ...record, image: presentImage(await imageState(app.db, record.image_url), baseUrl()) });
+  const withImage = <T extends { image_url: string | null }>(record: T) => presentRecord(app.db, baseUrl(), record);
 
-  /** An artwork with its image and its additional views' (docs/api.md, More views of a work), in one statement. */
-  const withViews = async (artwork: ArtworkRow) => {
-    const views = parseViews(artwork.additional_images);
-    const states = await imageStates(app.db, [artwork.image_url, ...views.map((view) => view.url)]);
-    const show = (url: string | null) => presentImage(url === null ? null : states.get(url)!, baseUrl());
-    return { artwork: { ...artwork, image: show(artwork.image_url) }, views: views.map((view) => ({ ...view, image: show(view.url) })) };
+  /** An artwork with its image and its additional views' (docs/api.md, More views of a work), as GET shows them. */
+  const withViews = async (row: ArtworkRow) => {
+    const { additional_images: views, image } = await presentArtwork(app.db, baseUrl(), { ...row, additional_images: parseViews(row.additional_images) });
+    return { artwork: { ...row, image }, views };
   };
 
   const notFound = (reply: FastifyReply) => reply.code(404).type(HTML.type).send(notFoundPage());
@@ -184,10 +180,8 @@ async function routes(app: FastifyInstance): Promise<void> {
         profileEvents(app.db, entity.id, today),
       ]);
       const listed = JSON.parse(json) as Array<Omit<ArtworkListItemType, 'image'>>;
-      const states = await imageStates(app.db, [...listed.map((a) => a.image_url), ...upcoming.map((e) => e.image_url)]);
-      const shown = <T extends { image_url: string | null }>(record: T) =>
-        ({ ...record, image: presentImage(record.image_url === null ? null : states.get(record.image_url)!, baseUrl()) });
-      return profilePage({ entity, artworks: listed.map(shown), total, page, pageSize: PAGE_SIZE, upcoming: upcoming.map(shown), past, baseUrl: baseUrl() });
+      const [artworks, shownUpcoming] = await Promise.all([presentRecords(app.db, baseUrl(), listed), presentRecords(app.db, baseUrl(), upcoming)]);
+      return profilePage({ entity, artworks, total, page, pageSize: PAGE_SIZE, upcoming: shownUpcoming, past, baseUrl: baseUrl() });
     // A page past the end does not exist (page 1 always does, empty or not).
     }, { within: ({ artworks }) => page === 1 || (page - 1) * PAGE_SIZE < artworks });
   });

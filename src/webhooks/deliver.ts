@@ -1,11 +1,11 @@
 import type { Db, WebhookMessageRow } from '../db/types.js';
 import { ATTEMPT_TIMEOUT_MS, KEPT_RESPONSE_BYTES, RESPONSE_READ_BYTES, signatures } from '../domain/webhooks.js';
 import { changelogEntryJson } from '../protocol/changelog-json.js';
-import { presentImage } from '../images/present.js';
 import { getArtwork } from '../store/artworks.js';
 import { getProfile } from '../store/entities.js';
 import { getEvent } from '../store/events.js';
 import { imageState } from '../store/images.js';
+import { presentArtwork, presentImage, presentRecord } from '../store/present.js';
 import { changeOfMessage, keepMessageData, liveSecrets, messageToSend, recordAttempt, type Settled } from '../store/webhooks.js';
 
 /** One POST of a message, as the outgoing fetcher makes it: no redirect followed, addresses checked. */
@@ -102,8 +102,7 @@ async function messageData({ db, publicBaseUrl }: DeliveryContext, message: Webh
 async function currentRecord(db: Db, base: string, ownerId: number, kind: string, id: number): Promise<unknown> {
   try {
     if (kind === 'profile') return await getProfile(db, ownerId);
-    const record = kind === 'artwork' ? await getArtwork(db, ownerId, id) : await getEvent(db, ownerId, id);
-    return { ...record, image: presentImage(await imageState(db, record.image_url), base) };
+    return kind === 'artwork' ? await presentArtwork(db, base, await getArtwork(db, ownerId, id)) : await presentRecord(db, base, await getEvent(db, ownerId, id));
   } catch (error) {
     // Deleted since the write: the record is gone.
     if ((error as { code?: string }).code === 'not_found') return null;

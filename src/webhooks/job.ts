@@ -23,20 +23,21 @@ export interface WebhookJobOptions {
  */
 export function webhookJobKind({ db, concurrency, publicBaseUrl, allowAddress }: WebhookJobOptions): JobKind<{ seq: number }> {
   return {
-    name: WEBHOOK_JOB.name,
+    name: WEBHOOK_JOB,
     concurrency,
     groupCap: ENDPOINT_CONCURRENCY,
     // The attempt's own limit is 10 s; the margin covers recording its outcome.
     timeoutMs: ATTEMPT_TIMEOUT_MS + 5_000,
     async run(job, { signal }) {
       const settled = await deliverMessage({ db, publicBaseUrl: publicBaseUrl(), post: guardedPost(allowAddress, signal) }, job.payload.seq);
+      if (settled?.status === 'failed') return { end: 'done', failed: 'every attempt failed' };
       if (!settled || settled.status !== 'pending' || settled.nextAttemptAt === null) return { end: 'done' };
       return { end: 'retry', at: Date.parse(settled.nextAttemptAt) };
     },
     giveUp(job, reason) {
       // An attempt past its time: tried again soon (the attempt itself records "timed out").
       if (reason === 'took too long') return { end: 'retry', at: Date.now() + 5_000 };
-      return { end: 'done', record: () => failMessage(job.payload.seq, `delivery abandoned: ${reason}`, new Date().toISOString()) };
+      return { end: 'done', failed: `delivery abandoned: ${reason}`, record: () => failMessage(job.payload.seq, `delivery abandoned: ${reason}`, new Date().toISOString()) };
     },
   };
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { feedFetcher } from '../../src/feeds/fetcher.js';
 import { runFeed } from '../../src/feeds/run.js';
 import { publicAddress } from '../../src/fetch/index.js';
+import { sweepFeedRuns } from '../../src/store/feeds.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
 
@@ -29,7 +30,7 @@ const allowAll = feedFetcher(() => true);
 
 /** Makes a feed due now and runs it as its job would; the finished run as the API shows it. */
 async function runNow(feedId: number, fetch = allowAll) {
-  await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${feedId}`.execute(t.handle.db);
+  await sql`update jobs set due_at = ${'2000-01-01T00:00:00.000Z'} where kind = 'feed_run' and key = ${`feed:${feedId}`}`.execute(t.handle.db);
   await runFeed({ db: t.handle.db, fetch }, feedId);
   const runs = await api.get(`/v1/feeds/${feedId}/runs?limit=1`);
   return runs.body.runs[0];
@@ -137,11 +138,13 @@ describe('a feed of artworks', () => {
     expect(again.body.retry_after).toBeGreaterThan(0);
   });
 
-  test('a run forgets the feed\'s runs that ended more than 90 days ago', async () => {
-    const old = (await api.get(`/v1/feeds/${feedId}/runs?limit=100`)).body.runs.at(-1);
+  test('the runs sweep forgets runs that ended more than 90 days ago, and keeps the others', async () => {
+    const runs = (await api.get(`/v1/feeds/${feedId}/runs?limit=100`)).body.runs;
+    const old = runs.at(-1);
     await sql`update feed_runs set finished_at = ${'2001-01-01T00:00:00.000Z'} where id = ${old.id}`.execute(t.handle.db);
-    await runNow(feedId);
+    expect(await sweepFeedRuns(t.handle.db)).toBe(1);
     expect((await api.get(`/v1/feeds/${feedId}/runs/${old.id}`)).status).toBe(404);
+    expect((await api.get(`/v1/feeds/${feedId}/runs/${runs[0].id}`)).status).toBe(200);
   });
 
   test('runs page newest first by cursor', async () => {
@@ -166,7 +169,7 @@ describe('feeds and the rules around them', () => {
     await runFeed({ db: t.handle.db, fetch: allowAll }, wrong.body.id);
     expect((await own.get(`/v1/feeds/${wrong.body.id}`)).body.last_run).toMatchObject({ status: 'failed', error: 'not valid UTF-8 at line 2: choose Windows-1252' });
     expect((await own.put(`/v1/feeds/${wrong.body.id}`, { encoding: 'windows-1252' })).status).toBe(200);
-    await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${wrong.body.id}`.execute(t.handle.db);
+    await sql`update jobs set due_at = ${'2000-01-01T00:00:00.000Z'} where kind = 'feed_run' and key = ${`feed:${wrong.body.id}`}`.execute(t.handle.db);
     await runFeed({ db: t.handle.db, fetch: allowAll }, wrong.body.id);
     expect((await own.get(`/v1/feeds/${wrong.body.id}`)).body.last_run.status).toBe('applied');
     expect((await own.get('/v1/artworks')).body.artworks[0]).toMatchObject({ title: 'Mädchen am Fenster', artist_name: 'Käthe Kollwitz' });
@@ -223,7 +226,7 @@ describe('feeds and the rules around them', () => {
     const own = client(t, other.key);
     const feed = await own.post('/v1/feeds', { url: files.url('/missing.csv'), kind: 'artworks' });
     for (let i = 0; i < 5; i++) {
-      await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${feed.body.id}`.execute(t.handle.db);
+      await sql`update jobs set due_at = ${'2000-01-01T00:00:00.000Z'} where kind = 'feed_run' and key = ${`feed:${feed.body.id}`}`.execute(t.handle.db);
       await runFeed({ db: t.handle.db, fetch: allowAll }, feed.body.id);
     }
     const paused = (await own.get(`/v1/feeds/${feed.body.id}`)).body;

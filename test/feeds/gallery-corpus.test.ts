@@ -63,7 +63,7 @@ describe('a corpus of gallery spreadsheets, read without any mapping', { timeout
       files.set(`/${file.name}`, file.body, file.type);
       const created = await api.post('/v1/feeds', { url: files.url(`/${file.name}`), kind: 'artworks' });
       expect(created.status, file.name).toBe(201);
-      await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${created.body.id}`.execute(t.handle.db);
+      await sql`update jobs set due_at = ${'2000-01-01T00:00:00.000Z'} where kind = 'feed_run' and key = ${`feed:${created.body.id}`}`.execute(t.handle.db);
       await runFeed({ db: t.handle.db, fetch: feedFetcher(() => true) }, created.body.id);
       const feed = (await api.get(`/v1/feeds/${created.body.id}`)).body;
       expect(feed.last_run.counts.refused, `${file.name}: ${JSON.stringify(feed.last_run.problems)}`).toBe(0);

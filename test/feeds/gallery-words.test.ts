@@ -27,7 +27,7 @@ afterAll(async () => {
 
 const allowAll = feedFetcher(() => true);
 async function runNow(feedId: number) {
-  await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${feedId}`.execute(t.handle.db);
+  await sql`update jobs set due_at = ${'2000-01-01T00:00:00.000Z'} where kind = 'feed_run' and key = ${`feed:${feedId}`}`.execute(t.handle.db);
   await runFeed({ db: t.handle.db, fetch: allowAll }, feedId);
   return (await api.get(`/v1/feeds/${feedId}`)).body;
 }
@@ -46,7 +46,7 @@ describe('a feed created without a mapping', () => {
     const created = await own.post('/v1/feeds', { url: files.url('/later.csv'), kind: 'artworks' });
     expect(created.body).toMatchObject({ mapping: {}, unmapped_columns: null });
     files.set('/later.csv', csv('Titel;Künstler;Notes', 'Blue;Ada Berg;PRIVATE'));
-    await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${created.body.id}`.execute(t.handle.db);
+    await sql`update jobs set due_at = ${'2000-01-01T00:00:00.000Z'} where kind = 'feed_run' and key = ${`feed:${created.body.id}`}`.execute(t.handle.db);
     await runFeed({ db: t.handle.db, fetch: allowAll }, created.body.id);
     const feed = (await own.get(`/v1/feeds/${created.body.id}`)).body;
     expect(feed).toMatchObject({ mapping: { Titel: 'title', Künstler: 'artist_name', Notes: null }, unmapped_columns: ['Notes'], last_run: { counts: { created: 1 } } });
@@ -91,7 +91,7 @@ describe('a feed created without a mapping', () => {
     const own = client(t, other.key);
     files.set('/nocurrency.csv', csv('Titel;Preis', 'Blue;12.500'));
     const created = await own.post('/v1/feeds', { url: files.url('/nocurrency.csv'), kind: 'artworks' });
-    await sql`update feeds set next_run_at = ${'2000-01-01T00:00:00.000Z'} where id = ${created.body.id}`.execute(t.handle.db);
+    await sql`update jobs set due_at = ${'2000-01-01T00:00:00.000Z'} where kind = 'feed_run' and key = ${`feed:${created.body.id}`}`.execute(t.handle.db);
     await runFeed({ db: t.handle.db, fetch: allowAll }, created.body.id);
     const run = (await own.get(`/v1/feeds/${created.body.id}`)).body.last_run;
     expect(run).toMatchObject({ status: 'applied', counts: { created: 1, refused: 0 } });

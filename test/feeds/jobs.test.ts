@@ -43,7 +43,7 @@ test('a deleted feed leaves no job behind', async () => {
   const [feed] = (await api.get('/v1/feeds')).body.feeds;
   expect((await api.delete(`/v1/feeds/${feed.id}`)).status).toBe(204);
   const { jobsLeft } = await import('../../src/store/jobs.js');
-  expect(await jobsLeft(t.handle.db, 'feed-run')).toBe(0);
+  expect(await jobsLeft(t.handle.db, 'feed_run')).toBe(0);
 });
 
 test('round-robin between entities: a gallery\'s 10 due feeds on a slow server do not starve another gallery\'s one feed', async () => {

@@ -15,7 +15,8 @@ vi.mock('../../src/store/jobs.js', async (importOriginal) => {
 // A file run in a worker that other files used before (vitest.config.ts: isolate false) finds the real
 // module in its cache, imported by the worker and the app; a fresh module graph imports the mock above.
 vi.resetModules();
-const { ImageWorker } = await import('../../src/images/worker.js');
+const { imageJob } = await import('../../src/images/worker.js');
+const { JobRunner } = await import('../../src/jobs/runner.js');
 const jobs = await import('../../src/store/jobs.js');
 const { client, startApp, tenant } = await import('../helpers.js');
 
@@ -76,13 +77,12 @@ function memoryStore(): ImageStore & { puts: string[] } {
 
 function startWorker(store: ImageStore) {
   const warnings: Array<{ key?: string; message: string }> = [];
-  const worker = new ImageWorker({
-    // Leases short enough to pass within a test, long enough that a loaded machine's late timers do not let one
-    // pass while renewals work (five lost leases give a job up as one that crashes its process).
-    db: t.handle.db, store, concurrency: 1, leaseMs: 1_500, pollMs: 20, sweepMs: 0,
-    fetch: { maxBytes: 1e7, timeoutMs: 30_000, allowAddress: () => true },
-    log: { info: () => undefined, warn: (object, message) => warnings.push({ ...(object as { key?: string }), message }) },
-  }).start();
+  const log = { info: () => undefined, warn: (object: object, message: string) => warnings.push({ ...(object as { key?: string }), message }) };
+  // Leases short enough to pass within a test, long enough that a loaded machine's late timers do not let one
+  // pass while renewals work (five lost leases give a job up as one that crashes its process).
+  const runner = new JobRunner({ db: t.handle.db, log, leaseMs: 1_500, pollMs: 20 });
+  runner.register(imageJob({ db: t.handle.db, store, concurrency: 1, fetch: { maxBytes: 1e7, timeoutMs: 30_000, allowAddress: () => true }, log })).start();
+  const worker = { get processed() { return runner.ended.get('image') ?? 0; }, close: (graceMs?: number) => runner.close(graceMs) };
   return { worker, warnings };
 }
 

@@ -32,7 +32,9 @@ async function twoArtworks(url: string): Promise<[number, number]> {
   return [first.body.id, second.body.id];
 }
 
-const jobOf = (url: string) => t.handle.db.selectFrom('images').select(['status', 'due_at']).where('url', '=', url).executeTakeFirst();
+const jobOf = (url: string) => t.handle.db.selectFrom('images')
+  .leftJoin('jobs', (join) => join.onRef('jobs.key', '=', 'images.url').on('jobs.kind', '=', 'image'))
+  .select(['images.status', 'jobs.due_at']).where('images.url', '=', url).executeTakeFirst();
 
 async function imageOf(id: number) {
   return (await api.get(`/v1/artworks/${id}`)).body.image;

@@ -98,7 +98,7 @@ async function settled(api: ReturnType<typeof client>, path: string, from = 'pen
   for (;;) {
     const answer = await api.get(path);
     if (answer.body.image?.status !== from || Date.now() > deadline) return answer.body;
-    t.app.imageWorker?.nudge();
+    t.app.jobs.nudge('image');
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -331,7 +331,7 @@ describe('the operator', () => {
     expect(queued).toBeGreaterThan(0);
     const deadline = Date.now() + 10_000;
     while ((origin.hits.get('/gone.jpg') ?? 0) === before && Date.now() < deadline) {
-      t.app.imageWorker?.nudge();
+      t.app.jobs.nudge('image');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     expect(origin.hits.get('/gone.jpg')).toBe(before + 1);

@@ -3,6 +3,7 @@ import { transaction } from '../../src/db/run.js';
 import { enqueue, JobRunner, type Job, type JobContext, type JobKind, type JobResult } from '../../src/jobs/index.js';
 import { takeJob } from '../../src/store/jobs.js';
 import { startApp, type TestApp } from '../helpers.js';
+import { until } from '../support/until.js';
 
 /** The durable job queue (src/jobs/README.md): fair, leased, bounded per group, and every job ends. */
 
@@ -38,15 +39,6 @@ function heldKind(options: Partial<JobKind<{ n: number }>> = {}) {
     ...options,
   };
   return { kind, started, running, given, mostInFlight: (group: string | null) => mostInFlight.get(group) ?? 0 };
-}
-
-async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return true;
 }
 
 async function queue(kind: { name: string }, jobs: Array<{ key: string; entityId: number; group?: string }>): Promise<void> {

@@ -14,6 +14,6 @@ export async function imageProcessed(db: Db, url: string, width = 2400, height =
     name: derivativeName(hash, w, format), width: w, height: Math.round((height * w) / width), format,
   })));
   await recordOriginal(db, { hash, width, height, derivatives }, new Date().toISOString());
-  await db.updateTable('images').set({ status: 'ready', hash, checked_at: new Date().toISOString(), due_at: null }).where('url', '=', url).execute();
+  await db.updateTable('images').set({ status: 'ready', hash, checked_at: new Date().toISOString() }).where('url', '=', url).execute();
   return hash;
 }

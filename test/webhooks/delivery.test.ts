@@ -62,6 +62,21 @@ describe('a delivered message', () => {
     expect(() => new Webhook(generateOther()).verify(got!.body, headersOf(got!))).toThrow();
   });
 
+  test('an artwork with additional views sends each view\'s image as GET shows it', async () => {
+    const { api, hook } = await setUp(['artwork.created']);
+    const created = await api.post('/v1/artworks', {
+      title: 'Two Sides', artist_name: 'Ana Lima', image_url: 'https://images.example/front.jpg',
+      additional_images: [{ url: 'https://images.example/back.jpg', caption: 'Back' }, { url: 'https://images.example/detail.jpg' }],
+    });
+    expect(created.status).toBe(201);
+    const [message] = await messagesOf(hook.id);
+    await deliverMessage({ ...context(), publicBaseUrl: t.config.publicBaseUrl }, Number(message!.seq));
+    const record = JSON.parse(receiver.received[0]!.body).data.record;
+    const shown = (await api.get(`/v1/artworks/${created.body.id}`)).body;
+    expect(shown.additional_images.map((view: { image: unknown }) => view.image)).toEqual([expect.objectContaining({ status: 'pending' }), expect.objectContaining({ status: 'pending' })]);
+    expect(record).toEqual(shown);
+  });
+
   test('a timestamp older than the library\'s tolerance fails verification', async () => {
     const { api, hook } = await setUp();
     await api.post('/v1/events', { title: 'Opening', start_date: '2030-01-10', event_type: 'opening' });

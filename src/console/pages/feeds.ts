@@ -115,7 +115,6 @@ ${howTo()}`,
       if (!(error instanceof ApiError) || error.status >= 500 || error.status === 404) throw error;
       return feedsPage(request, reply, notice('error', error.message), error.status);
     }
-    app.feedRuns?.wake(0, entityOf(request));
     return go(reply, `/console/feeds?done=${upload.feed.feedId === null ? 'saved' : 'remapped'}`);
   });
 
@@ -127,7 +126,6 @@ ${howTo()}`,
       if (!(error instanceof ApiError) || error.code !== 'rate_limited') throw error;
       return feedsPage(request, reply, notice('error', error.message), 429);
     }
-    app.feedRuns?.wake(id, entityOf(request));
     return go(reply, '/console/feeds?done=queued');
   });
 
@@ -135,7 +133,6 @@ ${howTo()}`,
     const id = Number(request.params.id);
     const { feed } = await getFeed(app.db, entityOf(request), id);
     await updateFeed(app.db, entityOf(request), id, { paused: feed.paused === 0 }, nowIso());
-    if (feed.paused === 1) app.feedRuns?.wake(id, entityOf(request));
     return go(reply, `/console/feeds?done=${feed.paused === 0 ? 'paused' : 'resumed'}`);
   });
 

@@ -7,9 +7,8 @@ import type { FieldProblem } from '../../schemas/common.js';
 import { EVENT_TYPES, EventPut } from '../../schemas/events.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
 import { deleteArtwork, getArtwork, updateArtwork } from '../../store/artworks.js';
-import { presentImage, type ImageView } from '../../images/present.js';
+import { presentRecord, type ImageView } from '../../store/present.js';
 import { recentChanges } from '../../store/console.js';
-import { imageState } from '../../store/images.js';
 import { deleteEvent, getEvent, updateEvent } from '../../store/events.js';
 import { html, type Html } from '../../web/html.js';
 import { changeList } from '../changes.js';
@@ -168,7 +167,7 @@ async function recordPage(app: FastifyInstance, request: FastifyRequest, reply: 
   const saved = (request.query as Record<string, string | undefined>).saved !== undefined;
   // The platform's copy, never the gallery's own URL (docs/console.md, Artworks and events): opening a
   // record must not tell the gallery's image host who works in the console, or when.
-  const image = presentImage(record.image_url ? await imageState(app.db, record.image_url as string) : null, '');
+  const { image } = await presentRecord(app.db, '', { image_url: (record.image_url as string | null | undefined) ?? null });
   const title = String(record.title);
   const fields = html`<dl class="fields">${kind.fields.map((f) => html`<dt>${f.label}</dt><dd>${shown(record[f.name]) || html`<span class="none">—</span>`}</dd>`)}
 ${kind.facts.map((f) => html`<dt>${f.replace(/_/g, ' ')}</dt><dd>${f.endsWith('_at') ? when(record[f] as string) : shown(record[f])}</dd>`)}</dl>`;

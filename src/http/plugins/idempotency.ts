@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
 import type { IdempotencyRequest } from '../../coordination/idempotency.js';
-import { deleteExpiredIdempotencyKeys, type Claim } from '../../store/idempotency.js';
+import type { Claim } from '../../store/idempotency.js';
 import { appendRouteHook, prependRouteHook } from '../../protocol/route-hooks.js';
 import { requireSingleHeader } from '../protocol/single-header.js';
 
@@ -19,7 +19,6 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE']);
 /** Longer than the request timeout: a claim older than this belongs to a process that died. */
 export const LEASE_MS = 60_000;
-const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 /** What makes two requests "the same": method, path with query, and the body's bytes (by their hash). */
 export const requestHash = (method: string, url: string, bodyHash: string | null): string =>
@@ -80,11 +79,6 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
     prependRouteHook(route, 'onSend', settleKey);
   });
 
-  const sweep = setInterval(() => {
-    deleteExpiredIdempotencyKeys(app.db).catch((error: unknown) => app.log.warn({ err: error }, 'idempotency sweep failed'));
-  }, SWEEP_INTERVAL_MS);
-  sweep.unref();
-  app.addHook('onClose', async () => clearInterval(sweep));
 }
 
 export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['auth'] });

@@ -7,6 +7,8 @@ import { MetricsText } from '../../schemas/operations.js';
 import { answer, errors } from '../protocol/responses.js';
 import { registerEventLoopMetrics } from '../runtime/event-loop.js';
 import { requireSingleHeader } from '../protocol/single-header.js';
+import { queueGauges, type KindGauges } from '../../store/jobs.js';
+import { JOB_KINDS } from '../jobs.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -58,6 +60,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     registers: [register],
     collect() { this.reset(); this.inc(unsent.dropped); },
   });
+  registerQueueGauges(app, register);
   const replays = new Counter({
     name: 'art_catalog_idempotent_replays_total',
     help: 'Answers replayed for a repeated Idempotency-Key.',
@@ -116,5 +119,30 @@ function bearerGuard(token: string) {
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+/**
+ * The queue seen from outside (docs/operations.md, Jobs): per kind, jobs waiting, running, failed in
+ * the last hour, and the age of the oldest due job, read at scrape time from the one queue (bounded,
+ * indexed queries, off the event loop on SQLite: store/jobs.ts, `queueGauges`). The four gauges share
+ * one read per scrape.
+ */
+function registerQueueGauges(app: FastifyInstance, register: Registry): void {
+  let read: { at: number; gauges: Promise<KindGauges[]> } | undefined;
+  const current = () => {
+    const now = Date.now();
+    if (!read || now - read.at > 1000) read = { at: now, gauges: queueGauges(app.db, JOB_KINDS, now) };
+    return read.gauges;
+  };
+  const gauge = (name: string, help: string, value: (kind: KindGauges) => number) => new Gauge({
+    name, help, labelNames: ['kind'] as const, registers: [register],
+    async collect() {
+      for (const kind of await current()) this.set({ kind: kind.kind }, value(kind));
+    },
+  });
+  gauge('art_catalog_jobs_queued', 'Jobs waiting to be taken (due now or scheduled later), by kind.', (k) => k.queued);
+  gauge('art_catalog_jobs_running', 'Jobs taken by a process and not yet ended, by kind.', (k) => k.running);
+  gauge('art_catalog_jobs_failed_last_hour', 'Jobs given up, or ended with a failed outcome, in the last hour, by kind.', (k) => k.failedLastHour);
+  gauge('art_catalog_jobs_oldest_due_seconds', 'How long the oldest due job has waited, by kind (0: none is due).', (k) => k.oldestDueSeconds);
+}
 
 export default fp(metricsPlugin, { name: 'metrics' });

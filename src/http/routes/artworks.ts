@@ -13,7 +13,7 @@ import { pageMembers, pageRequest } from '../protocol/pagination.js';
 import { recordExists } from '../conditional/conditional-routes.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, sendJsonText } from '../protocol/responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
-import { withArtworkImages, withImages } from '../protocol/images.js';
+import { presentArtwork, presentRecords } from '../../store/present.js';
 
 const tags = ['artworks'];
 
@@ -76,7 +76,7 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       ...paging, availability: request.query.availability, imageStatus: request.query.image_status,
     });
     // The page's JSON comes from the database (store/artworks.ts); test/api/list-json.test.ts holds it to the schema.
-    const artworks = JSON.stringify(await withImages(app, JSON.parse(json) as Array<{ image_url: string | null }>));
+    const artworks = JSON.stringify(await presentRecords(app.db, app.config.publicBaseUrl, JSON.parse(json) as Array<{ image_url: string | null }>));
     const members = JSON.stringify(pageMembers(request, reply, paging, listed));
     return sendJsonText(reply, `{"artworks":${artworks},${members.slice(1)}`);
   });
@@ -88,7 +88,7 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'An artwork of another entity is not found (404), as one that does not exist.',
       params: IdParams, response: { 200: answer(Artwork, 'The artwork.'), ...errors('not_found', ...AUTHED) },
     },
-  }, async (request) => withArtworkImages(app, await getArtwork(app.db, request.auth.entity.id, recordId(request.params))));
+  }, async (request) => presentArtwork(app.db, app.config.publicBaseUrl, await getArtwork(app.db, request.auth.entity.id, recordId(request.params))));
 
   app.put('/artworks/:id', {
     config: { scope: 'artworks:write' },
@@ -100,7 +100,7 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const artwork = await updateArtwork(app.db, request.auth.actor, recordId(request.params), artworkFromPut(request.body));
-    return withArtworkImages(app, toArtwork(artwork));
+    return presentArtwork(app.db, app.config.publicBaseUrl, toArtwork(artwork));
   });
 
   app.delete('/artworks/:id', {

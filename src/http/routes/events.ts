@@ -12,7 +12,7 @@ import { runBatch } from '../protocol/batch.js';
 import { recordExists } from '../conditional/conditional-routes.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../protocol/responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
-import { withImage, withImages } from '../protocol/images.js';
+import { presentRecord, presentRecords } from '../../store/present.js';
 
 const tags = ['events'];
 
@@ -76,7 +76,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       throw invalidFields([{ field: 'after', message: `cannot be combined with ${when}: date-ordered lists count pages` }]);
     }
     const { events, ...listed } = await listEvents(app.db, request.auth.entity.id, { ...paging, when, today: todayUtc(), imageStatus: request.query.image_status });
-    return { events: await withImages(app, events), ...pageMembers(request, reply, paging, listed, when === undefined) };
+    return { events: await presentRecords(app.db, app.config.publicBaseUrl, events), ...pageMembers(request, reply, paging, listed, when === undefined) };
   });
 
   app.get('/events/:id', {
@@ -86,7 +86,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'An event of another entity is not found (404), as one that does not exist.',
       params: IdParams, response: { 200: answer(Event, 'The event.'), ...errors('not_found', ...AUTHED) },
     },
-  }, async (request) => withImage(app, await getEvent(app.db, request.auth.entity.id, recordId(request.params))));
+  }, async (request) => presentRecord(app.db, app.config.publicBaseUrl, await getEvent(app.db, request.auth.entity.id, recordId(request.params))));
 
   app.put('/events/:id', {
     config: { scope: 'events:write' },
@@ -96,7 +96,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: IdParams, body: EventPut,
       response: { 200: answer(Event, 'The whole event after the change.'), ...errors(...WITH_BODY, 'not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
     },
-  }, async (request) => withImage(app, toEvent(await updateEvent(app.db, request.auth.actor, recordId(request.params), eventFromPut(request.body)))));
+  }, async (request) => presentRecord(app.db, app.config.publicBaseUrl, toEvent(await updateEvent(app.db, request.auth.actor, recordId(request.params), eventFromPut(request.body)))));
 
   app.delete('/events/:id', {
     config: { scope: 'events:write' },

@@ -18,8 +18,6 @@ const tags = ['feeds'];
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Told when a feed has a run to do now (src/feeds): the runs themselves are durable in the database. */
-    feedRuns: { wake(feedId: number, entityId: number): void } | undefined;
     /** The outgoing fetcher as feeds use it (src/feeds/fetcher.ts). */
     feedFetch: FeedFetcher;
   }
@@ -50,7 +48,6 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, access);
     return { entityId, id };
   };
-  const wake = (feedId: number, entityId: number) => app.feedRuns?.wake(feedId, entityId);
 
   /** One of the entity's two import slots, shared with the console's Import (429 when both are busy). */
   const claimSlot = (entityId: number) => {
@@ -123,7 +120,6 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // and shown; a file that cannot be read now is read, and its mapping stored, by the first run.
     const reading = await readAtCreation(request.auth.entity.id, spec);
     const created = await createFeed(app.db, request.auth.entity.id, reading ? { ...spec, mapping: reading } : spec, nowIso(), reading !== undefined);
-    wake(created.feed.id, created.feed.entity_id);
     return reply.code(201).send(feedJson(created));
   });
 
@@ -163,7 +159,6 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     requireKind(request, kind, 'write');
     checkMapping(kind, request.body.mapping ?? (request.body.kind ? JSON.parse(feed.mapping) as Record<string, string | null> : undefined));
     const updated = await updateFeed(app.db, entityId, id, request.body, nowIso());
-    if (!updated.feed.paused) wake(id, entityId);
     return feedJson(updated);
   });
 
@@ -190,7 +185,6 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { entityId, id } = await feedOfKey(request, 'write');
     const run = await queueRun(app.db, entityId, id, request.body?.allow_mass_delete === true, nowIso());
-    wake(id, entityId);
     return reply.code(202).send(runJson(run));
   });
 

@@ -1,5 +1,12 @@
-import type { ImageStatus } from '../db/types.js';
-import type { ImageState, StoredDerivative } from '../store/images.js';
+import type { Db, ImageStatus } from '../db/types.js';
+import type { StoredView } from '../domain/artwork.js';
+import { imageStates, type ImageState, type StoredDerivative } from './images.js';
+
+/**
+ * The one presenter of a record (docs/api.md, Images; docs/api.md, More views of a work): what GET, lists,
+ * webhook messages, the public pages and the console show of a stored record is made here, so a field
+ * added to one is in all of them.
+ */
 
 /** The API's `image` (docs/api.md, Images). */
 export interface ImageView {
@@ -45,4 +52,29 @@ export function pick(derivatives: readonly StoredDerivative[], format: StoredDer
 export function srcset(derivatives: readonly StoredDerivative[], format: StoredDerivative['format'], base: string): string {
   return derivatives.filter((d) => d.format === format).sort((a, b) => a.width - b.width)
     .map((d) => `${imageUrl(base, d.name)} ${d.width}w`).join(', ');
+}
+
+type WithImage<T> = T & { image: ImageView | null };
+type WithViews<T> = Omit<T, 'additional_images'> & { image: ImageView | null; additional_images: Array<StoredView & { image: ImageView | null }> };
+
+/** Records (a page, or one) with their `image`, the platform's copy of their image_url, read in one statement. */
+export async function presentRecords<T extends { image_url: string | null }>(db: Db, base: string, records: readonly T[]): Promise<Array<WithImage<T>>> {
+  const states = await imageStates(db, records.map((record) => record.image_url));
+  return records.map((record) => ({ ...record, image: presentImage(record.image_url === null ? null : states.get(record.image_url)!, base) }));
+}
+
+/** One record (an event, or any record without views) as GET shows it. */
+export async function presentRecord<T extends { image_url: string | null }>(db: Db, base: string, record: T): Promise<WithImage<T>> {
+  return (await presentRecords(db, base, [record]))[0]!;
+}
+
+/** An artwork as GET shows it: its image and each additional view's, read in one statement. */
+export async function presentArtwork<T extends { image_url: string | null; additional_images: StoredView[] }>(db: Db, base: string, artwork: T): Promise<WithViews<T>> {
+  const states = await imageStates(db, [artwork.image_url, ...artwork.additional_images.map((view) => view.url)]);
+  const show = (url: string | null) => presentImage(url === null ? null : states.get(url)!, base);
+  return {
+    ...artwork,
+    image: show(artwork.image_url),
+    additional_images: artwork.additional_images.map((view) => ({ ...view, image: show(view.url) })),
+  };
 }
