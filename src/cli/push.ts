@@ -162,7 +162,7 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   if (missing.length > 0) {
     throw stop(`${baseUrl} refused the request (403 forbidden: the key ${me.key.prefix} lacks the scope ${missing.join(' and ')}; it has ${me.key.scopes.join(', ') || 'none'})`);
   }
-  await defaultCurrency(probe, rows, progress);
+  defaultCurrency(me.entity.default_currency, rows, progress);
   // The server's pages read last time come back as 304s when nothing changed (docs/api.md, Conditional requests).
   const answers = new AnswerStore(baseUrl, options.key);
   const client = new ArtCatalogClient({ baseUrl, key: options.key, etags: answers.load(), onRetry: (event) => progress.note(describeRetry(event)) });
@@ -241,14 +241,12 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
 const NO_CURRENCY = 'price: no currency';
 
 /**
- * Prices that name no currency take the profile's default currency (docs/push.md, How values are read);
- * a key that may not read the profile, or a profile without one, leaves them without, and says how many.
+ * Prices that name no currency take the profile's default currency, which `GET /v1/me` gives (docs/push.md,
+ * How values are read); a profile without one leaves them without, and says how many.
  */
-async function defaultCurrency(client: ArtCatalogClient, rows: Row[], progress: Progress): Promise<void> {
+function defaultCurrency(currency: string | null, rows: Row[], progress: Progress): void {
   const lacking = rows.filter((row) => row.warnings?.some((w) => w.startsWith(NO_CURRENCY)));
   if (lacking.length === 0) return;
-  const profile = await client.getProfile().catch(() => undefined);
-  const currency = profile?.default_currency;
   for (const row of currency ? lacking : []) {
     row.body.currency = currency;
     row.warnings = row.warnings!.filter((w) => !w.startsWith(NO_CURRENCY));
