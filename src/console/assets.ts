@@ -101,6 +101,7 @@ dl.fields dd { margin: 0; white-space: pre-line; }
 .steps li::before { content: counter(step) ". "; }
 .steps li.current { color: var(--ink); font-weight: 650; }
 .summary { font-weight: 600; }
+details.more { margin-top: .75rem; } details.more summary { cursor: pointer; color: var(--muted); }
 .sample code { display: block; white-space: pre-wrap; background: var(--well); padding: .5rem .75rem; border-radius: 8px; }
 progress { width: 100%; height: 1.25rem; accent-color: var(--accent); }
 .feed, .feeds-connect, .feeds-how { margin-bottom: 1rem; }

@@ -65,7 +65,7 @@ export async function previewFeed(deps: { db: Db; fetch: FeedFetcher }, entity: 
   });
   const problems = [
     ...[...preview.refused, ...preview.duplicates].flatMap(({ label, message }) => rowProblems(label, message, columnOf, 'error')),
-    ...rows.filter((row) => row.warnings && !refused.has(row.label)).flatMap((row) => rowProblems(row.label, row.warnings!.join('; '), columnOf, 'warning')),
+    ...preview.warnings.flatMap(({ label, message }) => rowProblems(label, message, columnOf, 'warning')),
   ].sort((a, b) => (a.line ?? 0) - (b.line ?? 0)).slice(0, PROBLEMS_KEPT);
   if (preview.pruneBlocked) problems.unshift({ line: null, column: null, message: `nothing would be deleted: ${preview.pruneBlocked}`, level: 'error' });
   const deleting = spec.mode === 'mirror' && !preview.pruneBlocked ? preview.deletions.length : 0;

@@ -52,6 +52,8 @@ export interface Preview {
   same: Set<Candidate>;
   /** The record each unchanged row matched, by the row's label (the feed preview shows it). */
   sameIds: Map<string, number>;
+  /** Rows written with a warning (level `warning`: "price: no currency"), in file order. */
+  warnings: RowProblem[];
 }
 
 export interface MirrorChoice {
@@ -108,7 +110,7 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
   const send = candidates.filter((c) => !duplicateOf.has(c));
 
   const catalog = await readCatalog(db, actor.entityId, kind, actor.entitySlug);
-  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send, same: new Set(), sameIds: new Map() };
+  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send, same: new Set(), sameIds: new Map(), warnings: [] };
   const named = new Set<number>();
   for (const [i, c] of send.entries()) {
     if (i % BATCH === 0) await yieldToEventLoop();
@@ -133,6 +135,7 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
   }
   const refusedLabels = new Set(refused.map((r) => r.label));
   preview.send = send.filter((c) => !refusedLabels.has(c.row.label));
+  preview.warnings = preview.send.filter((c) => c.row.warnings?.length).map((c) => ({ label: c.row.label, message: c.row.warnings!.join('; ') }));
   if (mirror.prune) {
     preview.deletions = catalog.records.filter((r) => !named.has(r.id)).map(({ id, title }) => ({ id, title }));
     if (refused.length > 0) {

@@ -81,6 +81,9 @@ describe('console import', { timeout: 120_000 }, () => {
     const preview = await editor.get(`/console/import/${id}/preview`);
     // "12.500,00 €" is read as galleries write it: 12500 EUR (docs/push.md, How values are read).
     expect(preview.text).toContain('dry run, nothing written: 4 rows: would create 3, update 0, leave unchanged 0, duplicate 1, failed 0');
+    // Prices naming no currency (the profile has none) are written, and shown as warnings.
+    expect(preview.text).toContain('Written with a warning (2)');
+    expect(preview.text).toContain('price: no currency');
     expect(preview.text).toContain('same artwork as line 4 (external_id &#34;FG-50&#34;): not sent');
     expect(await changelogTotal()).toBe(before);
 

@@ -303,6 +303,7 @@ ${section('Will be created', preview.creates.length, planned('Rows that create a
 ${section('Will be updated', preview.updates.length, planned('Rows that update a record', preview.updates, kind))}
 ${section('Refused', preview.refused.length, problems('Rows that are refused', preview.refused))}
 ${section('Duplicates', preview.duplicates.length, problems('Rows that repeat an earlier row', preview.duplicates))}
+${section('Written with a warning', preview.warnings.length, problems('Rows written, but worth a look', preview.warnings))}
 ${upload.mirror.prune ? section(preview.pruneBlocked ? 'Would be deleted' : 'Will be deleted', preview.deletions.length,
     table('Records the file does not list', ['Record', 'Title'], preview.deletions.slice(0, LISTED_ROWS).map((d) => [`#${d.id}`, d.title]))) : ''}
 ${upload.feed ? saveFeedForm(reply, upload) : html`<form class="panel form" method="post" action="/console/import/${upload.id}/${overLimit ? 'columns' : 'apply'}">${csrfField(reply)}
