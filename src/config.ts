@@ -100,7 +100,7 @@ export interface Config {
   imageMaxMb: number;
   /** IMAGE_FETCH_TIMEOUT_S: the whole fetch of an original, redirects included, default 20. */
   imageFetchTimeoutS: number;
-  /** IMAGE_FETCH_ALLOW_PRIVATE: `true` lets the fetcher reach loopback and private addresses (tests, closed networks only). */
+  /** IMAGE_FETCH_ALLOW_PRIVATE (or FETCH_ALLOW_PRIVATE): image originals may be fetched from loopback and private addresses (tests, closed networks only). */
   imageFetchAllowPrivate: boolean;
   /** FEED_CONCURRENCY: feed runs at a time per process, default 1 (0: this process runs none). */
   feedConcurrency: number;
@@ -110,7 +110,7 @@ export interface Config {
   jobLeaseS: number;
   /** WEBHOOK_CONCURRENCY: webhook deliveries at once per process (at most 4 per endpoint across processes), default 8; 0: none. */
   webhookConcurrency: number;
-  /** FETCH_ALLOW_PRIVATE (or IMAGE_FETCH_ALLOW_PRIVATE): the outgoing fetcher may reach loopback and private addresses (tests, closed networks only). */
+  /** FETCH_ALLOW_PRIVATE: feeds, webhooks and images may reach loopback and private addresses (tests, closed networks only); IMAGE_FETCH_ALLOW_PRIVATE opens images only. */
   fetchAllowPrivate: boolean;
 }
 
@@ -153,12 +153,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageConcurrency: integer(env, 'IMAGE_CONCURRENCY', 2, 0, 64),
     imageMaxMb: integer(env, 'IMAGE_MAX_MB', 25, 1, 1024),
     imageFetchTimeoutS: integer(env, 'IMAGE_FETCH_TIMEOUT_S', 20, 1, 600),
-    imageFetchAllowPrivate: oneOf(env, 'IMAGE_FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',
+    imageFetchAllowPrivate: oneOf(env, 'IMAGE_FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true'
+      || oneOf(env, 'FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',
     imageJobLeaseS: integer(env, 'IMAGE_JOB_LEASE_S', 60, 1, 86_400),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 8, 0, 256),
     jobLeaseS: integer(env, 'JOB_LEASE_S', integer(env, 'IMAGE_JOB_LEASE_S', 60, 1, 86_400), 1, 86_400),
-    fetchAllowPrivate: oneOf(env, 'FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true'
-      || oneOf(env, 'IMAGE_FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',
+    fetchAllowPrivate: oneOf(env, 'FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',
     feedConcurrency: integer(env, 'FEED_CONCURRENCY', 1, 0, 64),
   };
 }

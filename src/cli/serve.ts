@@ -13,6 +13,13 @@ function listenFailure(error: unknown, host: string, port: number): unknown {
   return new CliError(`port ${port} on ${host} is already in use (another art-catalog serve?); stop that process, or choose another port: PORT=${port + 1} npm start`);
 }
 
+/** The one line `serve` warns with when outgoing fetches may reach private addresses, or null. */
+export function privateAddressesWarning(config: { fetchAllowPrivate: boolean; imageFetchAllowPrivate: boolean }): string | null {
+  if (config.fetchAllowPrivate) return 'FETCH_ALLOW_PRIVATE=true: feeds, webhooks and images may reach loopback and private addresses (tests and closed networks only)';
+  if (config.imageFetchAllowPrivate) return 'IMAGE_FETCH_ALLOW_PRIVATE=true: images may be fetched from loopback and private addresses (tests and closed networks only)';
+  return null;
+}
+
 /** `serve`: the app plus the process concerns — listening, signals, graceful close. */
 export function registerServeCommand(program: Command): void {
   program.command('serve')
@@ -49,6 +56,10 @@ export function registerServeCommand(program: Command): void {
       // handler yet would kill the process without a graceful close.
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGINT', () => shutdown('SIGINT'));
+      // Private addresses open to outgoing fetches is a test or closed-network setting: said at start,
+      // at any LOG_LEVEL, so a production server never runs with it unnoticed (docs/operations.md).
+      const open = privateAddressesWarning(config);
+      if (open) (logsAt(app.log, 'warn') ? app.log : app.log.child({}, { level: 'warn' })).warn(open);
       const address = await app.listen({ port: config.port, host: config.host, listenTextResolver: listeningText })
         .catch(async (error: unknown) => {
           await app.close();

@@ -7,8 +7,8 @@ import type { ApplyJob, MirrorChoice, Preview } from '../importer/index.js';
 /**
  * Uploads the Import page holds between its steps (docs/console.md, Import: nothing is written before Apply).
  * Held in this process's memory, bounded (docs/console.md, Import): one per user (a new upload replaces
- * the last), at most PER_ENTITY per gallery (its own oldest that is not being applied makes room; when
- * both are being applied, the upload waits its turn), at most MAX_HELD in all (the oldest of any
+ * the last), at most PER_ENTITY per gallery (its own oldest that is not being applied or fetched makes
+ * room; when both are, the upload is refused), a feed's file counting from before its fetch starts, at most MAX_HELD in all (the oldest of any
  * gallery that is not being applied makes room), each for HOLD_MS after its last use. So a few
  * editors cannot hold every slot: each held upload counts against its own gallery. Each is tied to the
  * user and the session that uploaded it; another user's or session's id answers 404.
@@ -45,6 +45,8 @@ export interface HeldImport {
   job?: ApplyJob;
   /** A feed being connected or remapped (pages/feeds.ts): its file is read here once and saved as a feed instead of applied. */
   feed?: { url: string; feedId: number | null; sheet: string | null };
+  /** Its file is being fetched (a feed's Connect or Edit mapping): it holds its gallery's slot, and cannot be let go, until the fetch ends. */
+  fetching?: boolean;
   touched: number;
 }
 
@@ -119,4 +121,4 @@ export class HeldImports {
   }
 }
 
-const running = (held: HeldImport): boolean => held.job !== undefined && !held.job.finished;
+const running = (held: HeldImport): boolean => held.fetching === true || (held.job !== undefined && !held.job.finished);

@@ -56,6 +56,27 @@ const KEY_IN_TEXT = /ak_live_([A-Za-z0-9]{8})[A-Za-z0-9]+/g;
 /** `text` with every key in it shortened to its prefix and "…", for messages that echo what was typed. */
 export const redactKeys = (text: string): string => text.replace(KEY_IN_TEXT, `${KEY_PREFIX}$1…`);
 
+/**
+ * An answer as it is kept for an idempotent replay (docs/api.md, Retries and idempotency): a secret it
+ * showed (an endpoint's `secret` when created or rolled, a whole key as `key`) is `null` there, with `secret_shown: false`, so
+ * no copy of a secret stays in the database. Any other body is kept as it is.
+ */
+export function withoutShownSecret(body: string): string {
+  if (!body.includes('"secret"') && !body.includes('"key"')) return body;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return body;
+  const answer = parsed as Record<string, unknown>;
+  if (typeof answer.secret === 'string') return JSON.stringify({ ...answer, secret: null, secret_shown: false });
+  // A whole API key shown in an answer (its prefix is public and stays).
+  if (typeof answer.key === 'string' && KEY_FORMAT.test(answer.key)) return JSON.stringify({ ...answer, key: null, secret_shown: false });
+  return body;
+}
+
 export function hasScope(granted: readonly string[], required: RequiredScope): boolean {
   if (required === ANY_READ) return granted.some((s) => READ_SCOPES.includes(s as Scope) && !PAID_ONLY.includes(s as Scope));
   return granted.includes(required);

@@ -29,3 +29,13 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
  * which `\s` alone lets through (U+202E, U+200B, an escape) — the address is shown in user lists.
  */
 export const isEmailAddress = (text: string): boolean => text.length <= 254 && EMAIL.test(text) && !hasControlCharacters(text);
+
+/** The most characters of a cell a message quotes (docs/api.md, Feeds: a run's problems). */
+export const QUOTED_CELL_MAX = 100;
+
+/** `text` as a message quotes it: at most QUOTED_CELL_MAX characters (never half a character), then "…". */
+export function cellExcerpt(text: string): string {
+  if (text.length <= QUOTED_CELL_MAX) return text;
+  const cut = /[\ud800-\udbff]/.test(text[QUOTED_CELL_MAX - 1]!) ? QUOTED_CELL_MAX - 1 : QUOTED_CELL_MAX;
+  return `${text.slice(0, cut)}…`;
+}

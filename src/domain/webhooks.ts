@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 
+import type { Scope } from '../schemas/keys.js';
 import type { WebhookType } from '../schemas/webhooks.js';
 
 export { WEBHOOK_TYPES, type WebhookType } from '../schemas/webhooks.js';
@@ -60,3 +61,20 @@ export function changeType(entityType: string, action: string): WebhookType | nu
 /** Stored form of an endpoint's `events`: `*` or the types, space-separated (matched in SQL). */
 export const storedEvents = (events: readonly string[]): string => (events.includes('*') ? '*' : [...new Set(events)].join(' '));
 export const listedEvents = (stored: string): string[] => (stored === '*' ? ['*'] : stored.split(' ').filter(Boolean));
+
+/**
+ * The read scopes a key needs to have these types sent where it says (docs/api.md, Webhooks, Who may
+ * subscribe): a message carries what a GET of its kind shows, so subscribing must not read past the
+ * key's scopes. `feed.run.*` is sent for the entity's feeds of either kind, so it needs both.
+ */
+export function readScopesFor(events: readonly string[]): Scope[] {
+  const needed = new Set<Scope>();
+  for (const type of events) {
+    if (type === '*') ['artworks:read', 'events:read', 'profile:read'].forEach((s) => needed.add(s as Scope));
+    else if (type.startsWith('artwork.') || type.startsWith('image.')) needed.add('artworks:read');
+    else if (type.startsWith('event.')) needed.add('events:read');
+    else if (type === 'profile.updated') needed.add('profile:read');
+    else if (type.startsWith('feed.run.')) ['artworks:read', 'events:read'].forEach((s) => needed.add(s as Scope));
+  }
+  return [...needed].sort();
+}

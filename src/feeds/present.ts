@@ -3,14 +3,23 @@ import { nextRunOf, runJson, type FeedWithRun } from '../store/feeds.js';
 
 export { runJson };
 
-/** A feed and a run as the API shows them (docs/api.md, Feeds). */
+/**
+ * A feed's URL as a reader who may not change the feed sees it (docs/api.md, Feeds): a token in its
+ * query string (or fragment) is the gallery's, so that part is shown as `?…`.
+ */
+export function withoutQuery(url: string): string {
+  const at = url.search(/[?#]/);
+  return at === -1 ? url : `${url.slice(0, at)}?…`;
+}
 
-export const feedJson = (found: FeedWithRun): FeedType => {
+/** A feed and a run as the API shows them (docs/api.md, Feeds); `fullUrl: false`: the URL without its query. */
+
+export const feedJson = (found: FeedWithRun, { fullUrl = true }: { fullUrl?: boolean } = {}): FeedType => {
   const { feed, lastRun } = found;
   const mapping = JSON.parse(feed.mapping) as FeedType['mapping'];
   return {
     id: feed.id,
-    url: feed.url,
+    url: fullUrl ? feed.url : withoutQuery(feed.url),
     kind: feed.kind,
     mapping,
     encoding: feed.encoding,

@@ -2,7 +2,7 @@ import { BlockList, isIP } from 'node:net';
 
 /**
  * The one address policy of every outgoing fetch (docs/deploy.md, "Outgoing fetches"): only public
- * unicast addresses, unless FETCH_ALLOW_PRIVATE=true (or IMAGE_FETCH_ALLOW_PRIVATE=true) for tests and
+ * unicast addresses, unless FETCH_ALLOW_PRIVATE=true (IMAGE_FETCH_ALLOW_PRIVATE=true: images only) for tests and
  * closed networks.
  */
 export function addressPolicy(allowPrivate: boolean): (address: string) => boolean {

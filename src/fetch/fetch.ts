@@ -55,7 +55,12 @@ export interface FetchResponse {
 }
 
 /** A fetch that failed; `message` is one line fit to show (docs/api.md, Images). */
-export class FetchFailed extends Error {}
+export class FetchFailed extends Error {
+  /** The status of the answer that ended the fetch, when there was one (a redirect not followed). */
+  constructor(message: string, readonly status?: number) {
+    super(message);
+  }
+}
 
 const MB = 1024 * 1024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -76,7 +81,7 @@ export async function fetchUrl(request: FetchRequest): Promise<FetchResponse> {
       const location = answer.headers.location;
       if (!REDIRECTS.has(answer.status) || !location) return { ...answer, url: current.href };
       if (redirects === request.maxRedirects) {
-        throw new FetchFailed(request.maxRedirects === 0 ? `redirected (HTTP ${answer.status})` : 'too many redirects');
+        throw request.maxRedirects === 0 ? new FetchFailed(`redirected (HTTP ${answer.status})`, answer.status) : new FetchFailed('too many redirects');
       }
       current = new URL(location, current);
       // A 303 (and, as browsers do, a 301 or 302 after a POST) is followed with a GET without a body.

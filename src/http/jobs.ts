@@ -57,7 +57,7 @@ export function registerJobKinds(jobs: JobRunner, rooms: Rooms, log: FastifyInst
   const kinds: Array<JobKind<never>> = [
     imageJob({
       db, store: rooms.imageStore, concurrency: timings.images ? config.imageConcurrency : 0, log, now: jobs.now,
-      fetch: { maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000, allowAddress },
+      fetch: { maxBytes: config.imageMaxMb * 1024 * 1024, timeoutMs: config.imageFetchTimeoutS * 1000, allowAddress: addressPolicy(config.imageFetchAllowPrivate) },
       ...(timings.imageTimeoutMs ? { timeoutMs: timings.imageTimeoutMs } : {}),
     }),
     feedRunJob({ db, fetch: rooms.feedFetch }, config.feedConcurrency),

@@ -38,6 +38,15 @@ export const MAX_COLUMN_NAME_CHARS = 200;
 export const MAX_CELLS = 4_000_000;
 
 /**
+ * A table's rows at most, however narrow: each row costs a few hundred bytes before its cells, and a
+ * 12 MB CSV of 4,000,000 one-cell rows (within the cell bound) took a process to 1.6 GB.
+ */
+export const MAX_ROWS = 400_000;
+
+/** How deep a JSON file may nest: an array of items of plain values needs 2 levels; 19 MB of `[` ran a process out of memory. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
  * An Excel file's cells and shared strings, counted in its parts' XML before the workbook is loaded
  * (exceljs holds each as an object of a few hundred bytes): 1,000,000 cells is 50,000 rows of 20 columns.
  */

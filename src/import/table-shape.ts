@@ -1,4 +1,4 @@
-import { MAX_CELLS, MAX_COLUMNS, MAX_COLUMN_NAME_CHARS } from './limits.js';
+import { MAX_CELLS, MAX_COLUMNS, MAX_COLUMN_NAME_CHARS, MAX_ROWS } from './limits.js';
 import { FileProblem } from './problem.js';
 
 // What every reader (CSV, JSON, Excel) makes and the bounds they all check, apart from table.ts, which
@@ -37,8 +37,14 @@ export function checkColumnName(name: string, what: 'column' | 'key'): void {
 export const tooManyColumns = (subject: string, what: string) =>
   new FileProblem(`${subject} more than ${MAX_COLUMNS} ${what}; a file may have at most ${MAX_COLUMNS} columns`);
 
-/** Rows × columns at most MAX_CELLS: a file of many short rows and many columns is refused before its cells are made. */
+/**
+ * Rows × columns at most MAX_CELLS, and rows at most MAX_ROWS: a file of many short rows and many columns,
+ * or of very many narrow (even empty) rows, is refused before its cells are made.
+ */
 export function checkCells(rows: number, columns: number, what: string): void {
+  if (rows > MAX_ROWS) {
+    throw new FileProblem(`the file holds more than ${MAX_ROWS.toLocaleString('en-US')} ${what}, more than one import may read; split it into several files`);
+  }
   if (rows * columns > MAX_CELLS) {
     throw new FileProblem(`${rows.toLocaleString('en-US')} ${what} of ${columns} columns are more than the ${MAX_CELLS.toLocaleString('en-US')} cells one import may hold; split the file`);
   }

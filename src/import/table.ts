@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
-import { JSONParser } from '@streamparser/json';
+import { JSONParser, TokenType } from '@streamparser/json';
 import { parse } from 'csv-parse';
-import { MAX_COLUMNS, MAX_RECORD_CHARS } from './limits.js';
+import { MAX_COLUMNS, MAX_JSON_DEPTH, MAX_RECORD_CHARS } from './limits.js';
 import { FileProblem } from './problem.js';
 import { checkCells, checkColumnName, checkColumns, tooManyColumns, type Table, type TableRow } from './table-shape.js';
 import { decodeFile, detectDelimiter, type Encoding } from './text.js';
@@ -55,6 +55,16 @@ async function jsonTable(text: string): Promise<Table> {
   let problem: Error | undefined;
   parser.onError = (error) => {
     problem ??= new FileProblem(`not valid JSON: ${error.message}`, { cause: error });
+  };
+  // Nesting is counted token by token: the parser keeps a frame per open level, so a file of `[[[[…` is
+  // refused within the slice that passes the bound, before it holds millions of frames.
+  let depth = 0;
+  parser.onToken = ({ token }) => {
+    if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) {
+      if (++depth > MAX_JSON_DEPTH) problem ??= new FileProblem(`the JSON nests deeper than ${MAX_JSON_DEPTH} levels; a file holds an array of items of plain values`);
+    } else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) {
+      depth--;
+    }
   };
   parser.onValue = ({ value, parent }) => {
     if (problem !== undefined) return;

@@ -1,3 +1,4 @@
+import { cellExcerpt } from '../domain/text.js';
 import { CURRENCY_CODES, currencyOfSign, normalizeWords } from './reading.js';
 
 /**
@@ -6,14 +7,12 @@ import { CURRENCY_CODES, currencyOfSign, normalizeWords } from './reading.js';
  * bounded part of a cell (a cell may hold a megabyte) and quotes at most 100 characters of it.
  */
 
-/** The most characters of a cell a message quotes. */
-export const QUOTE_MAX = 100;
 /** The longest cell a reader looks into: no value galleries write is longer (a price, a year, "edition of 50 + 5 AP"). */
 const READ_MAX = 200;
 
 /** A cell as messages quote it: on one line, at most 100 characters. */
 export function quoteCell(cell: string): string {
-  const text = cell.length > QUOTE_MAX ? `${cell.slice(0, QUOTE_MAX)}…` : cell;
+  const text = cellExcerpt(cell);
   // eslint-disable-next-line no-control-regex
   return JSON.stringify(text.replace(/[\u0000-\u001f\u007f]/g, ' '));
 }

@@ -1,6 +1,7 @@
 import type ExcelJS from 'exceljs';
 import { FileProblem, SheetToChoose } from './problem.js';
-import { checkColumns, type Table } from './table-shape.js';
+import { MAX_COLUMNS } from './limits.js';
+import { checkCells, checkColumns, tooManyColumns, type Table } from './table-shape.js';
 import { checkArchive } from './zip.js';
 
 /**
@@ -38,26 +39,48 @@ export async function xlsxTable(bytes: Buffer, sheetName: string | undefined, ch
   let problem: FileProblem | undefined;
   sheet.eachRow({ includeEmpty: false }, (row, number) => {
     if (problem) return;
-    // row.values is 1-based: index 0 is always empty.
-    const cells = (row.values as ExcelJS.CellValue[]).slice(1).map(cellText);
-    if (cells.every((cell) => cell.trim() === '')) return;
+    // A row's cells as they are, not row.values: that is an array as long as the row's last column (16,384
+    // for a cell at XFD) with holes where no cell is, for every row.
+    const cells: string[] = [];
+    let extra = -1;
+    row.eachCell({ includeEmpty: false }, (cell, column) => {
+      const text = cellText(cell.value);
+      if (columns && column > columns.length) {
+        if (extra < 0 && text.trim() !== '') extra = column - 1;
+        return;
+      }
+      // A header is at most MAX_COLUMNS wide: past that its width is all that is needed to refuse it.
+      if (!columns && column > MAX_COLUMNS + 1) {
+        if (text.trim() !== '') extra = column - 1;
+        return;
+      }
+      cells[column - 1] = text;
+    });
+    const filled = Array.from(cells, (cell) => cell ?? '');
+    if (extra < 0 && filled.every((cell) => cell.trim() === '')) return;
     if (!columns) {
-      while (cells.length > 0 && cells.at(-1)!.trim() === '') cells.pop();
+      while (filled.length > 0 && filled.at(-1)!.trim() === '') filled.pop();
       try {
-        checkColumns(cells);
+        if (extra >= 0) throw tooManyColumns('the header has', 'columns');
+        checkColumns(filled);
       } catch (error) {
         problem = error as FileProblem;
         return;
       }
-      columns = cells;
+      columns = filled;
       return;
     }
-    const extra = cells.findIndex((cell, i) => i >= columns!.length && cell.trim() !== '');
     if (extra >= 0) {
       problem = new FileProblem(`row ${number}${where} has a value in column ${columnLetter(extra)}, which has no header`);
       return;
     }
-    rows.push({ label: `row ${number}${where}`, cells: columns.map((_, i) => cells[i] ?? '') });
+    try {
+      checkCells(rows.length + 1, columns.length, 'rows');
+    } catch (error) {
+      problem = error as FileProblem;
+      return;
+    }
+    rows.push({ label: `row ${number}${where}`, cells: columns.map((_, i) => filled[i] ?? '') });
   });
   if (problem) throw problem;
   if (!columns) throw new FileProblem(`the sheet ${JSON.stringify(sheet.name)} is empty`);

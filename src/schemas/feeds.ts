@@ -19,7 +19,7 @@ const Interval = Type.Integer({ minimum: 15, maximum: 1440, description: 'Minute
 export const SHEET_NAME_MAX = 200;
 
 const writable = {
-  url: { ...HttpUrl, description: 'The file: CSV, JSON or Excel .xlsx, at most 20 MB, read within 60 s.' },
+  url: { ...HttpUrl, description: 'The file: CSV, JSON or Excel .xlsx, at most 20 MB, read within 60 s. No user name or password (400). A key without the kind\'s write scope reads it with its query string as `?…`.' },
   kind: StringEnum(FEED_KINDS),
   mapping: Mapping,
   encoding: StringEnum(FEED_ENCODINGS, { description: 'How a CSV file\'s text is encoded.' }),

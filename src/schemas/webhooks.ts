@@ -36,7 +36,8 @@ export const WebhookEndpoint = Type.Object({
 
 export const WebhookEndpointWithSecret = Type.Object({
   ...WebhookEndpoint.properties,
-  secret: Type.String({ description: '`whsec_` + base64 of 32 bytes: the signing secret, shown this once.' }),
+  secret: Type.Union([Type.String(), Type.Null()], { description: '`whsec_` + base64 of 32 bytes: the signing secret, shown this once; `null` in an idempotent replay of this answer.' }),
+  secret_shown: Type.Optional(Type.Boolean({ description: '`false` in an idempotent replay, whose `secret` is `null`: the secret is shown once and kept nowhere in clear.' })),
 }, { $id: 'WebhookEndpointWithSecret', description: 'An endpoint just created or rolled, with its secret (shown this once).' });
 
 export const WebhookList = Type.Object({ webhooks: Type.Array(Ref(WebhookEndpoint)) },

@@ -1,7 +1,7 @@
 import type { FeedRunType } from '../schemas/feeds.js';
 import { recordFeedRunMessages } from './webhooks.js';
 import { sql } from 'kysely';
-import { ApiError, notFound } from '../domain/errors.js';
+import { ApiError, invalidFields, notFound } from '../domain/errors.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { read, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Params } from '../db/statement.js';
@@ -9,7 +9,7 @@ import type { Db, FeedRunStatus, FeedRunsTable, FeedsTable } from '../db/types.j
 import { all, first, type Work } from '../db/work.js';
 import type { Selectable } from 'kysely';
 import { applyStats, statsUpdate, upsertStatsSlot, type StatsUpdate } from './stats.js';
-import { isPostgres, rawQuery } from './sql.js';
+import { isPostgres, lockEntity, rawQuery } from './sql.js';
 import { cancel, enqueue, waitingSince } from './jobs.js';
 
 /**
@@ -186,9 +186,30 @@ export function giveUpFeedRun(db: Db, feedId: number, reason: string, at: string
 }
 
 /** A new feed and its first run, queued at once (docs/api.md, Feeds). */
+/**
+ * Why a feed's URL is refused, or null: a user name or password in it would be kept, shown and sent
+ * to every address the file redirects to (docs/api.md, Feeds), as an endpoint's (docs/api.md, Webhooks).
+ */
+export function feedUrlProblem(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  return url.username || url.password ? 'must not hold a user name or password' : null;
+}
+
+function checkFeedUrl(url: string): void {
+  const problem = feedUrlProblem(url);
+  if (problem) throw invalidFields([{ field: 'url', message: problem }]);
+}
+
 export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: string, mappingFrozen = false): Promise<FeedWithRun> {
+  checkFeedUrl(spec.url);
   try {
     return await transaction(db, function* () {
+      yield* first(lockEntity, { entityId });
       const count = yield* first(countFeeds, { entityId });
       if (Number(count?.n ?? 0) >= FEEDS_PER_ENTITY) {
         throw new ApiError('bad_request', `An account has at most ${FEEDS_PER_ENTITY} feeds: delete one before adding another.`);
@@ -221,9 +242,11 @@ export const getFeed = (db: Db, entityId: number, id: number): Promise<FeedWithR
 
 /**
  * Changes a feed. A new URL, kind, mapping, encoding, sheet or mode forgets the last file read (the next
- * run applies the file whatever it holds); resuming clears the failures and the reason.
+ * run applies the file whatever it holds); resuming clears the failures and the reason, and schedules the
+ * next run one interval from now: Pause and Resume never start a run (only "Run now" does, once a minute).
  */
 export async function updateFeed(db: Db, entityId: number, id: number, patch: Partial<FeedSpec>, at: string): Promise<FeedWithRun> {
+  if (patch.url !== undefined) checkFeedUrl(patch.url);
   try {
     return await transaction(db, function* () {
       const feed = yield* ownFeed(entityId, id);
@@ -244,10 +267,10 @@ export async function updateFeed(db: Db, entityId: number, id: number, patch: Pa
         // A new mapping (or kind) is read with the suggestions for the columns it leaves out, at the next read.
         mapping_frozen: patch.mapping !== undefined || next.kind !== current.kind ? 0 : feed.mapping_frozen,
       }))!;
-      // Resumed: due now; a new interval: due an interval from now; else the job keeps its time.
+      // Resumed or a new interval: due an interval from now; else the job keeps its time.
       const moved = resumed || next.interval_minutes !== current.interval_minutes;
       yield* scheduleFeed(updated, (yield* first(unfinishedRun, { feedId: id })) !== undefined,
-        plusMinutes(at, resumed ? 0 : next.interval_minutes), at, moved ? 'move' : 'keep');
+        plusMinutes(at, next.interval_minutes), at, moved ? 'move' : 'keep');
       return yield* withLastRun(updated);
     });
   } catch (error) {
@@ -308,10 +331,15 @@ export const getRun = (db: Db, entityId: number, id: number, runId: number): Pro
   return run;
 });
 
-/** When a feed wants its next run: its queued run's time, else its job's (null: paused, nothing queued). */
+/**
+ * When a feed wants its next run: its queued run's time, else its job's (null: paused, nothing queued).
+ * Between a run's end and its job's end (two transactions) the job is still claimed: the next run is then
+ * what the job's end will schedule, an interval after the run ended (nextFeedJob), so no read sees null.
+ */
 export const nextRunOf = ({ feed, lastRun, dueAt }: FeedWithRun): string | null => {
   if (lastRun && (lastRun.status === 'queued' || lastRun.status === 'running')) return lastRun.queued_at;
-  return feed.paused === 1 ? null : dueAt;
+  if (feed.paused === 1) return null;
+  return dueAt ?? (lastRun?.finished_at ? plusMinutes(lastRun.finished_at, feed.interval_minutes) : null);
 };
 
 /**

@@ -2,6 +2,7 @@ import { read, transaction } from '../db/run.js';
 import { statement, type Params } from '../db/statement.js';
 import type { Db } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
+import { withoutShownSecret } from '../domain/keys.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -61,9 +62,9 @@ function* claim(keyed: Keyed, requestHash: string, times: { now: string; expired
 const complete = statement((db, p: Params<{ id: number; status: number; body: string }>) =>
   db.updateTable('idempotency_keys').set({ state: 'done', status: p.status, body: p.body }).where('id', '=', p.id));
 
-/** Keeps the final answer of a claimed request for replay. */
+/** Keeps the final answer of a claimed request for replay, without a secret it showed. */
 export async function completeIdempotencyKey(db: Db, id: number, status: number, body: string): Promise<void> {
-  await transaction(db, () => first(complete, { id, status, body }));
+  await transaction(db, () => first(complete, { id, status, body: withoutShownSecret(body) }));
 }
 
 const release = statement((db, p: Params<{ id: number }>) => db.deleteFrom('idempotency_keys').where('id', '=', p.id));
@@ -105,7 +106,7 @@ const saveDone = statement((db, p: Params<Keyed & { requestHash: string; status:
   .onConflict((oc) => oc.columns(['api_key_id', 'key'])
     .doUpdateSet({ request_hash: p.requestHash, state: 'done', status: p.status, body: p.body, created_at: p.now, locked_until: p.now })));
 
-/** Stores a final answer directly as done (the Redis-locked mode, where Redis holds the in-flight claim). */
+/** Stores a final answer directly as done (the Redis-locked mode, where Redis holds the in-flight claim), without a secret it showed. */
 export async function saveIdempotencyRecord(db: Db, apiKeyId: number, key: string, requestHash: string, status: number, body: string): Promise<void> {
-  await transaction(db, () => first(saveDone, { apiKeyId, key, requestHash, status, body, now: new Date().toISOString() }));
+  await transaction(db, () => first(saveDone, { apiKeyId, key, requestHash, status, body: withoutShownSecret(body), now: new Date().toISOString() }));
 }

@@ -10,7 +10,7 @@ import {
 } from '../domain/webhooks.js';
 import { seal, unseal } from '../secrets/seal.js';
 import { enqueue } from './jobs.js';
-import { isPostgres, rawQuery } from './sql.js';
+import { isPostgres, lockEntity, rawQuery } from './sql.js';
 
 // ---- endpoints ---------------------------------------------------------------------------------
 
@@ -62,6 +62,7 @@ export function createEndpoint(db: Db, ownerId: number, input: EndpointInput): P
   const secret = generateSecret();
   const sealed = seal(secret);
   return transaction(db, function* () {
+    yield* first(lockEntity, { entityId: ownerId });
     const count = Number((yield* first(countOf, { ownerId }))?.n ?? 0);
     if (count >= MAX_ENDPOINTS) throw new ApiError('bad_request', `An entity may have at most ${MAX_ENDPOINTS} webhook endpoints.`);
     const at = nowIso();

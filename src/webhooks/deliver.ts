@@ -69,7 +69,7 @@ export async function deliverMessage(context: DeliveryContext, seq: number): Pro
     const ok = answer.status >= 200 && answer.status < 300;
     outcome = {
       statusCode: answer.status, ok, response: keptResponse(answer.body),
-      error: ok ? null : answer.status >= 300 && answer.status < 400 ? `HTTP ${answer.status} (redirects are not followed)` : `HTTP ${answer.status}`,
+      error: ok ? null : answer.status >= 300 && answer.status < 400 ? 'redirects are not followed' : `HTTP ${answer.status}`,
     };
   } catch (error) {
     outcome = { statusCode: null, ok: false, response: null, error: oneLine(error) };

@@ -1,18 +1,24 @@
-import { fetchUrl } from '../fetch/index.js';
+import { FetchFailed, fetchUrl } from '../fetch/index.js';
 import type { Post } from './deliver.js';
 
 /**
  * A webhook POST through the one outgoing fetcher (src/fetch): its address policy (literal, resolved
- * and connected addresses checked), no redirect followed (a redirect fails the attempt), `timeoutMs`
+ * and connected addresses checked), no redirect followed (a redirect is answered as its status, which
+ * fails the attempt), `timeoutMs`
  * for the whole exchange, the answer read to `maxBytes` whatever its status, the socket destroyed when
  * the attempt ends (docs/api.md, Webhooks).
  */
 export function guardedPost(allowed: (address: string) => boolean, abandon?: AbortSignal): Post {
   return async ({ url, headers, body, timeoutMs, maxBytes }) => {
-    const answer = await fetchUrl({
-      url, method: 'POST', headers, body, maxRedirects: 0, maxBytes, overflow: 'truncate', readErrorBody: true, timeoutMs,
-      allowAddress: allowed, ...(abandon ? { signal: abandon } : {}),
-    });
-    return { status: answer.status, body: answer.body };
+    try {
+      const answer = await fetchUrl({
+        url, method: 'POST', headers, body, maxRedirects: 0, maxBytes, overflow: 'truncate', readErrorBody: true, timeoutMs,
+        allowAddress: allowed, ...(abandon ? { signal: abandon } : {}),
+      });
+      return { status: answer.status, body: answer.body };
+    } catch (error) {
+      if (error instanceof FetchFailed && error.status !== undefined) return { status: error.status, body: Buffer.alloc(0) };
+      throw error;
+    }
   };
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 // Each user's password is hashed with scrypt (~0.3 s on an idle core): limits for a shared machine.
 import { client, keyFor, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { ConsoleSession, signedIn } from '../support/console.js';
+import { plainSecretsIn } from '../support/secrets-scan.js';
 
 describe('console pages', { timeout: 120_000 }, () => {
   let t: TestApp;
@@ -167,5 +168,9 @@ describe('console pages', { timeout: 120_000 }, () => {
     const link = /<p class="secret">([^<]+)<\/p>/.exec(invited.text)![1]!;
     const path = new URL(link).pathname;
     expect((await new ConsoleSession(base).get(path)).text).toContain('new.person@gallery.example');
+  });
+
+  test('after this file\'s keys, endpoints and secrets shown, the database holds no whole key or webhook secret (docs/operations.md, Secrets at rest)', async () => {
+    expect(await plainSecretsIn(t)).toEqual([]);
   });
 });

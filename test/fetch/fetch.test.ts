@@ -57,7 +57,7 @@ test('a conditional GET answers its status and headers: 200 with the validators,
 test('redirects are followed up to the limit (then "too many redirects"); with none allowed a redirect is a failure', async () => {
   expect((await fetchUrl({ url: `${base}/moved`, ...feed })).url).toBe(`${base}/feed.csv`);
   await expect(fetchUrl({ url: `${base}/loop`, ...feed })).rejects.toThrow(new FetchFailed('too many redirects'));
-  await expect(fetchUrl({ url: `${base}/moved`, method: 'POST', body: '{}', ...webhook })).rejects.toThrow(new FetchFailed('redirected (HTTP 301)'));
+  await expect(fetchUrl({ url: `${base}/moved`, method: 'POST', body: '{}', ...webhook })).rejects.toThrow(new FetchFailed('redirected (HTTP 301)', 301));
 });
 
 test('a POST sends its body and headers; an error answer\'s body is read to the limit and cut there', async () => {
@@ -77,11 +77,13 @@ test('a body past the limit fails with its size; a fetch past its time fails as 
   await expect(fetchUrl({ url: `${base}/slow`, ...feed, timeoutMs: 200 })).rejects.toThrow(new FetchFailed('timed out'));
 });
 
-test('private addresses are refused unless FETCH_ALLOW_PRIVATE (or IMAGE_FETCH_ALLOW_PRIVATE) is true', async () => {
+test('private addresses are refused unless FETCH_ALLOW_PRIVATE is true; IMAGE_FETCH_ALLOW_PRIVATE opens images only', async () => {
   await expect(fetchUrl({ ...feed, url: `${base}/feed.csv`, allowAddress: addressPolicy(false) })).rejects.toThrow(new FetchFailed('address not allowed'));
   await expect(fetchUrl({ ...feed, url: 'http://localhost:1/', allowAddress: addressPolicy(false) })).rejects.toThrow(new FetchFailed('address not allowed'));
   const env = { DATABASE_URL: 'sqlite::memory:' };
   expect(loadConfig(env).fetchAllowPrivate).toBe(false);
   expect(loadConfig({ ...env, FETCH_ALLOW_PRIVATE: 'true' }).fetchAllowPrivate).toBe(true);
-  expect(loadConfig({ ...env, IMAGE_FETCH_ALLOW_PRIVATE: 'true' }).fetchAllowPrivate).toBe(true);
+  expect(loadConfig({ ...env, FETCH_ALLOW_PRIVATE: 'true' }).imageFetchAllowPrivate).toBe(true);
+  expect(loadConfig({ ...env, IMAGE_FETCH_ALLOW_PRIVATE: 'true' }).fetchAllowPrivate).toBe(false);
+  expect(loadConfig({ ...env, IMAGE_FETCH_ALLOW_PRIVATE: 'true' }).imageFetchAllowPrivate).toBe(true);
 });

@@ -1,20 +1,20 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { readRows } from '../../src/import/rows.js';
 import { closest } from '../../src/import/suggest.js';
 import { readTable } from '../../src/import/table.js';
 import { FileProblem } from '../../src/import/problem.js';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { signedIn, type ConsoleSession } from '../support/console.js';
-import { workbook, zip } from '../support/spreadsheets.js';
+import { unzip, workbook, zip } from '../support/spreadsheets.js';
 
 /**
  * What an editor or a key holder can hand the one reader of src/import (docs/api.md, Bounds on what a
  * file may hold): files made to exhaust memory or hold the event loop. Each is refused with one clear
  * message, nothing is written, and another gallery's API keeps answering meanwhile.
  */
+
+const ROWS = [['title', 'external_id'], ['Hidden Work', 'H-1']];
 
 /** The issue's JSON bomb: 650 KB, 50,000 items with a key each, that the old reader made 2.5 billion cells of. */
 const jsonBomb = (items = 50_000): Buffer => Buffer.from(`[${Array.from({ length: items }, (_, i) => `{"k${i}":1}`).join(',')}]`);
@@ -76,6 +76,36 @@ describe('the reader refuses files made to exhaust it', () => {
     expect(performance.now() - started).toBeLessThan(30_000);
   }, 60_000);
 
+  test('a JSON file nested 2,000,000 levels deep is refused at the 33rd level, not held (19 MB of "[" ran the process out of memory)', async () => {
+    const started = performance.now();
+    expect(await refusal(Buffer.from('['.repeat(2_000_000)), 'deep.json')).toBe('the JSON nests deeper than 32 levels; a file holds an array of items of plain values');
+    expect(await refusal(Buffer.from(`[{"title":"A","n":${'{"a":'.repeat(40)}1${'}'.repeat(40)}}]`), 'deep.json')).toBe('the JSON nests deeper than 32 levels; a file holds an array of items of plain values');
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  test('a file of 400,001 rows is refused however narrow its rows: 4,000,000 one-cell CSV rows took 1.6 GB, 6,300,000 empty JSON items 1.2 GB', async () => {
+    expect(await refusal(Buffer.from(`title\n${'ab\n'.repeat(400_001)}`), 'narrow.csv')).toBe('the file holds more than 400,000 rows, more than one import may read; split it into several files');
+    expect(await refusal(Buffer.from(`[${'{},'.repeat(400_000)}{}]`), 'empty.json')).toBe('the file holds more than 400,000 items, more than one import may read; split it into several files');
+    expect((await readTable(Buffer.from(`title\n${'ab\n'.repeat(400_000)}`), { name: 'ok.csv' })).rows).toHaveLength(400_000);
+  }, 60_000);
+
+  test('an Excel row with a value past its header after an empty cell is named, not a crash (a 500 on the Import page)', async () => {
+    const bytes = await workbook({ Sheet1: [['title', 'external_id'], ['A', 'A-1', undefined, 'stray']] });
+    expect(await refusal(bytes, 'gap.xlsx')).toBe('row 2 has a value in column D, which has no header');
+  });
+
+  test('an Excel sheet of 50,000 rows with a cell at column XFD each costs its cells, not 16,384 columns a row', async () => {
+    const sheet = ['<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>',
+      '<row r="1"><c r="A1" t="inlineStr"><is><t>title</t></is></c></row>'];
+    for (let row = 2; row <= 50_001; row++) sheet.push(`<row r="${row}"><c r="A${row}" t="inlineStr"><is><t>w${row}</t></is></c><c r="XFD${row}"><v>${row}</v></c></row>`);
+    sheet.push('</sheetData></worksheet>');
+    const parts = unzip(await workbook({ Sheet1: [['title'], ['A']] })).map((part) => (part.name === 'xl/worksheets/sheet1.xml' ? { ...part, data: Buffer.from(sheet.join('')) } : part));
+    const started = performance.now();
+    expect(await refusal(zip(parts), 'far.xlsx')).toBe('row 2 has a value in column XFD, which has no header');
+    // Generous on a shared machine: the reader that made each row's 16,384 columns failed with a TypeError after 3.6 s, holding the loop 1.5 s.
+    expect(performance.now() - started).toBeLessThan(10_000);
+  }, 60_000);
+
   test('a suggestion for a 5,000,000-character column name takes well under the 88 s it took unbounded', () => {
     const started = performance.now();
     expect(closest('t'.repeat(5_000_000), ['title', 'artist_name', 'creation_year'])).toBeUndefined();
@@ -95,50 +125,38 @@ describe('the reader refuses files made to exhaust it', () => {
   });
 });
 
-async function upload(session: ConsoleSession, name: string, bytes: Buffer) {
-  const page = await session.get('/console/import');
-  const action = /action="(\/console\/import\?_csrf=[^"]+)"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
-  const form = new FormData();
-  form.append('kind', 'artworks');
-  form.append('file', new Blob([new Uint8Array(bytes)]), name);
-  return session.request('POST', action, form);
-}
+describe('the reader\'s view of the zip is the checker\'s', () => {
+  const outcome = (bytes: Buffer) => readTable(bytes, { name: 'x.xlsx' }).then(() => 'read', (error: unknown) => (error as Error).message);
 
-describe('the console Import page under attack', { timeout: 120_000 }, () => {
-  let t: TestApp;
-  let base: string;
-  let attacker: Tenant;
-  let other: Tenant;
-  let editor: ConsoleSession;
-
-  beforeAll(async () => {
-    t = await startApp();
-    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    attacker = await tenant(t, { name: 'Galerie Bomb' });
-    other = await tenant(t, { name: 'Galerie Other' });
-    editor = await signedIn(t, base, attacker.entityId, 'editor');
-    await client(t, other.key).post('/v1/artworks', { title: 'Still here' });
-  }, 120_000);
-  afterAll(async () => t.close());
-
-  test('the JSON bomb uploaded on the Import page: one message, nothing written, the process alive, another gallery\'s reads answered meanwhile', async () => {
-    const before = (await client(t, attacker.key).get('/v1/changelog')).body.total;
-    const heapBefore = process.memoryUsage().heapUsed;
-    const answered = await upload(editor, 'bomb.json', jsonBomb());
-    expect(answered.status).toBe(400);
-    expect(answered.text).toContain('The items use more than 200 distinct keys; a file may have at most 200 columns.');
-    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(200 * 1024 * 1024);
-    expect((await client(t, attacker.key).get('/v1/changelog')).body.total).toBe(before);
-    const durations: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      const started = performance.now();
-      const read = await client(t, other.key).get('/v1/artworks');
-      durations.push(performance.now() - started);
-      expect(read.status).toBe(200);
-      expect(read.body.artworks[0].title).toBe('Still here');
-    }
-    durations.sort((a, b) => a - b);
-    // No read waits behind the refused files (a stall would be seconds); the 50 ms budget is measured by benchmarks.
-    expect(durations[18]).toBeLessThan(1_000);
+  test('a workbook exceljs wrote (sizes after the data, in descriptors) is read', async () => {
+    const table = await readTable(await workbook({ Sheet1: ROWS }), { name: 'ok.xlsx' });
+    expect(table.rows).toHaveLength(1);
   });
+
+  test.each([
+    ['a name resolved elsewhere by the reader', 'a/../xl/worksheets/sheet1.xml', /^not a valid xlsx file: the part name "a\/\.\.\/xl\/worksheets\/sheet1\.xml" is not one a spreadsheet has$/],
+    ['a name with a leading slash', '/xl/worksheets/sheet1.xml', /^not a valid xlsx file: the part name "\/xl\/worksheets\/sheet1\.xml" is not one a spreadsheet has$/],
+  ])('%s is refused', async (_, name, message) => {
+    const parts = unzip(await workbook({ Sheet1: ROWS })).map((part) => (part.name === 'xl/worksheets/sheet1.xml' ? { ...part, name } : part));
+    expect(await outcome(zip(parts))).toMatch(message);
+  });
+
+  test('a part twice, or bytes after the end record, are refused', async () => {
+    const parts = unzip(await workbook({ Sheet1: ROWS }));
+    expect(await outcome(zip([...parts, parts[0]!]))).toMatch(/^not a valid xlsx file: the part ".+" is in it twice$/);
+    expect(await outcome(Buffer.concat([zip(parts), Buffer.from('trailing')]))).toBe('not a valid xlsx file: bytes follow its zip end record');
+  });
+
+  test('a part that declares a DTD (where entity expansion lives) is refused', async () => {
+    const bomb = '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>';
+    const parts = unzip(await workbook({ Sheet1: ROWS })).map((part) => (part.name === 'xl/sharedStrings.xml'
+      ? { ...part, data: Buffer.from(part.data.toString('utf8').replace(/^<\?xml[^>]*\?>/, bomb)) } : part));
+    expect(await outcome(zip(parts))).toBe('not a valid xlsx file: the part "xl/sharedStrings.xml" declares a DTD');
+  });
+
+  test('shared strings written <si >, <si\\n> are counted against their bound', async () => {
+    const strings = `<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">${Array.from({ length: 1_000_001 }, (_, i) => `<si${i % 2 ? '\n' : ' '}><t>${i}</t></si>`).join('')}</sst>`;
+    const parts = unzip(await workbook({ Sheet1: ROWS })).map((part) => (part.name === 'xl/sharedStrings.xml' ? { ...part, data: Buffer.from(strings) } : part));
+    expect(await outcome(zip(parts))).toBe('the workbook holds more than 1,000,000 shared strings, more than one import may read; split it into several files');
+  }, 60_000);
 });

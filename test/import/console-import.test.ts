@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { signedIn, type ConsoleSession } from '../support/console.js';
+import { signedIn, uploadToImport as upload, type ConsoleSession } from '../support/console.js';
 import { workbook, zipBomb } from '../support/spreadsheets.js';
 
 /** The Import page through real HTTP (docs/console.md, Import), on both dialects: upload → encoding → columns → preview → Apply → summary. */
@@ -17,15 +17,6 @@ const LATIN1_CSV = Buffer.from([
   'Café Noir;Françoise Gilot;1950;FG-50;3200;signiert',
   'Café Noir;Françoise Gilot;1950;FG-50;3300;Dublette',
 ].join('\r\n').replace('€', '\x80'), 'latin1'); // Windows-1252 writes € as 0x80
-
-async function upload(session: ConsoleSession, name: string, bytes: Buffer, kind = 'artworks') {
-  const page = await session.get('/console/import');
-  const action = /action="(\/console\/import\?_csrf=[^"]+)"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
-  const form = new FormData();
-  form.append('kind', kind);
-  form.append('file', new Blob([new Uint8Array(bytes)]), name);
-  return session.request('POST', action, form);
-}
 
 /** Follows the Apply's progress page until the summary shows (the page refreshes itself without JavaScript). */
 async function applyAndWait(session: ConsoleSession, id: string) {

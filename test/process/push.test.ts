@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { progressLine } from '../../src/cli/progress.js';
 import { cli, type CliRun } from '../support/cli.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { workbook, zipBomb } from '../support/spreadsheets.js';
+import { hostileXlsx, workbook, zipBomb } from '../support/spreadsheets.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'art-catalog');
@@ -629,6 +629,18 @@ describe('push reads only what is bounded', () => {
     writeFileSync(file, bomb());
     expectStopped(await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]), message);
   });
+
+  test.each([
+    ['whose end record counts one entry fewer than it holds (1 GiB hidden in 1 MB)', 'understated', /^art-catalog: cannot push .*\.xlsx: not a valid xlsx file: its zip directory holds \d+ entries but its end record counts \d+\n$/],
+    ['whose sheet is named otherwise in its local header', 'renamed', /^art-catalog: cannot push .*\.xlsx: not a valid xlsx file: the part "xl\/media\/image9\.png" is named "xl\/worksheets\/sheet1\.xml" where its data is\n$/],
+    ['with bytes before its first entry', 'prefixed', /^art-catalog: cannot push .*\.xlsx: not a valid xlsx file: bytes come before its first zip entry\n$/],
+    ['of 1,000,001 cells written <c\\tr=', 'whitespace', /^art-catalog: cannot push .*\.xlsx: the workbook holds more than 1,000,000 cells, more than one import may read; split it into several files\n$/],
+  ] as const)('an .xlsx %s is refused in one line, nothing sent', async (_, shape, message) => {
+    const file = join(dir, `${shape}.xlsx`);
+    writeFileSync(file, await hostileXlsx(shape, [['title', 'external_id'], ['Hidden Work', 'H-1']]));
+    expectStopped(await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]), message);
+    expect((await client(t, g.key).get('/v1/artworks?limit=100')).body.artworks.map((a: { title: string }) => a.title)).not.toContain('Hidden Work');
+  }, 60_000);
 
   test('an old binary .xls is refused with what to save it as', async () => {
     const file = join(dir, 'old.xls');

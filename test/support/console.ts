@@ -95,3 +95,13 @@ export async function signedIn(t: TestApp, base: string, entityId: number, role:
   await session.get('/console');
   return Object.assign(session, { email });
 }
+
+/** A file uploaded on the Import page as a browser sends it: the page's form action (with its token), then the multipart post. */
+export async function uploadToImport(session: ConsoleSession, name: string, bytes: Buffer, kind = 'artworks'): Promise<Answer> {
+  const page = await session.get('/console/import');
+  const action = /action="(\/console\/import\?_csrf=[^"]+)"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
+  const form = new FormData();
+  form.append('kind', kind);
+  form.append('file', new Blob([new Uint8Array(bytes)]), name);
+  return session.request('POST', action, form);
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { artworkFingerprint } from '../../src/domain/fingerprint.js';
-import { generateKey, hashKey, keyPrefix } from '../../src/domain/keys.js';
+import { generateKey, hashKey, keyPrefix, withoutShownSecret } from '../../src/domain/keys.js';
 import { eventSlug, slugify } from '../../src/domain/slug.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -126,5 +126,17 @@ describe('API keys (docs/api.md, Authentication)', () => {
     expect(hashKey(key)).toBe(sha256(key));
     expect(hashKey(key)).toMatch(/^[0-9a-f]{64}$/);
     expect(hashKey(key)).not.toContain(key);
+  });
+});
+
+describe('an answer kept for an idempotent replay', () => {
+  test('holds no secret it showed: a top-level secret or whole key is null with secret_shown false; other bodies are kept byte for byte', () => {
+    const endpoint = JSON.stringify({ id: 1, url: 'https://a.example/h', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwabcdefghijk=' });
+    expect(JSON.parse(withoutShownSecret(endpoint))).toEqual({ id: 1, url: 'https://a.example/h', secret: null, secret_shown: false });
+    const key = JSON.stringify({ prefix: 'ak_live_abcdefgh', key: `ak_live_${'a1B2'.repeat(8)}` });
+    expect(JSON.parse(withoutShownSecret(key))).toEqual({ prefix: 'ak_live_abcdefgh', key: null, secret_shown: false });
+    for (const body of ['{"id":1,"title":"A \\"secret\\" garden"}', '{"key":"not a key"}', '[{"secret":"x"}]', 'not json "secret"', '{"secret":null}']) {
+      expect(withoutShownSecret(body)).toBe(body);
+    }
   });
 });

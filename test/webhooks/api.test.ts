@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { transaction } from '../../src/db/run.js';
 import { unseal } from '../../src/secrets/seal.js';
 import { postArtworkWork } from '../../src/store/artworks.js';
-import { client, startApp, tenant, type TestApp } from '../helpers.js';
+import { client, keyFor, startApp, tenant, type TestApp } from '../helpers.js';
+import { plainSecretsIn } from '../support/secrets-scan.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -81,6 +82,48 @@ describe('endpoints', () => {
     expect((await client(t, reader.key).post('/v1/webhooks', { url: RECEIVER, events: ['*'] })).status).toBe(403);
     // webhooks:read is not a read scope of the catalog.
     expect((await client(t, reader.key).get('/v1/changelog')).status).toBe(403);
+  });
+
+  test('creating or changing an endpoint, its test and its retries need the read scopes of all its types (403 naming the one missing)', async () => {
+    const g = await tenant(t);
+    const owner = client(t, g.key);
+    const narrow = client(t, (await keyFor(t, g.entityId, { scopes: ['webhooks:read', 'webhooks:write'] })).key);
+    const artworksOnly = client(t, (await keyFor(t, g.entityId, { scopes: ['webhooks:write', 'artworks:read'] })).key);
+
+    const refused = await narrow.post('/v1/webhooks', { url: RECEIVER, events: ['artwork.created'] });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toBe('forbidden');
+    expect(refused.body.message).toContain('artworks:read');
+    for (const [api, events, scope] of [
+      [narrow, ['image.ready'], 'artworks:read'], [artworksOnly, ['event.updated'], 'events:read'], [artworksOnly, ['profile.updated'], 'profile:read'],
+      [artworksOnly, ['feed.run.failed'], 'events:read'], [artworksOnly, ['*'], 'profile:read'], [artworksOnly, ['artwork.created', 'event.deleted'], 'events:read'],
+    ] as const) {
+      const answer = await api.post('/v1/webhooks', { url: RECEIVER, events });
+      expect([answer.status, answer.body.message], events.join()).toEqual([403, expect.stringContaining(scope)]);
+    }
+    // A type whose read scope the key holds, or the test type alone (it carries no record), is allowed.
+    expect((await artworksOnly.post('/v1/webhooks', { url: RECEIVER, events: ['artwork.created', 'image.failed'] })).status).toBe(201);
+    const testOnly = await narrow.post('/v1/webhooks', { url: RECEIVER, events: ['webhook.test'] });
+    expect(testOnly.status).toBe(201);
+    expect((await narrow.put(`/v1/webhooks/${testOnly.body.id}`, { events: ['artwork.updated'] })).status).toBe(403);
+    expect((await narrow.post(`/v1/webhooks/${testOnly.body.id}/test`, {})).status).toBe(202);
+
+    // Another key's endpoint for artworks: the narrow key cannot point it elsewhere, test it or retry its messages.
+    const { body: hook } = await owner.post('/v1/webhooks', { url: RECEIVER, events: ['artwork.created'] });
+    const sent = await owner.post(`/v1/webhooks/${hook.id}/test`, {});
+    expect(sent.status).toBe(202);
+    const moved = await narrow.put(`/v1/webhooks/${hook.id}`, { url: 'http://127.0.0.1:9/attacker' });
+    expect([moved.status, moved.body.message]).toEqual([403, expect.stringContaining('artworks:read')]);
+    expect((await narrow.post(`/v1/webhooks/${hook.id}/test`, {})).status).toBe(403);
+    const retried = await narrow.post(`/v1/webhooks/${hook.id}/messages/${sent.body.id}/retry`, {});
+    expect([retried.status, retried.body.message]).toEqual([403, expect.stringContaining('artworks:read')]);
+    expect((await owner.get(`/v1/webhooks/${hook.id}`)).body.url).toBe(RECEIVER);
+    // Narrowing the events to what the key may read is allowed; the owner's key may do all of it.
+    expect((await narrow.put(`/v1/webhooks/${hook.id}`, { events: ['webhook.test'], url: 'http://127.0.0.1:9/other' })).status).toBe(200);
+    expect((await owner.post(`/v1/webhooks/${hook.id}/messages/${sent.body.id}/retry`, {})).status).toBe(202);
+    // Another entity's endpoint stays a 404, not a 403 that would tell it exists.
+    const stranger = client(t, (await tenant(t, { scopes: ['webhooks:write'] })).key);
+    expect((await stranger.put(`/v1/webhooks/${hook.id}`, { url: RECEIVER })).status).toBe(404);
   });
 
   test('roll-secret answers a new secret, shown this once', async () => {
@@ -207,4 +250,8 @@ describe('messages are recorded with the write that causes them', () => {
     expect((await api.post(`/v1/webhooks/${hook.id}/messages/msg_${'0'.repeat(32)}/retry`, undefined)).status).toBe(404);
     expect((await api.get(`/v1/webhooks/${hook.id}/messages?limit=101`)).status).toBe(400);
   });
+});
+
+test('after this file\'s endpoints, rolls and retries, the database holds no whole key or webhook secret (docs/operations.md, Secrets at rest)', async () => {
+  expect(await plainSecretsIn(t)).toEqual([]);
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { unseal } from '../../src/secrets/seal.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { signedIn, type ConsoleSession } from '../support/console.js';
+import { plainSecretsIn } from '../support/secrets-scan.js';
 
 describe('the console\'s Webhooks page', { timeout: 120_000 }, () => {
   let t: TestApp;
@@ -74,5 +75,9 @@ describe('the console\'s Webhooks page', { timeout: 120_000 }, () => {
     expect((await owner.get(`/console/webhooks/${theirs.id}`)).status).toBe(404);
     await owner.get('/console/webhooks');
     expect((await owner.post(`/console/webhooks/${theirs.id}/test`)).status).toBe(404);
+  });
+
+  test('after this file\'s keys, endpoints and secrets shown, the database holds no whole key or webhook secret (docs/operations.md, Secrets at rest)', async () => {
+    expect(await plainSecretsIn(t)).toEqual([]);
   });
 });

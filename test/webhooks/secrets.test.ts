@@ -6,9 +6,13 @@ import { connect } from '../../src/db/connect.js';
 import { migrateToLatest, migrator } from '../../src/db/migrate.js';
 import { SEALED_PREFIX, seal, unseal } from '../../src/secrets/seal.js';
 import { loadServerKey } from '../../src/secrets/server-key.js';
+import { createEntity } from '../../src/store/entities.js';
+import { createKey } from '../../src/store/keys.js';
 import { client, freshDatabase, startApp, tenant, type TestApp } from '../helpers.js';
 
 /** Webhook signing secrets are stored sealed with the server key (docs/operations.md, Secrets at rest). */
+
+const rowOfIn = (t: TestApp, id: number) => t.handle.db.selectFrom('webhook_endpoints').select(['secret', 'old_secret']).where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('a stored signing secret', () => {
   let t: TestApp;
@@ -17,7 +21,7 @@ describe('a stored signing secret', () => {
   });
   afterAll(async () => t.close());
 
-  const rowOf = (id: number) => t.handle.db.selectFrom('webhook_endpoints').select(['secret', 'old_secret']).where('id', '=', id).executeTakeFirstOrThrow();
+  const rowOf = (id: number) => rowOfIn(t, id);
   // The secret's random part: what a reader of the row must not find, whole or encoded.
   const forms = (secret: string) => [secret, secret.slice('whsec_'.length), Buffer.from(secret.slice('whsec_'.length), 'base64').toString('hex')];
 
@@ -52,6 +56,74 @@ describe('a stored signing secret', () => {
     expect(unseal(other, 'another server key of at least 32 characters')).toBe(secret);
     expect(() => unseal(other)).toThrow('does not open with this server key');
   });
+});
+
+describe('an idempotent replay of an answer that showed a secret', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '0' });
+  });
+  afterAll(async () => t.close());
+
+  const storedBodies = async () => JSON.stringify(await t.handle.db.selectFrom('idempotency_keys').select('body').execute());
+
+  test('answers the same status and endpoint with the secret null and secret_shown false; the kept answer holds no secret', async () => {
+    const api = client(t, (await tenant(t)).key);
+    const create = () => api.post('/v1/webhooks', { url: 'http://127.0.0.1:9/replayed', events: ['*'] }, { 'idempotency-key': 'create-once' });
+    const first = await create();
+    expect(first.status).toBe(201);
+    expect(first.body.secret).toMatch(/^whsec_/);
+    const again = await create();
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual({ ...first.body, secret: null, secret_shown: false });
+
+    const roll = () => api.post(`/v1/webhooks/${first.body.id}/roll-secret`, { expire_old_in: 'now' }, { 'idempotency-key': 'roll-once' });
+    const rolled = await roll();
+    expect(rolled.status).toBe(200);
+    const replayed = await roll();
+    expect(replayed.status).toBe(200);
+    expect(replayed.body).toEqual({ ...rolled.body, secret: null, secret_shown: false });
+    // The replay did not roll again: the secret the roll showed still signs.
+    const row = await rowOfIn(t, first.body.id);
+    expect(unseal(row.secret)).toBe(rolled.body.secret);
+
+    const kept = await storedBodies();
+    expect(kept).not.toContain(first.body.secret);
+    expect(kept).not.toContain(rolled.body.secret);
+    expect(kept).not.toContain('whsec_');
+  });
+});
+
+test('migration 017 takes the secrets out of the answers kept for replay before it; other answers stay as they were', async () => {
+  const fresh = await freshDatabase();
+  const handle = connect(fresh.url);
+  const db = handle.db as any;
+  try {
+    expect((await migrator(handle).migrateTo('016_sealed_webhook_secrets')).error).toBeUndefined();
+    const at = new Date().toISOString();
+    const secret = 'whsec_Y3VycmVudCBzZWNyZXQgb2YgdGhpcnR5LXR3byBieXRlcyE=';
+    const shown = JSON.stringify({ id: 7, url: 'https://a.example/h', events: ['*'], description: '', enabled: true, disabled_reason: null, created_at: at, secret });
+    const other = JSON.stringify({ id: 1, title: 'A secret garden', description: 'whsec_ is how the "secret" of a webhook starts' });
+    const entity = await createEntity(handle.db, { type: 'gallery', name: 'Before 017', city: 'Berlin', country: 'DE' });
+    const { row: key } = await createKey(handle.db, { entityId: entity.id, tier: 'subscriber', scopes: ['webhooks:write'], expiresAt: null });
+    await db.insertInto('idempotency_keys').values([
+      { api_key_id: key.id, key: 'a', request_hash: 'h', state: 'done', status: 201, body: shown, created_at: at, locked_until: at },
+      { api_key_id: key.id, key: 'b', request_hash: 'h', state: 'done', status: 201, body: other, created_at: at, locked_until: at },
+      { api_key_id: key.id, key: 'c', request_hash: 'h', state: 'in_flight', status: null, body: null, created_at: at, locked_until: at },
+    ]).execute();
+    await migrateToLatest(handle);
+    const rows = await db.selectFrom('idempotency_keys').select(['key', 'status', 'body']).orderBy('key').execute();
+    expect(JSON.stringify(rows)).not.toContain(secret);
+    expect(rows.map((r: { key: string; status: number | null; body: string | null }) => [r.key, r.status, r.body && JSON.parse(r.body)])).toEqual([
+      ['a', 201, { ...JSON.parse(shown), secret: null, secret_shown: false }],
+      ['b', 201, JSON.parse(other)],
+      ['c', null, null],
+    ]);
+  } finally {
+    await handle.close();
+    await fresh.drop();
+  }
 });
 
 test('migration 016 seals the secrets of endpoints made before it, and down opens them', async () => {

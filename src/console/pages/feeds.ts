@@ -6,12 +6,13 @@ import { FetchFailed } from '../../feeds/fetcher.js';
 import { feedJson } from '../../feeds/present.js';
 import type { Kind } from '../../import/columns.js';
 import { SHEET_NAME_MAX, type FeedRunType, type FeedType } from '../../schemas/feeds.js';
-import { createFeed, deleteFeed, getFeed, listFeeds, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
+import { createFeed, deleteFeed, feedUrlProblem, getFeed, listFeeds, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
 import { html, type Html } from '../../web/html.js';
 import { consoleCookies } from '../guard.js';
 import type { HeldImport } from '../held-imports.js';
 import { csrfField, heading, notice, render, table, when } from '../layout.js';
 import { readUpload } from '../read-upload.js';
+import { recordId } from '../paths.js';
 
 /**
  * Feeds (docs/console.md, Feeds): connect a URL → its file is read once → the Import's column mapping
@@ -23,6 +24,8 @@ type Form = Record<string, string | undefined>;
 const EDITOR = { config: { role: 'editor' as const } };
 const INTERVALS: [number, string][] = [[15, 'every 15 minutes'], [30, 'every 30 minutes'], [60, 'every hour'], [180, 'every 3 hours'], [360, 'every 6 hours'], [720, 'every 12 hours'], [1440, 'once a day']];
 const KIND_LABEL: Record<Kind, string> = { artworks: 'Artworks', events: 'Events' };
+const BUSY_RETRY_S = 30;
+const BUSY = `Two files of this gallery are being read or imported right now (at most two at once). Try again in ${BUSY_RETRY_S} seconds.`;
 
 /** What a redirect back to the list says: a fixed sentence per code, so no text of a request is reflected. */
 const NOTICES: Record<string, [kind: 'ok' | 'error', text: string]> = {
@@ -46,7 +49,7 @@ export async function feedPages(app: FastifyInstance): Promise<void> {
   });
 
   async function feedsPage(request: FastifyRequest, reply: FastifyReply, message?: Html, status = 200, form: Form = {}) {
-    const feeds = (await listFeeds(app.db, entityOf(request))).map(feedJson);
+    const feeds = (await listFeeds(app.db, entityOf(request))).map((found) => feedJson(found));
     return render(request, reply, {
       title: 'Feeds', section: 'feeds', status,
       body: html`${heading('Feeds', 'Keep the catalog in sync with a spreadsheet or export your gallery already publishes at a URL: it is read on a schedule and applied like an import.')}
@@ -57,27 +60,39 @@ ${howTo()}`,
     });
   }
 
-  /** Reads the file at `url` once and holds it for the Import's steps; the page to go on with, or a problem. */
-  async function hold(request: FastifyRequest, draft: { url: string; kind: Kind; feedId: number | null; sheet: string | null; encoding?: 'utf8' | 'latin1'; map?: Map<string, string | null>; mirror?: boolean }): Promise<string | { problem: string }> {
-    let bytes: Buffer;
+  /**
+   * Reads the file at `url` once and holds it for the Import's steps; the page to go on with, or a problem.
+   * The file takes one of the gallery's two import slots before its fetch starts (up to 20 MB, 60 s), so a
+   * third Connect or Edit mapping at once is refused as busy rather than fetched (docs/console.md, Feeds).
+   */
+  async function hold(request: FastifyRequest, draft: { url: string; kind: Kind; feedId: number | null; sheet: string | null; encoding?: 'utf8' | 'latin1'; map?: Map<string, string | null>; mirror?: boolean }): Promise<string | { problem: string; busy?: true }> {
+    const upload = app.heldImports.hold({
+      userId: request.user.userId, entityId: request.user.entity.id, session: sessionOf(request), name: draft.url, kind: draft.kind, bytes: null,
+      encoding: draft.encoding ?? 'utf8', map: new Map(), mirror: { prune: draft.mirror ?? false, force: false },
+      feed: { url: draft.url, feedId: draft.feedId, sheet: draft.sheet }, fetching: true,
+    });
+    if (!upload) return { problem: BUSY, busy: true };
     try {
       const fetched = await app.feedFetch(draft.url, { etag: null, lastModified: null });
-      if (fetched.notModified) return { problem: 'The server answered 304 to a plain request.' };
-      bytes = fetched.bytes;
+      if (fetched.notModified) throw new FetchFailed('the server answered 304 to a plain request');
+      upload.bytes = fetched.bytes;
     } catch (error) {
+      app.heldImports.release(upload);
       if (!(error instanceof FetchFailed)) throw error;
       return { problem: `The file could not be read: ${error.message}.` };
+    } finally {
+      upload.fetching = false;
     }
-    const upload = app.heldImports.hold({
-      userId: request.user.userId, entityId: request.user.entity.id, session: sessionOf(request), name: draft.url, kind: draft.kind, bytes,
-      encoding: draft.encoding ?? 'utf8', map: new Map(), mirror: { prune: draft.mirror ?? false, force: false },
-      feed: { url: draft.url, feedId: draft.feedId, sheet: draft.sheet },
-    });
-    if (!upload) return { problem: 'Too many imports are being applied right now. Try again in a minute.' };
     const problem = await readUpload(app.heldImports, upload, { offerEncoding: draft.encoding === undefined });
     if (problem) return { problem };
     if (draft.map) upload.map = draft.map;
     return `/console/import/${upload.id}`;
+  }
+
+  /** A file that could not be held: 400 with why, or, when the gallery's two slots are taken, 429 with Retry-After. */
+  function refused(request: FastifyRequest, reply: FastifyReply, why: { problem: string; busy?: true }, form: Form = {}) {
+    if (why.busy) reply.header('retry-after', String(BUSY_RETRY_S));
+    return feedsPage(request, reply, notice('error', why.problem), why.busy ? 429 : 400, form);
   }
 
   app.post<{ Body: Form }>('/feeds/connect', EDITOR, async (request, reply) => {
@@ -86,11 +101,12 @@ ${howTo()}`,
     const kind = form.kind === 'events' ? 'events' : form.kind === 'artworks' ? 'artworks' : undefined;
     if (!kind) return feedsPage(request, reply, notice('error', 'Choose what the file holds: artworks or events.'), 400, form);
     if (!isHttpUrl(url)) return feedsPage(request, reply, notice('error', 'Give the address of the file, starting with https:// or http://.'), 400, form);
+    if (feedUrlProblem(url)) return feedsPage(request, reply, notice('error', 'The address must not hold a user name or password: publish the file at a link that needs neither.'), 400, { ...form, url: '' });
     // An Excel workbook's sheet, by name (the first when none is given), as the API's `sheet`.
     const sheet = (form.sheet ?? '').trim();
     if (sheet.length > SHEET_NAME_MAX) return feedsPage(request, reply, notice('error', `A sheet's name is at most ${SHEET_NAME_MAX} characters.`), 400, form);
     const next = await hold(request, { url, kind, feedId: null, sheet: sheet === '' ? null : sheet });
-    if (typeof next !== 'string') return feedsPage(request, reply, notice('error', next.problem), 400, form);
+    if (typeof next !== 'string') return refused(request, reply, next, form);
     return go(reply, next);
   });
 
@@ -119,7 +135,7 @@ ${howTo()}`,
   });
 
   app.post<{ Params: { id: string }; Body: Form }>('/feeds/:id/run', EDITOR, async (request, reply) => {
-    const id = Number(request.params.id);
+    const id = recordId(request.params.id);
     try {
       await queueRun(app.db, entityOf(request), id, request.body?.allow_mass_delete === 'yes', nowIso());
     } catch (error) {
@@ -130,25 +146,25 @@ ${howTo()}`,
   });
 
   app.post<{ Params: { id: string } }>('/feeds/:id/pause', EDITOR, async (request, reply) => {
-    const id = Number(request.params.id);
+    const id = recordId(request.params.id);
     const { feed } = await getFeed(app.db, entityOf(request), id);
     await updateFeed(app.db, entityOf(request), id, { paused: feed.paused === 0 }, nowIso());
     return go(reply, `/console/feeds?done=${feed.paused === 0 ? 'paused' : 'resumed'}`);
   });
 
   app.post<{ Params: { id: string } }>('/feeds/:id/mapping', EDITOR, async (request, reply) => {
-    const id = Number(request.params.id);
+    const id = recordId(request.params.id);
     const feed = feedJson(await getFeed(app.db, entityOf(request), id));
     const map = new Map(Object.entries(feed.mapping).map(([column, field]) => [column.trim().toLowerCase(), field]));
     const next = await hold(request, {
       url: feed.url, kind: feed.kind, feedId: id, sheet: feed.sheet, encoding: feed.encoding === 'windows-1252' ? 'latin1' : 'utf8', map, mirror: feed.mode === 'mirror',
     });
-    if (typeof next !== 'string') return feedsPage(request, reply, notice('error', next.problem), 400);
+    if (typeof next !== 'string') return refused(request, reply, next);
     return go(reply, next);
   });
 
   app.post<{ Params: { id: string } }>('/feeds/:id/delete', EDITOR, async (request, reply) => {
-    await deleteFeed(app.db, entityOf(request), Number(request.params.id));
+    await deleteFeed(app.db, entityOf(request), recordId(request.params.id));
     return go(reply, '/console/feeds?done=deleted');
   });
 }

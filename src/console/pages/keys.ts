@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  DEFAULT_ROLL_GRACE, ROLL_GRACE, SCOPES, TIERS, TIER_SCOPES, tierWithin, type RollGrace, type Scope, type Tier,
+  DEFAULT_ROLL_GRACE, PREFIX_FORMAT, ROLL_GRACE, SCOPES, TIERS, TIER_SCOPES, tierWithin, type RollGrace, type Scope, type Tier,
 } from '../../domain/keys.js';
 import type { ApiKeyRow } from '../../db/types.js';
 import { createKey, findEntityKey, isLive, keyScopes, listKeys, revokeKey, rollKey } from '../../store/keys.js';
@@ -80,6 +80,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { prefix: string }; Body: Form }>('/keys/:prefix/roll', { config: { role: 'owner' } }, async (request, reply) => {
     const grace = String(request.body?.expire_old_in ?? DEFAULT_ROLL_GRACE) as RollGrace;
+    if (!PREFIX_FORMAT.test(request.params.prefix)) return keysPage(app, request, reply, notice('error', 'No working key has that prefix.'), 404);
     if (!(grace in ROLL_GRACE)) return keysPage(app, request, reply, notice('error', 'Choose when the old key expires.'), 400);
     const rolled = await rollKey(app.db, request.params.prefix, new Date(Date.now() + ROLL_GRACE[grace]).toISOString(), request.user.entity.id);
     if (!rolled) return keysPage(app, request, reply, notice('error', 'That key no longer works, so it cannot be rolled.'), 404);
@@ -88,6 +89,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { prefix: string } }>('/keys/:prefix/revoke', { config: { role: 'owner' } }, async (request, reply) => {
     const prefix = request.params.prefix;
+    if (!PREFIX_FORMAT.test(prefix)) return keysPage(app, request, reply, notice('error', 'No working key has that prefix.'), 404);
     const key = await findEntityKey(app.db, request.user.entity.id, prefix);
     if (!key || !(await revokeKey(app.db, prefix))) return keysPage(app, request, reply, notice('error', 'No working key has that prefix.'), 404);
     return reply.code(303).header('location', `/console/keys?revoked=${encodeURIComponent(prefix)}`).send();

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { catalogCounts, imageCounts, recentChanges } from '../../store/console.js';
+import { withoutQuery } from '../../feeds/present.js';
 import { listFeeds, type FeedWithRun } from '../../store/feeds.js';
 import { html, type Html } from '../../web/html.js';
 import { changeList } from '../changes.js';
+import { mayAct } from '../guard.js';
 import { heading, render, when } from '../layout.js';
 
 /** The console's first page: how the catalog stands and what changed last (docs/console.md, Overview). */
@@ -26,7 +28,7 @@ export async function overviewPage(app: FastifyInstance): Promise<void> {
 <dl class="stats">${stat('Artworks', stats.artworks, stats.artworks_synced_at)}${stat('Events', stats.events, stats.events_synced_at)}
 ${stat('Available', stats.available, null, 'artworks for sale')}${stat('Sold', stats.sold, null, `${stats.reserved.toLocaleString('en')} reserved`)}
 ${stat('Images ready', images.ready, null, html`<a href="/console/artworks?image_status=pending">${images.pending.toLocaleString('en')} pending</a> · <a href="/console/artworks?image_status=failed">${images.failed.toLocaleString('en')} failed</a>`)}</dl>
-${feedTrouble(feeds)}
+${feedTrouble(feeds, mayAct(request.user, 'editor'))}
 <h2>Latest changes</h2>
 ${changeList(changes.rows)}
 ${changes.nextBefore ? html`<p><a href="/console/changelog">The whole changelog</a></p>` : ''}`,
@@ -35,11 +37,11 @@ ${changes.nextBefore ? html`<p><a href="/console/changelog">The whole changelog<
 }
 
 /** Feeds that failed, need attention or were paused after failing (docs/console.md, Feeds), each with its reason. */
-function feedTrouble(feeds: FeedWithRun[]): Html | string {
+function feedTrouble(feeds: FeedWithRun[], fullUrl: boolean): Html | string {
   const troubled = feeds.filter(({ feed, lastRun }) => feed.paused_reason !== null
     || lastRun?.status === 'failed' || lastRun?.status === 'needs_attention');
   if (troubled.length === 0) return '';
   return html`<div class="notice notice-error" role="alert"><h2>Feeds that need you</h2><ul>${troubled.map(({ feed, lastRun }) =>
-    html`<li><a href="/console/feeds#feed-${feed.id}">${feed.kind} from ${feed.url}</a>: ${feed.paused_reason !== null ? html`paused: ${feed.paused_reason}`
+    html`<li><a href="/console/feeds#feed-${feed.id}">${feed.kind} from ${fullUrl ? feed.url : withoutQuery(feed.url)}</a>: ${feed.paused_reason !== null ? html`paused: ${feed.paused_reason}`
       : lastRun?.status === 'needs_attention' ? html`needs attention: ${lastRun.error ?? ''}` : html`failed: ${lastRun?.error ?? ''}`}</li>`)}</ul></div>`;
 }

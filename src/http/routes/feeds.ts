@@ -11,7 +11,7 @@ import { previewFeed, readFeedFile } from '../../feeds/preview.js';
 import { findEntity } from '../../store/entities.js';
 import { feedJson, runJson } from '../../feeds/present.js';
 import type { FeedFetcher } from '../../feeds/fetcher.js';
-import { createFeed, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
+import { createFeed, feedUrlProblem, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../protocol/responses.js';
 
 const tags = ['feeds'];
@@ -49,6 +49,12 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { entityId, id };
   };
 
+  /** A URL with a user name or password is refused before anything is fetched (docs/api.md, Feeds). */
+  const checkUrl = (url: string) => {
+    const problem = feedUrlProblem(url);
+    if (problem) throw invalidFields([{ field: 'url', message: problem }]);
+  };
+
   /** One of the entity's two import slots, shared with the console's Import (429 when both are busy). */
   const claimSlot = (entityId: number) => {
     const release = app.heldImports.claim(entityId);
@@ -84,6 +90,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const entityId = request.auth.entity.id;
     requireKind(request, body.kind, 'write');
     checkMapping(body.kind, body.mapping);
+    checkUrl(body.url);
     const feed = body.feed_id === undefined ? undefined : (await getFeed(app.db, entityId, body.feed_id)).feed;
     if (feed) requireKind(request, feed.kind, 'write');
     const useStored = feed !== undefined && body.mapping === undefined && feed.kind === body.kind;
@@ -117,8 +124,10 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
       mode: body.mode ?? 'merge', interval_minutes: body.interval_minutes ?? 60, paused: body.paused ?? false,
     };
     // Read once now when a slot is free: the mapping in use (suggestions included) is stored with the feed
-    // and shown; a file that cannot be read now is read, and its mapping stored, by the first run.
-    const reading = await readAtCreation(request.auth.entity.id, spec);
+    // and shown; a file that cannot be read now is read, and its mapping stored, by the first run. A feed
+    // created paused reads nothing until it is resumed.
+    checkUrl(spec.url);
+    const reading = spec.paused ? undefined : await readAtCreation(request.auth.entity.id, spec);
     const created = await createFeed(app.db, request.auth.entity.id, reading ? { ...spec, mapping: reading } : spec, nowIso(), reading !== undefined);
     return reply.code(201).send(feedJson(created));
   });
@@ -129,7 +138,10 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     reply.provisional = true;
     const feeds = await listFeeds(app.db, request.auth.entity.id);
-    return { feeds: feeds.filter(({ feed }) => hasScope(request.auth.scopes, `${feed.kind}:read`)).map(feedJson) };
+    return {
+      feeds: feeds.filter(({ feed }) => hasScope(request.auth.scopes, `${feed.kind}:read`))
+        .map((found) => feedJson(found, { fullUrl: hasScope(request.auth.scopes, `${found.feed.kind}:write`) })),
+    };
   });
 
   app.get('/feeds/:id', {
@@ -139,7 +151,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.provisional = true;
     const found = await getFeed(app.db, request.auth.entity.id, recordId(request.params));
     requireKind(request, found.feed.kind, 'read');
-    return feedJson(found);
+    return feedJson(found, { fullUrl: hasScope(request.auth.scopes, `${found.feed.kind}:write`) });
   });
 
   app.put('/feeds/:id', {

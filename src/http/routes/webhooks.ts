@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { invalidFields } from '../../domain/errors.js';
+import { ApiError, invalidFields } from '../../domain/errors.js';
 import { DEFAULT_ROLL_GRACE, ROLL_GRACE } from '../../domain/keys.js';
+import { listedEvents, readScopesFor } from '../../domain/webhooks.js';
 import { IdParams } from '../../schemas/common.js';
 import {
   MessageParams, MessagesQuery, RollSecret, WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookMessage,
@@ -27,7 +28,20 @@ const fresh = <T>(reply: FastifyReply, body: T): T => {
   return body;
 };
 
+/**
+ * An endpoint's messages carry records: creating or changing it, sending its test and retrying its
+ * messages need the read scopes of all its types (docs/api.md, Webhooks, Who may subscribe).
+ */
+function requireReadScopes(request: FastifyRequest, events: readonly string[]): void {
+  const missing = readScopesFor(events).filter((scope) => !request.auth.scopes.includes(scope));
+  if (missing.length > 0) {
+    throw new ApiError('forbidden', `This key lacks the scope ${missing.join(' and ')}, which the endpoint's events (${events.join(', ')}) need.`);
+  }
+}
+
 export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const endpointEvents = async (request: FastifyRequest, id: number) => listedEvents((await getEndpoint(app.db, request.auth.entity.id, id)).events);
+
   const checkUrl = (url: string | undefined) => {
     const problem = url === undefined ? null : endpointUrlProblem(url, app.config.fetchAllowPrivate);
     if (problem) throw invalidFields([{ field: 'url', message: problem }]);
@@ -43,6 +57,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     checkUrl(request.body.url);
+    requireReadScopes(request, request.body.events);
     const row = await createEndpoint(app.db, request.auth.entity.id, {
       url: request.body.url, events: request.body.events, description: request.body.description ?? '', enabled: request.body.enabled ?? true,
     });
@@ -75,7 +90,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     checkUrl(request.body.url);
-    return toEndpoint(await updateEndpoint(app.db, request.auth.entity.id, recordId(request.params), request.body));
+    const id = recordId(request.params);
+    requireReadScopes(request, request.body.events ?? await endpointEvents(request, id));
+    return toEndpoint(await updateEndpoint(app.db, request.auth.entity.id, id, request.body));
   });
 
   app.delete('/webhooks/:id', {
@@ -109,7 +126,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'testWebhook', tags, summary: 'Send a `webhook.test` message to the endpoint',
       params: IdParams, response: { 202: answer(WebhookMessage, 'The message, recorded and on its way.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
     },
-  }, async (request, reply) => reply.code(202).send(toMessage(await sendTestMessage(app.db, request.auth.entity.id, recordId(request.params)))));
+  }, async (request, reply) => {
+    const id = recordId(request.params);
+    requireReadScopes(request, await endpointEvents(request, id));
+    return reply.code(202).send(toMessage(await sendTestMessage(app.db, request.auth.entity.id, id)));
+  });
 
   app.get('/webhooks/:id/messages', {
     config: { scope: 'webhooks:read', ...uncached },
@@ -133,7 +154,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: MessageParams, response: { 202: answer(WebhookMessage, 'The message, pending again.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
     },
   }, async (request, reply) => {
-    const message = await retryMessage(app.db, request.auth.entity.id, recordId(request.params), request.params.message_id);
+    const id = recordId(request.params);
+    requireReadScopes(request, await endpointEvents(request, id));
+    const message = await retryMessage(app.db, request.auth.entity.id, id, request.params.message_id);
     return reply.code(202).send(toMessage(message));
   });
 };

@@ -35,7 +35,7 @@ export async function loggerOptions(config: Config, stream?: NodeJS.WritableStre
  * pino's `isLevelEnabled`, which Fastify's logger type leaves out. A disabled logger (`logger: false`,
  * the tests' quiet apps) is Fastify's abstract one, which has no such method and logs nothing.
  */
-export const logsAt = (log: FastifyBaseLogger, level: 'info' | 'error'): boolean => {
+export const logsAt = (log: FastifyBaseLogger, level: 'info' | 'warn' | 'error'): boolean => {
   const { isLevelEnabled } = log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
   return typeof isLevelEnabled === 'function' && isLevelEnabled.call(log, level);
 };
