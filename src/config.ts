@@ -112,6 +112,8 @@ export interface Config {
   webhookConcurrency: number;
   /** FETCH_ALLOW_PRIVATE: feeds, webhooks and images may reach loopback and private addresses (tests, closed networks only); IMAGE_FETCH_ALLOW_PRIVATE opens images only. */
   fetchAllowPrivate: boolean;
+  /** TRASH_DAYS: how long a deleted artwork or event stays in the trash before the purge, 1–365, default 30. */
+  trashDays: number;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -160,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobLeaseS: integer(env, 'JOB_LEASE_S', integer(env, 'IMAGE_JOB_LEASE_S', 60, 1, 86_400), 1, 86_400),
     fetchAllowPrivate: oneOf(env, 'FETCH_ALLOW_PRIVATE', ['true', 'false'] as const) === 'true',
     feedConcurrency: integer(env, 'FEED_CONCURRENCY', 1, 0, 64),
+    trashDays: integer(env, 'TRASH_DAYS', 30, 1, 365),
   };
 }
 

@@ -7,10 +7,11 @@ import type { BatchResponse } from '../schemas/batch.js';
 import type { ChangelogPage } from '../schemas/changelog.js';
 import type { ErrorBodyType } from '../schemas/common.js';
 import type { Event, EventList, EventPostBody, EventPostResult, EventPutBody } from '../schemas/events.js';
-import type { Feed, FeedList, FeedPostBody, FeedPreview, FeedPreviewPostBody, FeedPutBody, FeedRun, FeedRunList } from '../schemas/feeds.js';
+import type { Feed, FeedList, FeedPostBody, FeedPreview, FeedPreviewPostBody, FeedPutBody, FeedRun, FeedRunList, RunList } from '../schemas/feeds.js';
 import type { Me } from '../schemas/me.js';
 import type { Profile, ProfilePutBody, ProfileUpdated } from '../schemas/profile.js';
 import type { SyncStatus } from '../schemas/sync.js';
+import type { TrashPage } from '../schemas/trash.js';
 import type { Image } from '../schemas/images.js';
 import type {
   WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookMessage, WebhookMessagePage, WebhookPostBody, WebhookPutBody,
@@ -129,6 +130,14 @@ export class ArtCatalogClient {
   runFeed = (id: number, body: { allow_mass_delete?: boolean } = {}, o?: WriteOptions) => this.request<Static<typeof FeedRun>>('POST', `/v1/feeds/${id}/runs`, { body, ...o });
   listFeedRuns = (id: number, query: { after?: number; limit?: number } = {}) => this.request<Static<typeof FeedRunList>>('GET', `/v1/feeds/${id}/runs`, { query });
   getFeedRun = (id: number, runId: number) => this.request<Static<typeof FeedRun>>('GET', `/v1/feeds/${id}/runs/${runId}`);
+  /** Runs (docs/api.md, Runs): feed runs, console imports, undos. */
+  listRuns = (query: { after?: number; limit?: number } = {}) => this.request<Static<typeof RunList>>('GET', '/v1/runs', { query });
+  getRun = (id: number) => this.request<Static<typeof FeedRun>>('GET', `/v1/runs/${id}`);
+  /** The trash (docs/api.md, Trash): deleted records, newest first, until the purge. */
+  listTrash = (query: { kind?: 'artworks' | 'events'; after?: string; limit?: number } = {}) => this.request<Static<typeof TrashPage>>('GET', '/v1/trash', { query });
+  restoreArtwork = (id: number, o?: WriteOptions) => this.request<Static<typeof Artwork>>('POST', `/v1/artworks/${id}/restore`, { body: {}, ...o });
+  restoreEvent = (id: number, o?: WriteOptions) => this.request<Static<typeof Event>>('POST', `/v1/events/${id}/restore`, { body: {}, ...o });
+  deleteFromTrash = (kind: 'artworks' | 'events', id: number, o?: WriteOptions) => this.request<undefined>('DELETE', `/v1/trash/${kind}/${id}`, o);
 
   /**
    * Every artwork (with the filter given), in id order, fetched page by page through the `after`

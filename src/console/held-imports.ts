@@ -121,4 +121,9 @@ export class HeldImports {
   }
 }
 
-const running = (held: HeldImport): boolean => held.fetching === true || (held.job !== undefined && !held.job.finished);
+/**
+ * Held uploads that cannot make room: one being fetched, read (parsed: its bytes and its table are both in
+ * memory until the read ends) or applied. Each counts against its gallery's slots until then, so one
+ * editor's parallel Connects parse at most PER_ENTITY files at once.
+ */
+const running = (held: HeldImport): boolean => held.fetching === true || held.reading !== undefined || (held.job !== undefined && !held.job.finished);

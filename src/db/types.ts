@@ -82,6 +82,8 @@ export interface ArtworksTable {
   image_alt: string | null;
   /** Canonical JSON text of the views ([{url, caption, alt, role}, …]); null when there are none. */
   additional_images: string | null;
+  /** The feed that created the work or whose row last changed it (migration 019); null for others. */
+  feed_id: Generated<number | null>;
 }
 
 /** One additional view's URL per row (migration 012): which records use an image URL, by index. */
@@ -110,6 +112,8 @@ export interface EventsTable {
   last_synced_at: string;
   created_at: string;
   updated_at: string;
+  /** The feed that created the event or whose row last changed it (migration 019); null for others. */
+  feed_id: Generated<number | null>;
 }
 
 export interface ChangelogTable {
@@ -122,6 +126,22 @@ export interface ChangelogTable {
   source: string;
   field_changes: string;
   created_at: string;
+  /** The run the write belongs to (migration 019): a console import's Apply, a feed run, an undo. */
+  run_id: Generated<number | null>;
+}
+
+/** A deleted artwork or event until the purge (migration 019); `record` is its row as JSON text. */
+export interface TrashTable {
+  id: Generated<number>;
+  owner_id: number;
+  kind: 'artworks' | 'events';
+  record_id: number;
+  title: string;
+  artist_name: string | null;
+  image_url: string | null;
+  record: string;
+  deleted_at: string;
+  deleted_by: string;
 }
 
 export interface IdempotencyKeysTable {
@@ -344,7 +364,8 @@ export type FeedRunStatus = 'queued' | 'running' | 'unchanged' | 'applied' | 'ne
 /** One run of a feed; `counts`, `problems` and `new_columns` are JSON text. */
 export interface FeedRunsTable {
   id: Generated<number>;
-  feed_id: number;
+  /** Null for runs of no feed (console imports, undos: migration 019). */
+  feed_id: number | null;
   status: FeedRunStatus;
   allow_mass_delete: number;
   queued_at: string;
@@ -355,6 +376,14 @@ export interface FeedRunsTable {
   problems: string | null;
   error: string | null;
   new_columns: string | null;
+  /** Migration 019: every run's table (feed runs, console imports, undos). */
+  entity_id: number | null;
+  kind: Generated<'feed' | 'import' | 'undo'>;
+  record_kind: 'artworks' | 'events' | null;
+  source: string | null;
+  undo_of: number | null;
+  undone_by: number | null;
+  pending_deletes: string | null;
 }
 
 export interface Database {
@@ -381,6 +410,7 @@ export interface Database {
   job_failures: JobFailuresTable;
   feeds: FeedsTable;
   feed_runs: FeedRunsTable;
+  trash: TrashTable;
 }
 
 export type Db = Kysely<Database>;
@@ -389,6 +419,7 @@ export type EntityRow = Selectable<EntitiesTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ArtworkRow = Selectable<ArtworksTable>;
 export type EventRow = Selectable<EventsTable>;
+export type TrashRow = Selectable<TrashTable>;
 export type ChangelogRow = Selectable<ChangelogTable>;
 export type UserRow = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;

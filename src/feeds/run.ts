@@ -71,8 +71,9 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   if (!entity) throw new RunFailed('the account no longer exists', fetched.status);
   const { rows, map, newColumns } = readFeedRows(table, feed, entity.default_currency, fetched.status);
   if (!feed.mapping_frozen) await freezeFeedMapping(deps.db, feed.id, Object.fromEntries(table.columns.map((c) => [c, map.get(key(c)) ?? null])));
-  const actor = { entityId: entity.id, entitySlug: entity.slug, source: `feed:${feed.id}` };
-  const mirror = { prune: feed.mode === 'mirror', force: fresh, skipUnchanged: true };
+  // Each write names its run; what the feed creates or changes becomes its own (docs/api.md, Feeds; Runs).
+  const actor = { entityId: entity.id, entitySlug: entity.slug, source: `feed:${feed.id}`, runId: run.id, feedId: feed.id };
+  const mirror = { prune: feed.mode === 'mirror', force: fresh, skipUnchanged: true, ownerFeedId: feed.id };
   const preview = await previewImport(deps.db, actor, feed.kind, rows, mirror);
   const job = await applyPreview(deps.db, actor, preview, mirror);
   const columnOf = new Map<string, string>();

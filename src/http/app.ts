@@ -26,6 +26,8 @@ import { changelogRoutes } from './routes/changelog.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes, type Dependency } from './routes/health.js';
 import { feedRoutes } from './routes/feeds.js';
+import { trashRoutes } from './routes/trash.js';
+import { runRoutes } from './routes/runs.js';
 import { feedFetcher } from '../feeds/fetcher.js';
 import { meRoutes } from './routes/me.js';
 import { profileRoutes } from './routes/profile.js';
@@ -240,7 +242,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     await api.register(conditionalPlugin);
     // Before the routes: it learns which of them may answer a 304 early as they are added.
     await api.register(fastNotModifiedPlugin);
-    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes, webhookRoutes]) await api.register(routes);
+    for (const routes of [artworkRoutes, eventRoutes, profileRoutes, changelogRoutes, meRoutes, feedRoutes, webhookRoutes, trashRoutes, runRoutes]) await api.register(routes);
   }, { prefix: '/v1' });
   await app.register(webRoutes);
   await app.register(imageRoutes);

@@ -11,6 +11,7 @@ import { FEED_RUN_JOB, sweepFeedRuns } from '../store/feeds.js';
 import { deleteExpiredIdempotencyKeys } from '../store/idempotency.js';
 import { IMAGE_JOB } from '../store/images.js';
 import { ensureRecurring, sweepJobFailures } from '../store/jobs.js';
+import { purgeTrash } from '../store/trash.js';
 import { deleteExpiredSessions } from '../store/users.js';
 import { WEBHOOK_JOB, sweepMessages } from '../store/webhooks.js';
 import { webhookJobKind } from '../webhooks/job.js';
@@ -30,7 +31,7 @@ const SWEEPS: ReadonlyArray<{ name: string; everyMs: number; sweep: (rooms: Room
   { name: 'webhook_messages', everyMs: HOUR, sweep: ({ db }) => (now) => sweepMessages(db, now) },
   { name: 'image_files', everyMs: HOUR, sweep: ({ db, imageStore }) => (now) => sweepImages(db, imageStore, now) },
   { name: 'job_failures', everyMs: HOUR, sweep: ({ db }) => (now) => sweepJobFailures(db, now) },
-  // The trash purge goes here as one more line, with its store function.
+  { name: 'trash', everyMs: HOUR, sweep: ({ db, config }) => (now) => purgeTrash(db, now, config.trashDays) },
 ];
 
 /**

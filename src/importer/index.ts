@@ -9,6 +9,8 @@ import { deleteArtwork, getArtwork, listArtworks, postArtworksWork, postArtworkW
 import { itemsPerTransaction, writeEach } from '../store/batch.js';
 import type { Actor } from '../store/changelog.js';
 import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/events.js';
+import { feedOwnedIds, finishImportRun, startImportRun } from '../store/feeds.js';
+import { nowIso } from '../clock.js';
 
 /**
  * What the Import page does with rows read by `push`'s reader (docs/console.md, Import): a preview like
@@ -65,6 +67,11 @@ export interface MirrorChoice {
    * Apply re-posts them, as `push` does, which marks them synced with an entry of their own.
    */
   skipUnchanged?: boolean;
+  /**
+   * A feed's mirror deletes only the records it owns (`feed_id`), never the console's, the API's or
+   * another feed's (docs/api.md, Feeds). The console's one-off mirror (none) keeps its meaning: the whole kind.
+   */
+  ownerFeedId?: number;
 }
 
 /** Records per page of the list read into a preview's catalog. */
@@ -137,7 +144,8 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
   preview.send = send.filter((c) => !refusedLabels.has(c.row.label));
   preview.warnings = preview.send.filter((c) => c.row.warnings?.length).map((c) => ({ label: c.row.label, message: c.row.warnings!.join('; ') }));
   if (mirror.prune) {
-    preview.deletions = catalog.records.filter((r) => !named.has(r.id)).map(({ id, title }) => ({ id, title }));
+    const owned = mirror.ownerFeedId === undefined ? undefined : await feedOwnedIds(db, mirror.ownerFeedId, kind);
+    preview.deletions = catalog.records.filter((r) => !named.has(r.id) && (!owned || owned.has(r.id))).map(({ id, title }) => ({ id, title }));
     if (refused.length > 0) {
       preview.pruneBlocked = `${refused.length} row${refused.length === 1 ? ' is' : 's are'} refused: a record they name would be deleted`;
     } else if (overPruneLimit(preview.deletions.length, catalog.records.length) && !mirror.force) {
@@ -159,6 +167,8 @@ export interface ApplyJob {
   pruneSkipped?: string;
   /** The job stopped on an error that was not a row's (a database failure). */
   error?: string;
+  /** The console import's run (docs/api.md, Runs), once it started. */
+  runId?: number;
 }
 
 type Written = { id: number; created: boolean; changed: boolean };
@@ -197,11 +207,36 @@ export function newApplyJob(preview: Preview, mirror: MirrorChoice): ApplyJob {
  */
 export function startApply(db: Db, actor: Actor, preview: Preview, mirror: MirrorChoice): ApplyJob {
   const job = newApplyJob(preview, mirror);
-  void applyPreview(db, actor, preview, mirror, job).catch((error: unknown) => {
+  void importRun(db, actor, preview, mirror, job).catch((error: unknown) => {
     job.error = error instanceof ApiError ? error.message : 'the database did not answer; the rows written so far stay written, and applying again finishes the rest';
     job.finished = true;
   });
   return job;
+}
+
+/** A console import is a run (docs/api.md, Runs): each of its writes names it, and it ends with its counts. */
+async function importRun(db: Db, actor: Actor, preview: Preview, mirror: MirrorChoice, job: ApplyJob): Promise<void> {
+  const runId = await startImportRun(db, actor.entityId, preview.kind, actor.source, nowIso());
+  job.runId = runId;
+  let error: string | null = null;
+  try {
+    await applyRows(db, { ...actor, runId }, preview, mirror, job);
+  } catch (failure) {
+    error = failure instanceof ApiError ? failure.message : 'the database did not answer';
+    throw failure;
+  } finally {
+    const { total, created, updated, unchanged, deleted, failed, duplicate } = job.counts;
+    const lineOf = (label: string) => Number(/\d+/.exec(label)?.[0] ?? NaN) || null;
+    const problems = [
+      ...job.failures.map(({ label, message }) => ({ line: lineOf(label), column: null, message, level: 'error' as const })),
+      ...preview.warnings.map(({ label, message }) => ({ line: lineOf(label), column: null, message, level: 'warning' as const })),
+    ].slice(0, 100);
+    await finishImportRun(db, runId, {
+      counts: { rows: total, created, updated, unchanged, deleted, refused: failed, duplicates: duplicate }, problems, error,
+    }, nowIso()).catch(() => undefined);
+  }
+  // Finished once its run says so: the summary and GET /v1/runs agree.
+  job.finished = true;
 }
 
 /**
@@ -210,6 +245,13 @@ export function startApply(db: Db, actor: Actor, preview: Preview, mirror: Mirro
  * Each transaction holds a few whole rows: a process that dies leaves every row before or after.
  */
 export async function applyPreview(db: Db, actor: Actor, preview: Preview, mirror: MirrorChoice, job = newApplyJob(preview, mirror)): Promise<ApplyJob> {
+  await applyRows(db, actor, preview, mirror, job);
+  job.finished = true;
+  return job;
+}
+
+/** `applyPreview` short of saying it finished (a console import records its run first). */
+async function applyRows(db: Db, actor: Actor, preview: Preview, mirror: MirrorChoice, job: ApplyJob): Promise<void> {
   const deleting = mirror.prune && !preview.pruneBlocked ? preview.deletions : [];
   const send = mirror.skipUnchanged ? preview.send.filter((c) => !preview.same.has(c)) : preview.send;
   if (send.length < preview.send.length) {
@@ -217,7 +259,6 @@ export async function applyPreview(db: Db, actor: Actor, preview: Preview, mirro
     job.done += preview.send.length - send.length;
   }
   await runApply(db, actor, { kind: preview.kind, send }, deleting, job);
-  return job;
 }
 
 async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kind' | 'send'>, deleting: Preview['deletions'], job: ApplyJob): Promise<void> {
@@ -254,7 +295,6 @@ async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kin
     }
   }
   job.failures.sort((a, b) => labelOrder(a.label) - labelOrder(b.label));
-  job.finished = true;
 }
 
 /** `line 12`, `row 12`, `item 3` in file order. */

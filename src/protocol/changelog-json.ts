@@ -8,7 +8,7 @@ import type { ChangelogRow } from '../db/types.js';
 export function changelogEntryJson(row: ChangelogRow): string {
   return `{"id":${Number(row.id)},"entity_type":${JSON.stringify(row.entity_type)},"entity_id":${Number(row.record_id)},`
     + `"action":${JSON.stringify(row.action)},"source":${JSON.stringify(row.source)},"field_changes":${row.field_changes},`
-    + `"created_at":${JSON.stringify(row.created_at)}}`;
+    + `"created_at":${JSON.stringify(row.created_at)},"run_id":${row.run_id === null ? 'null' : Number(row.run_id)}}`;
 }
 
 /** A changelog page as JSON text slices: `{"changes":[` + the entries, a chunk a slice + the page's members. */

@@ -82,6 +82,7 @@ const readOnlyFields = {
   // The platform's copy of the image (docs/api.md, Images): GET returns it, a client may send it back.
   image: ReadOnlyEcho(),
   source_fingerprint: ReadOnlyEcho(),
+  feed_id: ReadOnlyEcho(),
   last_synced_at: ReadOnlyEcho(),
   created_at: ReadOnlyEcho(),
   updated_at: ReadOnlyEcho(),
@@ -151,6 +152,7 @@ export const Artwork = Type.Object(
     image_alt: Nullable(Type.String()),
     additional_images: Type.Array(Ref(ArtworkView), { description: 'The additional views in order, each with the platform\'s copy (`image`); `[]` when there are none.' }),
     source_fingerprint: Type.String({ description: 'SHA-256 of slug(artist_name)|slug(title)|year.' }),
+    feed_id: Nullable(Type.Integer({ minimum: 1, description: 'The feed that created the work or whose row last changed it; null for the console\'s, imports\' and the API\'s (a feed\'s mirror deletes only its own).' })),
     last_synced_at: Timestamp,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -159,7 +161,7 @@ export const Artwork = Type.Object(
 );
 export type ArtworkType = Static<typeof Artwork>;
 /** The writable fields as the domain holds them: the views as canonical JSON text (the stored column). */
-export type ArtworkFields = Omit<ArtworkType, 'id' | 'image' | 'source_fingerprint' | 'last_synced_at' | 'created_at' | 'updated_at' | 'additional_images'>
+export type ArtworkFields = Omit<ArtworkType, 'id' | 'image' | 'source_fingerprint' | 'feed_id' | 'last_synced_at' | 'created_at' | 'updated_at' | 'additional_images'>
   & { additional_images: string | null };
 export type ViewInput = Static<typeof ViewWritten>;
 

@@ -28,6 +28,7 @@ export const ChangelogEntry = Type.Object({
   source: Type.String({ description: '`api:` followed by the prefix of the key that made the change.' }),
   field_changes: FieldChanges,
   created_at: Timestamp,
+  run_id: Type.Union([Id, Type.Null()], { description: 'The run the write belongs to (a console import, a feed run, an undo; docs/api.md, Runs); null for other writes.' }),
 }, { $id: 'ChangelogEntry', description: 'One record changed by one API write.' });
 export type ChangelogEntryType = Static<typeof ChangelogEntry>;
 
@@ -41,6 +42,7 @@ export const ChangelogQuery = Type.Object({
   }),
   ...cursorQuery,
   since: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601; only later changes (exclusive).' })),
+  run_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Only the entries of this run (docs/api.md, Runs); by cursor, not with `page` or `since`.' })),
 });
 
 export const ChangelogPage = Type.Object(

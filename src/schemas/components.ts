@@ -4,12 +4,13 @@ import { BatchItemResult, BatchResponse } from './batch.js';
 import { ChangelogEntry, ChangelogPage } from './changelog.js';
 import { ErrorBody } from './common.js';
 import { Event, EventList, EventListItem, EventPostResult } from './events.js';
-import { Feed, FeedList, FeedPreview, FeedRun, FeedRunList } from './feeds.js';
+import { Feed, FeedList, FeedPreview, FeedRun, FeedRunList, RunList } from './feeds.js';
 import { Health, HealthUnavailable, MetricsText } from './operations.js';
 import { Image, ImageBytes } from './images.js';
 import { Me } from './me.js';
 import { Profile, ProfileUpdated } from './profile.js';
 import { SyncStatus } from './sync.js';
+import { TrashItem, TrashPage } from './trash.js';
 import { WebhookAttempt, WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookMessage, WebhookMessagePage } from './webhooks.js';
 
 /**
@@ -23,6 +24,7 @@ export const COMPONENTS: readonly TSchema[] = [
   ChangelogEntry, ChangelogPage, SyncStatus,
   BatchItemResult, BatchResponse,
   WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookAttempt, WebhookMessage, WebhookMessagePage,
-  FeedRun, Feed, FeedList, FeedRunList, FeedPreview,
+  FeedRun, Feed, FeedList, FeedRunList, FeedPreview, RunList,
+  TrashItem, TrashPage,
   Me, Health, HealthUnavailable, MetricsText, ImageBytes, ErrorBody,
 ];

@@ -31,6 +31,7 @@ const readOnlyFields = {
   // The platform's copy of the image (docs/api.md, Images): GET returns it, a client may send it back.
   image: ReadOnlyEcho(),
   slug: ReadOnlyEcho(),
+  feed_id: ReadOnlyEcho(),
   last_synced_at: ReadOnlyEcho(),
   created_at: ReadOnlyEcho(),
   updated_at: ReadOnlyEcho(),
@@ -71,6 +72,7 @@ export const Event = Type.Object(
     external_url: Nullable(Type.String()),
     image_url: Nullable(Type.String({ description: 'Exactly as sent; pages and clients use `image`, the platform\'s copy.' })),
     ical_url: Nullable(Type.String()),
+    feed_id: Nullable(Type.Integer({ minimum: 1, description: 'The feed that created the event or whose row last changed it; null for others.' })),
     last_synced_at: Timestamp,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -78,7 +80,7 @@ export const Event = Type.Object(
   { $id: 'Event', description: 'An event of the key\'s entity, with every field.' },
 );
 export type EventType = Static<typeof Event>;
-export type EventFields = Omit<EventType, 'id' | 'slug' | 'image' | 'last_synced_at' | 'created_at' | 'updated_at'>;
+export type EventFields = Omit<EventType, 'id' | 'slug' | 'feed_id' | 'image' | 'last_synced_at' | 'created_at' | 'updated_at'>;
 
 export const EventPostResult = Type.Object({
   id: Id,

@@ -63,8 +63,15 @@ const Problem = Type.Object({
   level: StringEnum(['error', 'warning'] as const, { description: '`error`: the row is refused; `warning`: the row is written (such as "no currency").' }),
 });
 
+export const RUN_KINDS = ['feed', 'import', 'undo'] as const;
+
 export const FeedRun = Type.Object({
   id: Id,
+  kind: StringEnum(RUN_KINDS, { description: '`feed` (a feed\'s run), `import` (the console\'s Apply of a file), `undo` (the undo of a run).' }),
+  feed_id: Nullable(Type.Integer({ minimum: 1, description: 'The feed of a feed\'s run; null for others.' })),
+  record_kind: StringEnum(FEED_KINDS),
+  source: Type.String({ description: 'The changelog `source` of its writes (`feed:3`, `console:7`, `undo:12`).' }),
+  undone_by: Nullable(Type.Integer({ minimum: 1, description: 'The undo run that took this run back, if one did.' })),
   status: StringEnum(RUN_STATUSES),
   started_at: Nullable(Timestamp),
   finished_at: Nullable(Timestamp),
@@ -76,7 +83,7 @@ export const FeedRun = Type.Object({
   problems: Type.Array(Problem, { maxItems: 100, description: 'Refused and duplicate rows, at most 100.' }),
   error: Nullable(Type.String({ description: 'Why the run failed or needs attention, in one line.' })),
   new_columns: Type.Array(Type.String(), { description: 'Columns of the file the mapping does not name and no field is named after: ignored.' }),
-}, { $id: 'FeedRun', description: 'One run of a feed.' });
+}, { $id: 'FeedRun', description: 'One run: of a feed, of a console import, or of an undo (docs/api.md, Runs).' });
 export type FeedRunType = Static<typeof FeedRun>;
 
 export const Feed = Type.Object({
@@ -120,6 +127,12 @@ export const RunsQuery = Type.Object({
   after: Type.Optional(Type.Integer({ minimum: 1, maximum: ID_MAX, description: 'A run id: only older runs. Pass the previous answer\'s `next_after`.' })),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Runs per page, 1 to 100 (default 20).' }),
 });
+
+export const RunList = Type.Object({
+  runs: Type.Array(Ref(FeedRun)),
+  has_more: Type.Boolean(),
+  next_after: Nullable(Type.Integer({ minimum: 1, description: 'The last run\'s id: pass it as `after` for older runs.' })),
+}, { $id: 'RunList', description: 'The entity\'s runs of the kinds the key may read, newest first.' });
 
 export const RunParams = Type.Object({
   id: PathId(),

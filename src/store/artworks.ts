@@ -14,6 +14,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { recordWrite, type Actor, type Change } from './changelog.js';
+import { liveFeed, moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
 import { enqueueClause, imageJobsClause, imageStatusIs } from './images.js';
 import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
@@ -32,9 +33,9 @@ const INPUT_COLUMNS = tableColumns<ArtworksTable>()([
   'title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',
   'external_url', 'artist_name', 'external_id', 'price_display', 'height', 'width', 'depth', 'dimension_unit',
   'edition_size', 'edition_number', 'artist_proofs', 'image_alt', 'additional_images',
-], ['id', 'entity_id', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'created_at', 'updated_at']);
+], ['id', 'feed_id', 'entity_id', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'created_at', 'updated_at']);
 const STORED_COLUMNS = [
-  ...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'updated_at',
+  ...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version', 'last_synced_at', 'updated_at', 'feed_id',
 ] as const;
 const NEW_COLUMNS = [...STORED_COLUMNS, 'entity_id', 'created_at'] as const;
 // Parameters in a SELECT list have no column to take a type from; PostgreSQL needs it spelled out.
@@ -45,6 +46,7 @@ const COLUMN_TYPES: Record<(typeof NEW_COLUMNS)[number], 'text' | 'integer' | 'b
   external_id: 'text', last_synced_at: 'text', updated_at: 'text', entity_id: 'integer', created_at: 'text',
   price_display: 'text', height: 'double precision', width: 'double precision', depth: 'double precision', dimension_unit: 'text',
   edition_size: 'integer', edition_number: 'integer', artist_proofs: 'integer', image_alt: 'text', additional_images: 'text',
+  feed_id: 'integer',
 };
 
 type MatchKey = { entityId: number; fingerprint: string; externalId: string | null };
@@ -190,6 +192,8 @@ function* writeArtwork(db: Db, actor: Actor, input: ArtworkInput, at: string): W
     checkArtworkCoherence(merged);
     merged.source_fingerprint = artworkFingerprint(merged);
     merged.fingerprint_version = SLUG_VERSION;
+    // A feed's row that changes a record makes it the feed's own (docs/api.md, Feeds: a mirror deletes only its own).
+    merged.feed_id = actor.feedId ?? existing.feed_id;
     const artwork = yield* save(merged, at);
     const record = artworkRecord(existing, artwork, newArtist, at);
     return { posted: { artwork, created: false, changed: isRealChange(record.changes) }, ...record };
@@ -198,7 +202,7 @@ function* writeArtwork(db: Db, actor: Actor, input: ArtworkInput, at: string): W
 }
 
 // PostgreSQL: a batch's new artworks in one statement. Per item: the columns that differ between items.
-const ITEM_COLUMNS = [...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint'] as const;
+const ITEM_COLUMNS = [...INPUT_COLUMNS, 'artist_id', 'artist_linked_at', 'source_fingerprint', 'feed_id'] as const;
 type ItemColumn = (typeof ITEM_COLUMNS)[number];
 type ItemArrays = { [K in ItemColumn]: Array<NewArtwork[K]> };
 interface InsertMany extends ItemArrays { entityId: number; fingerprintVersion: number; at: string }
@@ -318,12 +322,63 @@ export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
   return transaction(db, function* () {
     const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Artwork');
+    const at = nowIso();
+    yield* moveToTrash(actor, 'artworks', deleted, at);
     yield* recordWrite(db, actor, [{
       entityType: 'artwork', recordId: id, action: 'delete',
       fieldChanges: artworkChanges(deleted, null),
-    }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, nowIso());
+    }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, at);
   });
 }
+
+const RESTORED_COLUMNS = [...NEW_COLUMNS, 'id'] as const;
+const insertRestored = statement((db, p: Params<ArtworkRow>) => db.insertInto('artworks').values(columns(p, RESTORED_COLUMNS)));
+
+/**
+ * Brings an artwork back from the trash with its id and fields (docs/api.md, Trash): its fingerprint
+ * recomputed with today's slug rules, its artist linked by name (created again if gone), recorded as a
+ * `create`. 409 `duplicate` when a live artwork now holds its external_id (or, without one, its
+ * fingerprint); 404 when the trash does not hold it.
+ */
+export async function restoreArtwork(db: Db, actor: Actor, id: number): Promise<ArtworkRow> {
+  try {
+    return await transaction(db, function* () {
+      const stored = yield* takeFromTrash<ArtworkRow>(actor.entityId, 'artworks', id);
+      const at = nowIso();
+      const { columns: artist, created: newArtist } = yield* linkArtist(db, stored.artist_name, at);
+      const fingerprint = artworkFingerprint(stored);
+      const holder = yield* identityHolder(actor.entityId, stored, fingerprint);
+      if (holder) throw restoreConflict(holder.id);
+      const feedId = yield* liveFeed(actor.entityId, stored.feed_id);
+      const artwork: ArtworkRow = {
+        ...stored, ...artist, id, entity_id: actor.entityId, source_fingerprint: fingerprint, fingerprint_version: SLUG_VERSION,
+        last_synced_at: at, updated_at: at, feed_id: feedId,
+      };
+      yield* all(insertRestored, artwork);
+      const { entries, delta } = artworkRecord(null, artwork, newArtist, at);
+      yield* recordWrite(db, actor, entries, delta, at);
+      return artwork;
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    // A live artwork took the identity between the check and the insert.
+    throw restoreConflict(await read(db, function* () {
+      const stored = yield* trashedRecord<ArtworkRow>(actor.entityId, 'artworks', id);
+      return stored && (yield* identityHolder(actor.entityId, stored, artworkFingerprint(stored)))?.id;
+    }));
+  }
+}
+
+/** The live artwork holding a record's identity: its external_id, or without one its fingerprint. */
+function* identityHolder(entityId: number, record: ArtworkRow, fingerprint: string): Work<ArtworkRow | undefined> {
+  return record.external_id !== null
+    ? yield* first(artworkByExternalId, { entityId, externalId: record.external_id })
+    : yield* first(unnumberedByFingerprint, { entityId, fingerprint });
+}
+
+const restoreConflict = (existingId: number | undefined) => new ApiError('duplicate',
+  'A live artwork of this catalog now has this external_id (or, without one, this title, artist and year): nothing was restored.',
+  existingId === undefined ? {} : { existing_id: existingId });
 
 export async function getArtwork(db: Db, entityId: number, id: number): Promise<ArtworkOut> {
   const row = await read(db, () => first(artworkById, { entityId, id }));
@@ -493,5 +548,6 @@ function newArtwork(actor: Actor, input: ArtworkInput, artist: Partial<ArtworkRo
     last_synced_at: at,
     created_at: at,
     updated_at: at,
+    feed_id: actor.feedId ?? null,
   };
 }

@@ -18,6 +18,10 @@ export interface Actor {
   entityId: number;
   entitySlug: string;
   source: string;
+  /** The run the write belongs to (docs/api.md, Runs): a console import's Apply, a feed run, an undo. */
+  runId?: number | null;
+  /** The feed that writes (docs/api.md, Feeds): the records it creates or changes become its own (`feed_id`). */
+  feedId?: number | null;
 }
 
 export interface Change {
@@ -27,11 +31,12 @@ export interface Change {
   fieldChanges: FieldChanges;
 }
 
-const insertChange = statement((db, p: Params<Insertable<ChangelogTable>>) =>
-  db.insertInto('changelog').values(columns(p, ['owner_id', 'entity_type', 'record_id', 'action', 'source', 'field_changes', 'created_at'])).returning('id'));
+const insertChange = statement((db, p: Params<Insertable<ChangelogTable> & { run_id: number | null }>) =>
+  db.insertInto('changelog').values(columns(p, ['owner_id', 'entity_type', 'record_id', 'action', 'source', 'field_changes', 'created_at', 'run_id'])).returning('id'));
 
 interface RecordedWrite extends StatsUpdate {
   source: string;
+  runId: number | null;
   at: string;
   entityTypes: string[];
   recordIds: number[];
@@ -46,8 +51,8 @@ interface RecordedWrite extends StatsUpdate {
  */
 const recordChanges = statement((db, p: Params<RecordedWrite>) => rawQuery(db, sql`
   with entries as (
-    insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
-    select ${p.entityId}, e.entity_type, e.record_id, e.action, ${p.source}, e.field_changes, ${p.at}
+    insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at, run_id)
+    select ${p.entityId}, e.entity_type, e.record_id, e.action, ${p.source}, e.field_changes, ${p.at}, cast(${p.runId} as integer)
     from unnest(cast(${p.entityTypes} as text[]), cast(${p.recordIds} as integer[]), cast(${p.actions} as text[]),
       cast(${p.fieldChanges} as text[])) with ordinality as e(entity_type, record_id, action, field_changes, n)
     order by e.n
@@ -68,7 +73,7 @@ export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], d
   update.changelog = changes.length;
   if (isPostgres(db)) {
     const [recorded] = yield* all(recordChanges, {
-      ...update, source: actor.source, at,
+      ...update, source: actor.source, runId: actor.runId ?? null, at,
       entityTypes: changes.map((change) => change.entityType),
       recordIds: changes.map((change) => change.recordId),
       actions: changes.map((change) => change.action),
@@ -90,6 +95,7 @@ export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], d
       source: actor.source,
       field_changes: JSON.stringify(change.fieldChanges),
       created_at: at,
+      run_id: actor.runId ?? null,
     });
     const type = hooks ? changeType(change.entityType, change.action) : null;
     if (type) yield* recordEntryMessages(actor.entityId, Number(entry!.id), type, change.entityType, change.recordId, at);
@@ -105,6 +111,8 @@ export interface ChangelogQuery extends PageRequest {
    * `has_more` and `next_after` exact; a numbered page cannot be cut (its successor is an offset).
    */
   maxBytes?: number | undefined;
+  /** Only one run's entries (docs/api.md, Runs), by cursor. */
+  runId?: number | undefined;
 }
 
 /**
@@ -232,7 +240,8 @@ export interface ChangesPage extends ListedPage {
 /** `final` is false when entries not final yet may still join the page (PostgreSQL) without a new data version. */
 export async function listChanges(db: Db, ownerId: number, query: ChangelogQuery): Promise<ChangesPage & { final: boolean }> {
   for (const started = Date.now(); ;) {
-    const { pending, ...page } = await read(db, () => (query.page === undefined ? cursorPage(db, ownerId, query) : numberedPage(db, ownerId, query)));
+    const { pending, ...page } = await read(db, () => (query.runId !== undefined ? runPage(db, ownerId, query.runId, query)
+      : query.page === undefined ? cursorPage(db, ownerId, query) : numberedPage(db, ownerId, query)));
     if (!pending || Date.now() - started >= PENDING_WAIT_MS) return { ...page, final: !pending };
     await new Promise((resolve) => setTimeout(resolve, PENDING_POLL_MS));
   }
@@ -257,6 +266,45 @@ function* cursorPage(db: Db, ownerId: number, { after = 0, limit, since, maxByte
   }
   const lastId = kept === 0 ? undefined : sizes[kept - 1]!.id;
   return yield* finish(db, { ownerId, since, horizon }, lastId, sizes.length > kept, after, entriesThrough(db, ownerId, since, after, lastId));
+}
+
+// One run's entries: a range of the (owner_id, run_id, id) index (migration 019).
+type RunParams = { ownerId: number; runId: number; after: number; horizon: number };
+const runIds = (db: Db, p: Params<RunParams>) => final(db, p.horizon, db.selectFrom('changelog').select('id')
+  .where('owner_id', '=', p.ownerId).where('run_id', '=', p.runId));
+const runSizesAfter = statementPerPageSize<RunParams, { id: number; bytes: number }>(CHANGELOG_PAGE_MAX + 1, (db, p, limit) =>
+  runIds(db, p).select(sql<number>`octet_length(field_changes) + octet_length(source)`.as('bytes'))
+    .where('id', '>', p.after).orderBy('id').limit(sql.lit(limit)));
+const runChangesThrough = statement((db, p: Params<{ ownerId: number; runId: number; after: number; through: number }>) => db.selectFrom('changelog')
+  .selectAll().where('owner_id', '=', p.ownerId).where('run_id', '=', p.runId).where('id', '>', p.after).where('id', '<=', p.through)
+  .orderBy('id').limit(sql.lit(CHANGES_CHUNK)));
+const runCount = statement((db, p: Params<RunParams>) => db.selectFrom(runIds(db, p).as('r'))
+  .select((eb) => eb.fn.countAll<number>().as('n')), { cost: 'scan' });
+
+/** A page of one run's entries by cursor, cut by bytes as `cursorPage`; its total is the run's entries. */
+function* runPage(db: Db, ownerId: number, runId: number, { after = 0, limit, maxBytes = Infinity }: ChangelogQuery): PageWork {
+  const horizon = yield* readHorizon(db);
+  const sizes = yield* all(runSizesAfter(limit + 1), { ownerId, runId, after, horizon });
+  let kept = 0;
+  for (let bytes = 0; kept < Math.min(limit, sizes.length); kept += 1) {
+    bytes += Number(sizes[kept]!.bytes) + ENTRY_OVERHEAD_BYTES;
+    if (kept > 0 && bytes > maxBytes) break;
+  }
+  const last = kept === 0 ? undefined : Number(sizes[kept - 1]!.id);
+  const hasMore = sizes.length > kept;
+  const pending = isPostgres(db) && !hasMore && Boolean((yield* first(pendingAfter, { ownerId, after: last ?? after, horizon }))?.pending);
+  const total = Number((yield* first(runCount, { ownerId, runId, after: 0, horizon }))?.n ?? 0);
+  const chunks = async function* (): AsyncGenerator<ChangelogRow[]> {
+    if (last === undefined) return;
+    const range = { ownerId, runId, after, through: last };
+    for (;;) {
+      const chunk = await readBulk(db, () => all(runChangesThrough, range));
+      if (chunk.length > 0) yield chunk;
+      if (chunk.length < CHANGES_CHUNK) return;
+      range.after = Number(chunk.at(-1)!.id);
+    }
+  };
+  return { total, hasMore, nextAfter: last ?? null, pending, chunks };
 }
 
 /** A numbered page: its ids first (at most `limit` + 1 integers), never cut by bytes (its successor is an offset). */

@@ -127,7 +127,7 @@ const changesOfRecord = changesStatement('record');
 function toEntry(row: ChangelogRow): ChangelogEntryType {
   return {
     id: Number(row.id), entity_type: row.entity_type, entity_id: row.record_id, action: row.action, source: row.source,
-    field_changes: JSON.parse(row.field_changes) as FieldChanges, created_at: row.created_at,
+    field_changes: JSON.parse(row.field_changes) as FieldChanges, created_at: row.created_at, run_id: row.run_id,
   };
 }
 

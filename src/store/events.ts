@@ -13,6 +13,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { Db, EventRow, ImageStatus } from '../db/types.js';
 import { imageStatusIs } from './images.js';
 import { recordWrite, type Actor } from './changelog.js';
+import { liveFeed, moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
 import type { ListedPage, PageRequest } from './pages.js';
 import { statsOf } from './stats.js';
 import { INLINE_OFFSET_MAX, lockForUpdate, pageOffset } from './sql.js';
@@ -20,7 +21,7 @@ import { INLINE_OFFSET_MAX, lockForUpdate, pageOffset } from './sql.js';
 type NewEvent = Omit<EventRow, 'id'>;
 const STORED_COLUMNS = [
   'title', 'slug', 'slug_version', 'event_type', 'description', 'location_city', 'location_country', 'start_date', 'end_date',
-  'external_url', 'image_url', 'ical_url', 'last_synced_at', 'updated_at',
+  'external_url', 'image_url', 'ical_url', 'last_synced_at', 'updated_at', 'feed_id',
 ] as const;
 
 const insertEvent = statement((db, p: Params<NewEvent>) => db.insertInto('events')
@@ -62,6 +63,7 @@ export function* postEventWork(db: Db, actor: Actor, input: EventInput): Work<Po
   const inserted = yield* first(insertEvent, {
     ...emptyEvent(), ...withoutNulls(input), title: input.title,
     entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, created_at: at, updated_at: at,
+    feed_id: actor.feedId ?? null,
   });
   if (inserted) {
     yield* recordEventChange(db, actor, null, inserted, at);
@@ -71,6 +73,8 @@ export function* postEventWork(db: Db, actor: Actor, input: EventInput): Work<Po
   if (!existing) throw new Error('event vanished between insert and select');
   const merged = mergeNonNull(existing, input);
   checkMergedDates(merged);
+  // A feed's row that changes an event makes it the feed's own (docs/api.md, Feeds).
+  merged.feed_id = actor.feedId ?? existing.feed_id;
   const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
   if (!event) throw new Error(`event ${merged.id} vanished inside its write`);
   const changes = yield* recordEventChange(db, actor, existing, event, at);
@@ -81,11 +85,49 @@ export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
   return transaction(db, function* () {
     const deleted = yield* first(deleteEventById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Event');
+    const at = nowIso();
+    yield* moveToTrash(actor, 'events', deleted, at);
     yield* recordWrite(db, actor, [{
       entityType: 'event', recordId: id, action: 'delete',
       fieldChanges: fieldChanges(deleted, null, EVENT_CHANGE_FIELDS),
-    }], { events: -1, synced: 'events' }, nowIso());
+    }], { events: -1, synced: 'events' }, at);
   });
+}
+
+const insertRestored = statement((db, p: Params<EventRow>) => db.insertInto('events')
+  .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at', 'id'])));
+
+/**
+ * Brings an event back from the trash with its id and fields (docs/api.md, Trash), its slug derived
+ * again from its title, recorded as a `create`. 409 `duplicate` when a live event now has that slug;
+ * 404 when the trash does not hold it.
+ */
+export async function restoreEvent(db: Db, actor: Actor, id: number): Promise<EventRow> {
+  const conflict = (existingId: number | undefined) => new ApiError('duplicate',
+    'A live event of this entity now has this title (the same slug): nothing was restored.', existingId === undefined ? {} : { existing_id: existingId });
+  try {
+    return await transaction(db, function* () {
+      const stored = yield* takeFromTrash<EventRow>(actor.entityId, 'events', id);
+      const at = nowIso();
+      const slug = eventSlug(actor.entitySlug, stored.title);
+      const holder = yield* first(eventIdBySlug, { entityId: actor.entityId, slug });
+      if (holder) throw conflict(holder.id);
+      const feedId = yield* liveFeed(actor.entityId, stored.feed_id);
+      const event: EventRow = {
+        ...emptyEvent(), ...stored, id, entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, updated_at: at,
+        feed_id: feedId,
+      };
+      yield* all(insertRestored, event);
+      yield* recordEventChange(db, actor, null, event, at);
+      return event;
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw conflict(await read(db, function* () {
+      const stored = yield* trashedRecord<EventRow>(actor.entityId, 'events', id);
+      return stored && (yield* first(eventIdBySlug, { entityId: actor.entityId, slug: eventSlug(actor.entitySlug, stored.title) }))?.id;
+    }));
+  }
 }
 
 /**
@@ -197,5 +239,5 @@ function* recordEventChange(db: Db, actor: Actor, before: EventRow | null, after
 
 const emptyEvent = (): Omit<NewEvent, 'title' | 'entity_id' | 'slug' | 'slug_version' | 'last_synced_at' | 'created_at' | 'updated_at'> => ({
   event_type: null, description: null, location_city: null, location_country: null, start_date: null,
-  end_date: null, external_url: null, image_url: null, ical_url: null,
+  end_date: null, external_url: null, image_url: null, ical_url: null, feed_id: null,
 });

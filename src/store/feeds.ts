@@ -84,11 +84,26 @@ export const freezeFeedMapping = (db: Db, id: number, mapping: Record<string, st
   transaction(db, function* () { yield* all(freezeMapping, { id, mapping: JSON.stringify(mapping) }); });
 
 const removeFeed = statement((db, p: Params<{ id: number }>) => db.deleteFrom('feeds').where('id', '=', p.id));
+// A deleted feed's records stay, nobody's own any more (docs/api.md, Feeds).
+const disownArtworks = statement((db, p: Params<{ feedId: number }>) => db.updateTable('artworks').set({ feed_id: null }).where('feed_id', '=', p.feedId));
+const disownEvents = statement((db, p: Params<{ feedId: number }>) => db.updateTable('events').set({ feed_id: null }).where('feed_id', '=', p.feedId));
+const ownedArtworks = statement((db, p: Params<{ feedId: number }>) => db.selectFrom('artworks').select('id').where('feed_id', '=', p.feedId), { cost: 'scan' });
+const ownedEvents = statement((db, p: Params<{ feedId: number }>) => db.selectFrom('events').select('id').where('feed_id', '=', p.feedId), { cost: 'scan' });
+
+/** The ids of the live records a feed owns (`feed_id`): the only ones its mirror may delete. */
+export const feedOwnedIds = (db: Db, feedId: number, kind: FeedRow['kind']): Promise<Set<number>> => read(db, function* () {
+  return new Set((yield* all(kind === 'artworks' ? ownedArtworks : ownedEvents, { feedId })).map((row) => Number(row.id)));
+});
 const removeRunsOfFeed = statement((db, p: Params<{ feedId: number }>) => db.deleteFrom('feed_runs').where('feed_id', '=', p.feedId));
 
-const insertRun = statement((db, p: Params<{ feedId: number; allowMassDelete: number; at: string }>) => db.insertInto('feed_runs').values({
-  feed_id: p.feedId, status: 'queued', allow_mass_delete: p.allowMassDelete, queued_at: p.at,
-}).returningAll());
+// A feed's run: its entity, kind and changelog source are the feed's (docs/api.md, Runs).
+const insertRun = statement((db, p: Params<{ feedId: number; allowMassDelete: number; at: string }>) => db.insertInto('feed_runs')
+  .columns(['feed_id', 'status', 'allow_mass_delete', 'queued_at', 'entity_id', 'kind', 'record_kind', 'source'])
+  .expression(db.selectFrom('feeds').select((eb) => [
+    'id', sql.lit('queued').as('status'), eb.val(p.allowMassDelete).as('allow_mass_delete'), eb.val(p.at).as('queued_at'),
+    'entity_id', sql.lit('feed').as('kind'), 'kind as record_kind', sql<string>`'feed:' || cast(id as text)`.as('source'),
+  ]).where('id', '=', p.feedId))
+  .returningAll());
 const latestRun = statement((db, p: Params<{ feedId: number }>) =>
   db.selectFrom('feed_runs').selectAll().where('feed_id', '=', p.feedId).orderBy('id', 'desc').limit(1));
 const unfinishedRun = statement((db, p: Params<{ feedId: number }>) => db.selectFrom('feed_runs').selectAll()
@@ -284,6 +299,8 @@ export function deleteFeed(db: Db, entityId: number, id: number): Promise<void> 
   return transaction(db, function* () {
     yield* ownFeed(entityId, id);
     yield* first(removeRunsOfFeed, { feedId: id });
+    yield* all(disownArtworks, { feedId: id });
+    yield* all(disownEvents, { feedId: id });
     yield* first(removeFeed, { id });
     yield* cancel({ name: FEED_RUN_JOB }, jobKey(id));
   });
@@ -415,6 +432,11 @@ function* finishRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, 
 /** A run as the API shows it (docs/api.md, Feeds): here, beside its row, because a run's end sends it in a message too. */
 export const runJson = (run: FeedRunRow): FeedRunType => ({
   id: run.id,
+  kind: run.kind,
+  feed_id: run.feed_id,
+  record_kind: run.record_kind ?? 'artworks',
+  source: run.source ?? '',
+  undone_by: run.undone_by,
   status: run.status,
   started_at: run.started_at,
   finished_at: run.finished_at,
@@ -425,3 +447,57 @@ export const runJson = (run: FeedRunRow): FeedRunType => ({
   error: run.error,
   new_columns: run.new_columns === null ? [] : JSON.parse(run.new_columns) as string[],
 });
+
+// ---- every run of an entity (docs/api.md, Runs): feed runs, console imports, undos -----------------
+
+const entityRunsPage = (byKind: boolean) => statementPerPageSize(RUNS_PAGE_MAX + 1,
+  (db, p: Params<{ entityId: number; recordKind: FeedRow['kind']; after: number }>, limit) => {
+    const runs = db.selectFrom('feed_runs').selectAll().where('entity_id', '=', p.entityId).where('id', '<', p.after);
+    return (byKind ? runs.where('record_kind', '=', p.recordKind) : runs).orderBy('id', 'desc').limit(sql.lit(limit) as never);
+  });
+const entityRunsOfKind = entityRunsPage(true);
+const entityRunsAll = entityRunsPage(false);
+const entityRunById = statement((db, p: Params<{ entityId: number; id: number }>) =>
+  db.selectFrom('feed_runs').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id));
+
+/** The entity's runs of `kinds` (those the key may read), newest first, by cursor: runs with an id below `after`. */
+export const listEntityRuns = (db: Db, entityId: number, kinds: readonly FeedRow['kind'][], after: number | undefined, limit: number): Promise<RunsPage> =>
+  read(db, function* () {
+    if (kinds.length === 0) return { runs: [], hasMore: false, nextAfter: null };
+    const rows = yield* all((kinds.length === 1 ? entityRunsOfKind : entityRunsAll)(limit + 1),
+      { entityId, recordKind: kinds[0]!, after: after ?? 2_147_483_647 });
+    const runs = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    return { runs, hasMore, nextAfter: hasMore ? runs[runs.length - 1]!.id : null };
+  });
+
+/** One run of the entity; 404 when it has none by that id. */
+export const getEntityRun = (db: Db, entityId: number, id: number): Promise<FeedRunRow> => read(db, function* () {
+  const run = yield* first(entityRunById, { entityId, id });
+  if (!run) throw notFound('Run');
+  return run;
+});
+
+const insertOwnRun = statement((db, p: Params<{ entityId: number; kind: 'import' | 'undo'; recordKind: FeedRow['kind']; source: string; at: string }>) =>
+  db.insertInto('feed_runs').values({
+    feed_id: null, entity_id: p.entityId, kind: p.kind, record_kind: p.recordKind, source: p.source,
+    status: 'running', allow_mass_delete: 0, queued_at: p.at, started_at: p.at,
+  }).returning('id'));
+const endOwnRun = statement((db, p: Params<{ id: number; status: FeedRunStatus; at: string; counts: string; problems: string; error: string | null }>) =>
+  db.updateTable('feed_runs').set({ status: p.status, finished_at: p.at, counts: p.counts, problems: p.problems, error: p.error })
+    .where('id', '=', p.id).where('status', '=', 'running'));
+
+/** A console import's Apply as a run (docs/api.md, Runs), running from now; its id goes on each of its writes. */
+export const startImportRun = (db: Db, entityId: number, recordKind: FeedRow['kind'], source: string, at: string): Promise<number> =>
+  transaction(db, function* () {
+    return Number((yield* first(insertOwnRun, { entityId, kind: 'import', recordKind, source, at }))!.id);
+  });
+
+/** The end of a console import's run: `applied`, or `failed` with the reason. */
+export const finishImportRun = (db: Db, id: number, outcome: Pick<RunOutcome, 'counts' | 'problems' | 'error'>, at: string): Promise<void> =>
+  transaction(db, function* () {
+    yield* first(endOwnRun, {
+      id, status: outcome.error === null ? 'applied' : 'failed', at, counts: JSON.stringify(outcome.counts),
+      problems: JSON.stringify(outcome.problems.slice(0, 100)), error: outcome.error,
+    });
+  });

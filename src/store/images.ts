@@ -63,6 +63,8 @@ const usedBy = (db: Db, url: Params<{ url: string }>['url']) => [
   db.selectFrom('artworks').select('id').where('image_url', '=', url),
   db.selectFrom('events').select('id').where('image_url', '=', url),
   db.selectFrom('artwork_views').select('artwork_id as id').where('url', '=', url),
+  // A record in the trash keeps its image until the purge (docs/api.md, Trash); its views keep their rows.
+  db.selectFrom('trash').select('record_id as id').where('image_url', '=', url),
 ] as const;
 
 // An artwork's additional views (docs/api.md, More views of a work): one row per view's URL, by position.
@@ -87,11 +89,13 @@ const release = statement((db, p: Params<{ url: string }>) => db.deleteFrom('ima
  * batch, delete, the console) queues in its own transaction.
  */
 export function* imagesWritten(
-  db: Db, entityId: number, changes: ReadonlyArray<{ fieldChanges: FieldChanges; entityType?: string; recordId?: number }>, at: string,
+  db: Db, entityId: number, changes: ReadonlyArray<{ fieldChanges: FieldChanges; entityType?: string; recordId?: number; action?: string }>, at: string,
 ): Work<void> {
   const set = new Set<string>();
   const released = new Set<string>();
-  for (const { fieldChanges, entityType, recordId } of changes) {
+  for (const { fieldChanges, entityType, recordId, action } of changes) {
+    // A deleted record goes to the trash with its images: the purge lets them go (store/trash.ts).
+    if (action === 'delete') continue;
     const change = fieldChanges.image_url;
     if (change) {
       if (typeof change.new === 'string') set.add(change.new);
@@ -112,12 +116,21 @@ export function* imagesWritten(
   const urls = [...set].sort();
   if (urls.length > 1 && isPostgres(db)) yield* all(enqueueMany, { urls, at, entityId });
   else for (const url of urls) if (yield* first(enqueue, { url, at })) yield* imageJob(url, entityId, at);
-  for (const url of [...released].sort()) {
-    if (set.has(url)) continue;
+  yield* releaseImages(db, [...released].filter((url) => !set.has(url)));
+}
+
+/** Lets each URL go (its row and its job) unless a record, a view or the trash still uses it. */
+export function* releaseImages(db: Db, urls: readonly string[]): Work<void> {
+  for (const url of [...new Set(urls)].sort()) {
     if (isPostgres(db)) yield* all(lockJob, { url });
     // A released URL's job goes with its row (a URL still in use keeps both).
     if (yield* first(release, { url })) yield* cancelJob(IMAGE_JOB, url);
   }
+}
+
+/** A purged artwork's view rows (store/trash.ts), before its URLs are released. */
+export function* dropArtworkViews(artworkId: number): Work<void> {
+  yield* all(dropViews, { artworkId });
 }
 
 /** PostgreSQL's one-statement POST (store/artworks.ts): its image job, as a clause of that statement (locking the row, as `enqueue`). */

@@ -63,7 +63,7 @@ const PROFILE_DESCRIPTION_READ = 2_000;
 
 const PROFILE_EVENT_COLUMNS = tableColumns<EventsTable>()(['id', 'entity_id', 'title', 'slug', 'event_type', 'location_city',
   'location_country', 'start_date', 'end_date', 'external_url', 'image_url', 'ical_url', 'slug_version', 'last_synced_at',
-  'created_at', 'updated_at'], ['description']);
+  'created_at', 'updated_at', 'feed_id'], ['description']);
 
 const profileEventColumns = (db: Db, entityId: Params<{ entityId: number }>['entityId'], when: '>=' | '<', day: Params<{ day: string }>['day']) =>
   byDate(db, entityId, when, day)

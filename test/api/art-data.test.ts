@@ -148,11 +148,15 @@ describe('additional_images and image_alt', () => {
     expect((await api.post('/v1/artworks', { ...work, image_alt: 'x'.repeat(500), additional_images: many.slice(0, 20) })).status).toBe(201);
   });
 
-  test('deleting the artwork releases its views', async () => {
+  test('a deleted artwork keeps its views in the trash; removed for good, they are released', async () => {
     const { api } = await gallery();
     const url = 'https://gallery.example/img/only-here.jpg';
     const id = (await api.post('/v1/artworks', { ...work, additional_images: [{ url }] })).body.id;
     expect((await api.delete(`/v1/artworks/${id}`)).status).toBe(200);
+    expect(await t.handle.db.selectFrom('images').select('url').where('url', '=', url).execute()).toEqual([{ url }]);
+    expect((await api.post(`/v1/artworks/${id}/restore`, {})).body.additional_images).toEqual([expect.objectContaining({ url })]);
+    expect((await api.delete(`/v1/artworks/${id}`)).status).toBe(200);
+    expect((await api.delete(`/v1/trash/artworks/${id}`)).status).toBe(204);
     expect(await t.handle.db.selectFrom('images').select('url').where('url', '=', url).execute()).toEqual([]);
     expect(await t.handle.db.selectFrom('artwork_views').selectAll().where('artwork_id', '=', id).execute()).toEqual([]);
   });

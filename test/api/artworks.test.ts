@@ -24,6 +24,8 @@ const FULL_FIELDS = [
   ...LIST_FIELDS, 'description', 'external_url', 'source_fingerprint', 'last_synced_at', 'created_at', 'updated_at',
   // docs/api.md, Artworks: the art data galleries keep.
   'height', 'width', 'depth', 'dimension_unit', 'edition_size', 'edition_number', 'artist_proofs', 'image_alt', 'additional_images',
+  // docs/api.md, Feeds: the feed whose record it is.
+  'feed_id',
 ];
 
 describe('POST /v1/artworks', () => {

@@ -323,7 +323,7 @@ describe('PUT /v1/events/:id (docs/api.md, Events)', () => {
     const r = await g.api.put(`/v1/events/${created.body.id}`, { description: null, end_date: day(4) });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ title: 'Talk', event_type: 'talk', description: null, start_date: day(3), end_date: day(4) });
-    expect(Object.keys(r.body).sort()).toEqual([...LIST_FIELDS, 'slug', 'description', 'external_url', 'image_url', 'ical_url', 'last_synced_at', 'created_at', 'updated_at'].sort());
+    expect(Object.keys(r.body).sort()).toEqual([...LIST_FIELDS, 'slug', 'description', 'external_url', 'image_url', 'ical_url', 'feed_id', 'last_synced_at', 'created_at', 'updated_at'].sort());
   });
 
   test('a title another event of the entity has gets 409 duplicate with existing_id, and nothing changes', async () => {

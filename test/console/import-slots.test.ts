@@ -40,4 +40,15 @@ describe('import slots per gallery', () => {
     for (let entity = 1; entity <= 8; entity++) for (let user = 0; user < 2; user++) applying(slots.hold(upload(entity, entity * 10 + user))!);
     expect(slots.hold(upload(9, 91))).toBeUndefined();
   });
+
+  test('a file still being read holds its slot: one editor\'s parallel Connects parse at most two files at once', () => {
+    const slots = new HeldImports();
+    const reading = (held: HeldImport) => Object.assign(held, { reading: new Promise(() => undefined) });
+    // Each Connect replaces the same editor's idle upload; one whose file is being read is not idle.
+    reading(slots.hold(upload(1, 11))!);
+    reading(slots.hold(upload(1, 11))!);
+    expect(slots.hold(upload(1, 11))).toBeUndefined();
+    expect(slots.hold(upload(1, 12))).toBeUndefined();
+    expect(slots.hold(upload(2, 21))).toBeDefined();
+  });
 });

@@ -337,12 +337,18 @@ describe('the operator', () => {
     expect(origin.hits.get('/gone.jpg')).toBe(before + 1);
   });
 
-  test('deleting a record releases its image, and the sweep removes the copies no record uses any more', async () => {
+  test('a deleted record keeps its image in the trash; removed for good, the sweep removes the copies no record uses any more', async () => {
     const { api, id, path } = await postArtwork('Short-lived Study', origin.serve('/short-lived.jpg', await jpeg(700, 500, { r: 1, g: 200, b: 9 })));
     const hash = (await settled(api, path)).image.src.split('/').at(-1).slice(0, 64);
     const keep = (await api.get('/v1/artworks?image_status=ready')).body.artworks.map((a: { image: { src: string } }) => a.image.src.split('/').at(-1)!.slice(0, 64));
     expect((await storedNames()).filter((name) => name.startsWith(hash))).toHaveLength(6);
     expect((await api.delete(`/v1/artworks/${id}`)).status).toBe(200);
+    // In the trash it keeps its image (docs/api.md, Trash): a restore shows it ready, and no sweep takes it.
+    await sweepImages(t.handle.db, t.app.imageStore, Date.now() + 2 * 3600_000);
+    expect((await storedNames()).filter((name) => name.startsWith(hash))).toHaveLength(6);
+    expect((await api.post(`/v1/artworks/${id}/restore`, {})).body.image.status).toBe('ready');
+    expect((await api.delete(`/v1/artworks/${id}`)).status).toBe(200);
+    expect((await api.delete(`/v1/trash/artworks/${id}`)).status).toBe(204);
     // Within the grace hour nothing goes: a job may be storing an original's files right now.
     await sweepImages(t.handle.db, t.app.imageStore, Date.now());
     expect((await storedNames()).filter((name) => name.startsWith(hash))).toHaveLength(6);

@@ -88,6 +88,14 @@ describe('console import', { timeout: 120_000 }, () => {
     const userId = (await t.handle.db.selectFrom('users').select('id').where('email', '=', editor.email).executeTakeFirstOrThrow()).id;
     const sources = (await client(t, gallery.key).get('/v1/changelog?limit=100')).body.changes.filter((c: any) => c.entity_type === 'artwork').map((c: any) => c.source);
     expect(sources).toEqual([`console:${userId}`, `console:${userId}`, `console:${userId}`]);
+    // The Apply is a run (docs/api.md, Runs): listed with its counts, each of its writes naming it.
+    const [run] = (await client(t, gallery.key).get('/v1/runs')).body.runs;
+    expect(run).toMatchObject({
+      kind: 'import', feed_id: null, record_kind: 'artworks', source: `console:${userId}`, status: 'applied', undone_by: null,
+      counts: { rows: 4, created: 3, updated: 0, unchanged: 0, deleted: 0, refused: 0, duplicates: 1 },
+    });
+    const ofRun = (await client(t, gallery.key).get(`/v1/changelog?run_id=${run.id}`)).body.changes;
+    expect(ofRun.filter((c: any) => c.entity_type === 'artwork').map((c: any) => [c.action, c.run_id])).toEqual([['create', run.id], ['create', run.id], ['create', run.id]]);
   });
 
   test('choosing UTF-8 for a file that is not UTF-8 answers the line and the byte, and what to choose instead', async () => {

@@ -770,7 +770,7 @@ describe('types that refuse misuse', () => {
       'external_url', 'artist_name', 'artist_id', 'artist_linked_at', 'source_fingerprint', 'fingerprint_version',
       'external_id', 'last_synced_at', 'updated_at',
     ], ['id', 'entity_id', 'created_at', 'price_display', 'height', 'width', 'depth', 'dimension_unit', 'edition_size', 'edition_number',
-      'artist_proofs', 'image_alt', 'additional_images']);
+      'artist_proofs', 'image_alt', 'additional_images', 'feed_id']);
     expect(complete).toHaveLength(18);
     // @ts-expect-error external_id is neither listed nor excepted
     tableColumns<ArtworksTable>()(['title', 'creation_year', 'medium', 'dimensions', 'price', 'currency', 'availability', 'description', 'image_url',

@@ -102,6 +102,7 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
         { name: 'profile', description: 'The gallery or artist profile of the key\'s entity.' },
         { name: 'changelog', description: 'Every API write, to poll; the sync status.' },
         { name: 'feeds', description: 'Files at URLs the gallery already publishes, applied on a schedule like the console\'s Import.' },
+        { name: 'trash', description: 'Deleted artworks and events, kept TRASH_DAYS (30) days: restore them, or remove them for good.' },
         { name: 'keys', description: 'The calling key.' },
         { name: 'operations', description: 'Health of the service (no key).' },
         { name: 'images', description: 'The platform\'s copies of artwork and event images (no key).' },

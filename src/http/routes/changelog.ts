@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ANY_READ } from '../../domain/keys.js';
+import { invalidFields } from '../../domain/errors.js';
 import { CHANGELOG_PAGE_BYTES, ChangelogPage, ChangelogQuery } from '../../schemas/changelog.js';
 import { SyncStatus } from '../../schemas/sync.js';
 import { listChanges } from '../../store/changelog.js';
@@ -24,7 +25,11 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const paging = pageRequest(request.query);
     const since = request.query.since === undefined ? undefined : toCanonicalTimestamp(request.query.since);
-    const listed = await listChanges(app.db, request.auth.entity.id, { ...paging, since, maxBytes: CHANGELOG_PAGE_BYTES });
+    const runId = request.query.run_id;
+    if (runId !== undefined && (request.query.page !== undefined || since !== undefined)) {
+      throw invalidFields([{ field: 'run_id', message: 'is read by cursor (after), without page or since' }]);
+    }
+    const listed = await listChanges(app.db, request.auth.entity.id, { ...paging, since, runId, maxBytes: CHANGELOG_PAGE_BYTES });
     // Entries still becoming final (PostgreSQL) may join this page without a new data version.
     reply.provisional = !listed.final;
     return sendJsonSlices(reply, changelogPageJson(listed.chunks(), pageMembers(request, reply, paging, listed)));

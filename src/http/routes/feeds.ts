@@ -27,7 +27,7 @@ declare module 'fastify' {
  * A feed reads and writes one kind of record: its routes need that kind's scope (`artworks:write` to
  * add, change, delete or run an artworks feed; `artworks:read` to read it).
  */
-function requireKind(request: FastifyRequest, kind: 'artworks' | 'events', access: 'read' | 'write'): void {
+export function requireKind(request: FastifyRequest, kind: 'artworks' | 'events', access: 'read' | 'write'): void {
   const scope = `${kind}:${access}` as const;
   if (!hasScope(request.auth.scopes, scope)) throw new ApiError('forbidden', `This key lacks the scope ${scope}.`);
 }
