@@ -6,12 +6,12 @@ import type { BatchItemResultType } from '../schemas/batch.js';
 import { BATCH_MAX } from '../schemas/batch.js';
 import { CliError, printable } from './context.js';
 import { cliIo, setExitCode } from './io.js';
-import { parseColumnMap, type ColumnMap } from '../import/columns.js';
+import { parseColumnMap, type ColumnMap, type HeaderReading } from '../import/columns.js';
 import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from '../import/plan.js';
 import { PUSH_MAX_BYTES, megabytes } from '../import/limits.js';
 import { FileProblem } from '../import/problem.js';
 import { countsLine, overPruneLimit } from '../import/summary.js';
-import { formatProblem, readRows, rowProblems, type Kind, type RowProblem } from '../import/rows.js';
+import { formatProblem, readRows, rowProblems, type Kind, type Row, type RowProblem } from '../import/rows.js';
 import { encodingNamed, ENCODINGS, type Encoding } from '../import/text.js';
 import { progressReporter, type Counts, type Progress } from './progress.js';
 
@@ -30,6 +30,10 @@ export interface PushOptions {
   sheet?: string | undefined;
   /** Columns named otherwise than the fields (`--map`). */
   map?: ColumnMap;
+  /** Apply the suggested columns (default true; `--no-suggest` turns them off). */
+  suggest?: boolean;
+  /** Refuse the file for a column that fills no field (`--strict`), as before suggestions. */
+  strict?: boolean;
   dryRun: boolean;
   prune: boolean;
   force: boolean;
@@ -138,7 +142,12 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   const baseUrl = checkBaseUrl(options.baseUrl);
   let rows;
   try {
-    rows = await readRows(file, kind, { encoding: options.encoding, sheet: options.sheet, ...(options.map ? { map: options.map } : {}) });
+    const read = await readRows(file, kind, {
+      encoding: options.encoding, sheet: options.sheet, ...(options.map ? { map: options.map } : {}),
+      suggest: options.suggest ?? true, strict: options.strict ?? false,
+    });
+    rows = read.rows;
+    for (const line of readingLines(read.reading, options.map)) progress.note(line);
   } catch (error) {
     if (error instanceof FileProblem || (error as NodeJS.ErrnoException).code !== undefined) throw stop(`cannot push ${file}: ${(error as Error).message}`);
     throw error;
@@ -153,6 +162,7 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   if (missing.length > 0) {
     throw stop(`${baseUrl} refused the request (403 forbidden: the key ${me.key.prefix} lacks the scope ${missing.join(' and ')}; it has ${me.key.scopes.join(', ') || 'none'})`);
   }
+  defaultCurrency(me.entity.default_currency, rows, progress);
   // The server's pages read last time come back as 304s when nothing changed (docs/api.md, Conditional requests).
   const answers = new AnswerStore(baseUrl, options.key);
   const client = new ArtCatalogClient({ baseUrl, key: options.key, etags: answers.load(), onRetry: (event) => progress.note(describeRetry(event)) });
@@ -226,6 +236,40 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   }
   summary.failures = rows.filter((row) => problems.has(row.label)).map((row) => ({ label: row.label, message: problems.get(row.label)! }));
   return summary;
+}
+
+const NO_CURRENCY = 'price: no currency';
+
+/**
+ * Prices that name no currency take the profile's default currency, which `GET /v1/me` gives (docs/push.md,
+ * How values are read); a profile without one leaves them without, and says how many.
+ */
+function defaultCurrency(currency: string | null, rows: Row[], progress: Progress): void {
+  const lacking = rows.filter((row) => row.warnings?.some((w) => w.startsWith(NO_CURRENCY)));
+  if (lacking.length === 0) return;
+  for (const row of currency ? lacking : []) {
+    row.body.currency = currency;
+    row.warnings = row.warnings!.filter((w) => !w.startsWith(NO_CURRENCY));
+  }
+  if (!currency) {
+    progress.note(`${lacking.length} row${lacking.length === 1 ? ' has' : 's have'} a price without a currency (sent without one: name it in a currency column, in the price, or as the profile's default_currency)`);
+  }
+}
+
+/**
+ * How the columns are read, before anything is sent (docs/push.md, How columns are read): each column
+ * read by a suggestion (not named as a field nor mapped), then the columns left out.
+ */
+export function readingLines(reading: HeaderReading, map?: ColumnMap): string[] {
+  const lines: string[] = [];
+  for (const [column, field] of Object.entries(reading.mapping)) {
+    if (field === null || map?.has(column.trim().toLowerCase()) || column.trim().toLowerCase().replace(/[\s-]+/g, '_') === field) continue;
+    lines.push(`column "${printable(column)}" is read as ${field}`);
+  }
+  if (reading.unmapped.length > 0) {
+    lines.push(`left out: ${reading.unmapped.map((column) => `"${printable(column)}"`).join(', ')} (map one with --map "COLUMN=FIELD"; --strict refuses the file instead)`);
+  }
+  return lines;
 }
 
 function checkPruneLimit(deleting: number, total: number, kind: Kind, force: boolean): void {
@@ -321,11 +365,13 @@ export function registerPushCommand(program: Command): void {
     .option('--encoding <name>', `the file's encoding: ${ENCODINGS.join(' or ')} (Windows-1252, older spreadsheet exports)`, 'utf8')
     .option('--sheet <name>', 'Excel: the sheet to read (default: the first)')
     .option('--map <pairs>', 'columns named otherwise than the fields, e.g. "Inventory No.=external_id,Artist=artist_name"; "Notes=" leaves a column out')
+    .option('--no-suggest', 'read only columns named as fields or mapped with --map; no suggested columns')
+    .option('--strict', 'refuse the file when a column fills no field (instead of leaving it out and naming it)')
     .option('--dry-run', 'compare the file with the server and print what would change; write nothing')
     .option('--prune', 'delete the records of this kind that the file does not name (at most half of them)')
     .option('--force', 'with --prune: delete even when that is more than half of the records')
     .option('--json', 'print the summary as one JSON object')
-    .action(async (file: string, opts: { kind: string; baseUrl?: string; key?: string; encoding: string; sheet?: string; map?: string; dryRun?: boolean; prune?: boolean; force?: boolean; json?: boolean }) => {
+    .action(async (file: string, opts: { kind: string; baseUrl?: string; key?: string; encoding: string; sheet?: string; map?: string; suggest?: boolean; strict?: boolean; dryRun?: boolean; prune?: boolean; force?: boolean; json?: boolean }) => {
       if (opts.kind !== 'artworks' && opts.kind !== 'events') throw new CliError(`--kind must be artworks or events (got "${opts.kind}")`);
       const encoding = encodingNamed(opts.encoding);
       if (!encoding) throw new CliError(`--encoding must be ${ENCODINGS.join(' or ')} (got "${opts.encoding}")`);
@@ -346,7 +392,7 @@ export function registerPushCommand(program: Command): void {
       try {
         summary = await runPush(file, {
           kind: opts.kind, baseUrl, key, encoding, sheet: opts.sheet, ...(map ? { map } : {}),
-          dryRun: !!opts.dryRun, prune: !!opts.prune, force: !!opts.force,
+          suggest: opts.suggest !== false, strict: !!opts.strict, dryRun: !!opts.dryRun, prune: !!opts.prune, force: !!opts.force,
         }, progress);
       } finally {
         progress.stop();

@@ -47,7 +47,13 @@ export function registerUserCommands(program: Command): void {
           throw error;
         });
       });
-      const link = `${loadConfig(cliIo().env).publicBaseUrl}/console/invite/${token}`;
+      const config = loadConfig(cliIo().env);
+      const link = `${config.publicBaseUrl}/console/invite/${token}`;
+      // The link is built here, from this shell's settings, not the server's: say where it points.
+      if (config.publicBaseUrlIsDefault) {
+        cliIo().stderr.write(`the link points to ${config.publicBaseUrl}, built from PORT and HOST because PUBLIC_BASE_URL is unset here; `
+          + 'if the server answers elsewhere (another PORT, a domain), set PUBLIC_BASE_URL to its address and invite again\n');
+      }
       output(opts.json, { email: row.email, role: row.role, link, expires_at: expiresAt },
         () => `${link}\n(${row.role} invite for ${row.email}, valid until ${expiresAt}; it works once)`);
     });

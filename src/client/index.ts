@@ -7,7 +7,7 @@ import type { BatchResponse } from '../schemas/batch.js';
 import type { ChangelogPage } from '../schemas/changelog.js';
 import type { ErrorBodyType } from '../schemas/common.js';
 import type { Event, EventList, EventPostBody, EventPostResult, EventPutBody } from '../schemas/events.js';
-import type { Feed, FeedList, FeedPostBody, FeedPutBody, FeedRun, FeedRunList, RunList } from '../schemas/feeds.js';
+import type { Feed, FeedList, FeedPostBody, FeedPreview, FeedPreviewPostBody, FeedPutBody, FeedRun, FeedRunList, RunList } from '../schemas/feeds.js';
 import type { Me } from '../schemas/me.js';
 import type { Profile, ProfilePutBody, ProfileUpdated } from '../schemas/profile.js';
 import type { SyncStatus } from '../schemas/sync.js';
@@ -121,6 +121,8 @@ export class ArtCatalogClient {
   /** Feeds (docs/api.md, Feeds): a file at a URL applied on a schedule; its first run is queued at once. */
   postFeed = (body: FeedPostBody, o?: WriteOptions) => this.request<Static<typeof Feed>>('POST', '/v1/feeds', { body, ...o });
   listFeeds = () => this.request<Static<typeof FeedList>>('GET', '/v1/feeds');
+  /** The file read once as a run would read it, compared with the catalog; nothing written (docs/api.md, Feed preview). */
+  previewFeed = (body: FeedPreviewPostBody, o?: WriteOptions) => this.request<Static<typeof FeedPreview>>('POST', '/v1/feeds/preview', { body, ...o });
   getFeed = (id: number) => this.request<Static<typeof Feed>>('GET', `/v1/feeds/${id}`);
   putFeed = (id: number, body: FeedPutBody, o?: WriteOptions) => this.request<Static<typeof Feed>>('PUT', `/v1/feeds/${id}`, { body, ...o });
   deleteFeed = (id: number, o?: WriteOptions) => this.request<undefined>('DELETE', `/v1/feeds/${id}`, o);

@@ -101,6 +101,7 @@ dl.fields dd { margin: 0; white-space: pre-line; }
 .steps li::before { content: counter(step) ". "; }
 .steps li.current { color: var(--ink); font-weight: 650; }
 .summary { font-weight: 600; }
+details.more { margin-top: .75rem; } details.more summary { cursor: pointer; color: var(--muted); }
 .sample code { display: block; white-space: pre-wrap; background: var(--well); padding: .5rem .75rem; border-radius: 8px; }
 progress { width: 100%; height: 1.25rem; accent-color: var(--accent); }
 .feed, .feeds-connect, .feeds-how { margin-bottom: 1rem; }
@@ -115,7 +116,8 @@ form.inline { display: inline; }
   /* The nav is as tall as its links; a short page's spare height goes below the content, not into the nav. */
   .console-frame { grid-template-columns: minmax(0, 1fr); grid-template-rows: auto 1fr; }
   .console-nav { border-right: 0; border-bottom: 1px solid var(--line); padding: .5rem; gap: .5rem; }
-  .console-nav ul { flex-direction: row; overflow-x: auto; }
+  /* Every item in view at phone widths: the links wrap onto a second line, never scroll hidden sideways. */
+  .console-nav ul { flex-direction: row; flex-wrap: wrap; }
   .console-nav a { white-space: nowrap; padding: .45rem .65rem; }
   .console-nav a[aria-current="page"] { box-shadow: inset 0 -3px 0 var(--accent); }
   .who { margin: 0; border-top: 0; display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; padding: 0 .5rem; }

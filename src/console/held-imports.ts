@@ -52,6 +52,31 @@ export interface HeldImport {
 
 export class HeldImports {
   private readonly held = new Map<string, HeldImport>();
+  /** Feed previews in flight per gallery (POST /v1/feeds/preview): each holds one of its slots while it reads its file. */
+  private readonly previews = new Map<number, number>();
+
+  /**
+   * One of the gallery's PER_ENTITY slots for a feed preview, or undefined when its slots are busy
+   * (previews in flight and uploads being applied). The answer lets the slot go; call it once.
+   */
+  claim(entityId: number): (() => void) | undefined {
+    this.expire();
+    const applying = [...this.held.values()].filter((h) => h.entityId === entityId && running(h)).length;
+    if (this.previewsOf(entityId) + applying >= PER_ENTITY) return undefined;
+    this.previews.set(entityId, this.previewsOf(entityId) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = this.previewsOf(entityId) - 1;
+      if (left > 0) this.previews.set(entityId, left);
+      else this.previews.delete(entityId);
+    };
+  }
+
+  private previewsOf(entityId: number): number {
+    return this.previews.get(entityId) ?? 0;
+  }
 
   /**
    * Holds a new upload for `userId`'s session, replacing that user's earlier one; undefined when the
@@ -60,9 +85,9 @@ export class HeldImports {
   hold(upload: Omit<HeldImport, 'id' | 'touched'>): HeldImport | undefined {
     this.expire();
     for (const [id, other] of this.held) if (other.userId === upload.userId && !running(other)) this.held.delete(id);
-    const ours = [...this.held.values()].filter((h) => h.entityId === upload.entityId);
-    if (ours.length >= PER_ENTITY) {
-      const oldest = ours.filter((h) => !running(h)).sort((a, b) => a.touched - b.touched)[0];
+    // A feed preview in flight holds one of the gallery's slots too.
+    while ([...this.held.values()].filter((h) => h.entityId === upload.entityId).length + this.previewsOf(upload.entityId) >= PER_ENTITY) {
+      const oldest = [...this.held.values()].filter((h) => h.entityId === upload.entityId && !running(h)).sort((a, b) => a.touched - b.touched)[0];
       if (!oldest) return undefined;
       this.held.delete(oldest.id);
     }

@@ -13,6 +13,7 @@ import { keyPages } from './pages/keys.js';
 import { webhookPages } from './pages/webhooks.js';
 import { listPages } from './pages/lists.js';
 import { peoplePages } from './pages/people.js';
+import { profilePages } from './pages/profile.js';
 import { UPLOAD_MAX_BYTES } from '../import/limits.js';
 import { feedPages } from './pages/feeds.js';
 import { importPage } from './pages/import.js';
@@ -29,7 +30,7 @@ declare module 'fastify' {
 
 /** Every page module of the console (src/console/README.md). */
 const PAGES: FastifyPluginAsync[] = [
-  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, keyPages, webhookPages, peoplePages,
+  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, profilePages, keyPages, webhookPages, peoplePages,
 ];
 
 
@@ -40,8 +41,9 @@ const PAGES: FastifyPluginAsync[] = [
 export async function consolePlugin(app: FastifyInstance): Promise<void> {
   const cookies = consoleCookies(app.config.publicBaseUrl);
   app.decorateRequest('user', null as unknown as FastifyRequest['user']);
-  // Import and Feeds read files through the same held steps (columns, preview).
-  app.decorate('heldImports', new HeldImports());
+  // Import and Feeds read files through the same held steps (columns, preview); the app may hold them
+  // for the API's feed preview too, which counts against the same slots.
+  if (!app.hasDecorator('heldImports')) app.decorate('heldImports', new HeldImports());
   await app.register(cookie);
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: UPLOAD_MAX_BYTES, files: 1, fields: 100, parts: 101 } });

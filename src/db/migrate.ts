@@ -18,6 +18,7 @@ import { webhooks } from './migrations/014_webhooks.js';
 import { signInLimits } from './migrations/015_sign_in_limits.js';
 import { sealedWebhookSecrets } from './migrations/016_sealed_webhook_secrets.js';
 import { noPlainSecrets } from './migrations/017_no_plain_secrets.js';
+import { galleryWords } from './migrations/018_gallery_words.js';
 import { trashAndRuns } from './migrations/019_trash_and_runs.js';
 import { oneSchedule } from './migrations/020_one_schedule.js';
 
@@ -44,6 +45,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '015_sign_in_limits': signInLimits,
         '016_sealed_webhook_secrets': sealedWebhookSecrets,
         '017_no_plain_secrets': noPlainSecrets,
+        '018_gallery_words': galleryWords(dialect),
         '019_trash_and_runs': trashAndRuns(dialect),
         '020_one_schedule': oneSchedule(dialect),
       }),

@@ -19,6 +19,8 @@ export interface EntitiesTable {
   paused_at: string | null;
   /** The highest key tier the entity's console may create (docs/console.md, Users and invites); the operator sets it. */
   plan: Generated<'free' | 'subscriber' | 'partner'>;
+  /** The currency of prices that name none (ISO 4217; migration 018). */
+  default_currency: Generated<string | null>;
   created_at: string;
   updated_at: string;
 }
@@ -53,7 +55,7 @@ export interface ArtworksTable {
   dimensions: string | null;
   price: number | null;
   currency: string | null;
-  availability: 'available' | 'reserved' | 'sold' | null;
+  availability: 'available' | 'reserved' | 'sold' | 'not_for_sale' | null;
   description: string | null;
   image_url: string | null;
   external_url: string | null;
@@ -164,6 +166,8 @@ export interface EntityStatsTable {
   available: number;
   reserved: number;
   sold: number;
+  /** Migration 018. */
+  not_for_sale: number;
   events: number;
   changelog: number;
   artworks_synced_at: string | null;
@@ -351,6 +355,8 @@ export interface FeedsTable {
   failures: Generated<number>;
   run_now_at: string | null;
   created_at: string;
+  /** 1 when `mapping` names every column the feed reads (migration 018): nothing more is suggested. */
+  mapping_frozen: Generated<number>;
 }
 
 export type FeedRunStatus = 'queued' | 'running' | 'unchanged' | 'applied' | 'needs_attention' | 'failed';

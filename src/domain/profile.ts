@@ -1,8 +1,8 @@
 import type { ProfilePutBody } from '../schemas/profile.js';
 import { invalidFields } from './errors.js';
-import { Problems, checkText } from './rules.js';
+import { Problems, checkText, upperCase } from './rules.js';
 
-export const PROFILE_WRITABLE_FIELDS = ['description', 'external_url', 'ical_url', 'social_instagram', 'social_twitter'] as const;
+export const PROFILE_WRITABLE_FIELDS = ['description', 'external_url', 'ical_url', 'social_instagram', 'social_twitter', 'default_currency'] as const;
 export type ProfilePatch = { -readonly [K in (typeof PROFILE_WRITABLE_FIELDS)[number]]?: string | null };
 
 /** The interface's neutral names for the social fields, accepted as aliases (docs/api.md, Profile). */
@@ -21,6 +21,7 @@ export function profileFromPut(body: ProfilePutBody): ProfilePatch {
     patch[field] = value;
   }
   for (const field of PROFILE_WRITABLE_FIELDS) if (patch[field] !== undefined) patch[field] = normalizeEmpty(patch[field]);
+  if (patch.default_currency) patch.default_currency = upperCase(patch.default_currency);
   const problems = new Problems();
   checkText(patch, problems);
   problems.throwIfAny();

@@ -23,7 +23,7 @@ export async function confirmDeletes(db: Db, entityId: number, feedId: number, r
   for (const [i, record] of pending.entries()) {
     const outcome = await removeUnchanged(db, actor, feed.kind, record.id, unchanged);
     if (outcome === 'deleted') deleted++;
-    else skipped.push({ line: null, column: null, message: `#${record.id} "${record.title}" not deleted: ${outcome} since the run` });
+    else skipped.push({ line: null, column: null, message: `#${record.id} "${record.title}" not deleted: ${outcome} since the run`, level: 'warning' });
     if (i % 20 === 19) await yieldToEventLoop();
   }
   return recordConfirmedDeletes(db, run, deleted, skipped);

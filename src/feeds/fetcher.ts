@@ -42,3 +42,10 @@ export const feedFetcher = (allowAddress: (address: string) => boolean): FeedFet
   };
   return { notModified: false, status: answer.status, bytes: answer.body, hash: answer.sha256!, etag: header('etag'), lastModified: header('last-modified') };
 };
+
+/**
+ * A fetch error as a run or preview says it: a private or local address names the setting that allows
+ * it in development (README.md, Configuration).
+ */
+export const explainFetchError = (message: string): string =>
+  (message === 'address not allowed' ? 'address not allowed: a private or local address (FETCH_ALLOW_PRIVATE=true allows it in development)' : message);

@@ -16,17 +16,20 @@ export function withoutQuery(url: string): string {
 
 export const feedJson = (found: FeedWithRun, { fullUrl = true }: { fullUrl?: boolean } = {}): FeedType => {
   const { feed, lastRun } = found;
+  const mapping = JSON.parse(feed.mapping) as FeedType['mapping'];
   return {
     id: feed.id,
     url: fullUrl ? feed.url : withoutQuery(feed.url),
     kind: feed.kind,
-    mapping: JSON.parse(feed.mapping) as FeedType['mapping'],
+    mapping,
     encoding: feed.encoding,
     sheet: feed.sheet,
     mode: feed.mode,
     interval_minutes: feed.interval_minutes,
     paused: feed.paused === 1,
     paused_reason: feed.paused_reason,
+    // Once read, the mapping names every column of the file: those left out are null.
+    unmapped_columns: feed.mapping_frozen ? Object.keys(mapping).filter((column) => mapping[column] === null) : null,
     created_at: feed.created_at,
     next_run_at: nextRunOf(found),
     last_run: lastRun ? runJson(lastRun) : null,

@@ -2,13 +2,13 @@ import { nowIso } from '../clock.js';
 import type { Db } from '../db/types.js';
 import { fieldNamed, type Kind } from '../import/columns.js';
 import { FileProblem, NotUtf8 } from '../import/problem.js';
-import { tableRows } from '../import/rows.js';
+import { readTableRows } from '../import/rows.js';
 import { readTable, type Table } from '../import/table.js';
 import type { Encoding } from '../import/text.js';
 import { applyPreview, previewImport } from '../importer/index.js';
 import { findEntity } from '../store/entities.js';
-import { finishFeedRun, recentFeedDeletes, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
-import { FetchFailed, type FeedFetcher } from './fetcher.js';
+import { finishFeedRun, freezeFeedMapping, recentFeedDeletes, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
+import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
 
 /**
  * One run of a feed (docs/api.md, Feeds), for the job that holds the feed's lease: fetch the file
@@ -28,7 +28,8 @@ export const PROBLEMS_KEPT = 100;
 
 const ENCODING: Record<FeedRow['encoding'], Encoding> = { 'utf-8': 'utf8', 'windows-1252': 'latin1' };
 
-class RunFailed extends Error {
+/** Why a run, or a preview, cannot read the feed's file: one line. */
+export class RunFailed extends Error {
   constructor(message: string, readonly httpStatus: number | null = null) {
     super(message);
   }
@@ -56,7 +57,7 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   } catch (error) {
     if (!(error instanceof FetchFailed)) throw error;
     const status = /^HTTP (\d{3})$/.exec(error.message);
-    throw new RunFailed(error.message, status ? Number(status[1]) : null);
+    throw new RunFailed(explainFetchError(error.message), status ? Number(status[1]) : null);
   }
   const unchanged = { status: 'unchanged' as const, counts: null, problems: [], error: null, newColumns: [] };
   if (fetched.notModified) return { ...unchanged, httpStatus: 304 };
@@ -64,17 +65,10 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   if (fetched.hash === feed.body_hash) return { ...unchanged, httpStatus: fetched.status, file };
 
   const table = await read(fetched.bytes, feed);
-  const mapping = JSON.parse(feed.mapping) as Record<string, string | null>;
-  const { map, newColumns } = columnMap(table, feed.kind, mapping);
-  let rows;
-  try {
-    rows = tableRows(table, feed.kind, map);
-  } catch (error) {
-    if (!(error instanceof FileProblem)) throw error;
-    throw new RunFailed(error.message.replace(/ \(map a column with --map "COLUMN=FIELD"\)$/, ''), fetched.status);
-  }
   const entity = await findEntity(deps.db, feed.entity_id);
   if (!entity) throw new RunFailed('the account no longer exists', fetched.status);
+  const { rows, map, newColumns } = readFeedRows(table, feed, entity.default_currency, fetched.status);
+  if (!feed.mapping_frozen) await freezeFeedMapping(deps.db, feed.id, Object.fromEntries(table.columns.map((c) => [c, map.get(key(c)) ?? null])));
   // Each write names its run; what the feed creates or changes becomes its own (docs/api.md, Feeds; Runs).
   const actor = { entityId: entity.id, entitySlug: entity.slug, source: `feed:${feed.id}`, runId: run.id, feedId: feed.id };
   // Past its delete limit over 24 hours, a mirror deletes nothing and lists what it would (docs/api.md, Feeds: mass deletes).
@@ -87,9 +81,13 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
     const field = map.has(key(column)) ? map.get(key(column)) : fieldNamed(column, feed.kind);
     if (field) columnOf.set(field, column);
   }
-  const problems = job.failures.flatMap(({ label, message }) => rowProblems(label, message, columnOf)).slice(0, PROBLEMS_KEPT);
+  const refusedLabels = new Set(job.failures.map(({ label }) => label));
+  const problems = [
+    ...job.failures.flatMap(({ label, message }) => rowProblems(label, message, columnOf, 'error')),
+    ...rows.filter((row) => row.warnings && !refusedLabels.has(row.label)).flatMap((row) => rowProblems(row.label, row.warnings!.join('; '), columnOf, 'warning')),
+  ].slice(0, PROBLEMS_KEPT);
   const limitHit = preview.pruneLimitHit === true;
-  if (job.pruneSkipped && !limitHit) problems.unshift({ line: null, column: null, message: `nothing deleted: ${job.pruneSkipped}` });
+  if (job.pruneSkipped && !limitHit) problems.unshift({ line: null, column: null, message: `nothing deleted: ${job.pruneSkipped}`, level: 'error' });
   return {
     status: limitHit ? 'needs_attention' : 'applied',
     httpStatus: fetched.status,
@@ -106,7 +104,8 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   };
 }
 
-async function read(bytes: Buffer, feed: FeedRow): Promise<Table> {
+/** The feed's file as a table, read with its encoding and sheet. */
+export async function read(bytes: Buffer, feed: Pick<FeedRow, 'url' | 'encoding' | 'sheet'>): Promise<Table> {
   try {
     return await readTable(bytes, { name: new URL(feed.url).pathname, encoding: ENCODING[feed.encoding], sheet: feed.sheet ?? undefined });
   } catch (error) {
@@ -141,13 +140,32 @@ export function columnMap(table: Table, kind: Kind, mapping: Record<string, stri
   return { map, newColumns };
 }
 
+/**
+ * The rows of a feed's file, read as its mapping says (docs/api.md, Feeds): a frozen mapping as it is
+ * (columns it does not name fill the field they are named after, or are new columns); a mapping not yet
+ * frozen with the suggestions for the columns it leaves out, which the caller then stores.
+ */
+export function readFeedRows(table: Table, feed: Pick<FeedRow, 'kind' | 'mapping' | 'mapping_frozen'>, defaultCurrency: string | null, status: number | null = null) {
+  const mapping = JSON.parse(feed.mapping) as Record<string, string | null>;
+  const frozen = columnMap(table, feed.kind, mapping);
+  const given = feed.mapping_frozen ? frozen.map : new Map(Object.entries(mapping).map(([column, field]) => [key(column), field]));
+  try {
+    const { rows, reading } = readTableRows(table, feed.kind, { map: given, defaultCurrency });
+    const map = new Map(table.columns.map((column, i) => [key(column), reading.fields[i] ?? null]));
+    return { rows, map, reading, newColumns: feed.mapping_frozen ? frozen.newColumns : reading.unmapped };
+  } catch (error) {
+    if (!(error instanceof FileProblem)) throw error;
+    throw new RunFailed(error.message.replace(/ \(map (a column|one) with --map "COLUMN=[a-z]+"\)$/, ''), status);
+  }
+}
+
 /** An import's `line 12` / `row 12` / `item 3` and `field: reason; field: reason` as the run's problems. */
-function rowProblems(label: string, message: string, columnOf: Map<string, string>) {
+export function rowProblems(label: string, message: string, columnOf: Map<string, string>, level: 'error' | 'warning') {
   const line = Number(/\d+/.exec(label)?.[0] ?? NaN);
   // Parts are `field: reason`; a reason may hold a `; ` of its own.
   return message.split(/; (?=[a-z_]+: )/).map((part) => {
     const field = /^([a-z_]+): /.exec(part)?.[1];
     const column = field ? columnOf.get(field) ?? field : null;
-    return { line: Number.isNaN(line) ? null : line, column, message: part };
+    return { line: Number.isNaN(line) ? null : line, column, message: part, level };
   });
 }

@@ -43,6 +43,7 @@ import { requireSingleHeader } from './protocol/single-header.js';
 import { ApiError } from '../domain/errors.js';
 import { webRoutes } from '../web/routes.js';
 import { consolePlugin } from '../console/plugin.js';
+import { HeldImports } from '../console/held-imports.js';
 import { JobRunner, type JobRunnerOptions } from '../jobs/runner.js';
 import { addressPolicy } from '../fetch/index.js';
 import { registerJobKinds, startRecurring } from './jobs.js';
@@ -192,6 +193,8 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   app.decorate('jobs', jobs);
   // Webhook secrets are stored sealed with the server key (docs/operations.md, Secrets at rest).
   prepareServerKey();
+  // A gallery's two import slots, shared by the console's Import and Feeds and the API's feed preview.
+  app.decorate('heldImports', new HeldImports());
   // Feeds read files through the one outgoing fetcher (src/feeds/fetcher.ts).
   app.decorate('feedFetch', feedFetcher(addressPolicy(config.fetchAllowPrivate)));
   // Every kind, the sweeps included, registered in one place (src/http/jobs.ts). A write that queues a

@@ -2,13 +2,14 @@ import { ArtworkPost, VIEWS_MAX, WRITABLE_ARTWORK_FIELDS } from '../schemas/artw
 import { EventPost, WRITABLE_EVENT_FIELDS } from '../schemas/events.js';
 import { escapeControlCharacters } from '../domain/text.js';
 import { FileProblem } from './problem.js';
+import { readColumns, suggestColumn, type ColumnHints } from './reading.js';
 import { closest } from './suggest.js';
 
 /**
- * Which field each column of a file fills (docs/push.md, What it checks before sending anything): a column named like a field (in any case,
- * spaces or dashes for underscores), or one the person maps (`--map "Inventory No.=external_id"`, or
- * the console's choices). A column that is neither is one error for the whole file, naming the closest
- * field, never a guess.
+ * Which field each column of a file fills (docs/push.md, How columns are read): one the person maps
+ * (`--map "Inventory No.=external_id"`, or the console's choices), a column named like a field (in any
+ * case, spaces or dashes for underscores), else what the words of its name suggest (src/import/reading.ts).
+ * A column that is none of these is left out and named.
  */
 
 export type Kind = 'artworks' | 'events';
@@ -44,7 +45,7 @@ export function parseColumnMap(spec: string, kind: Kind): Map<string, string | n
     const at = pair.lastIndexOf('=');
     if (at <= 0) throw new FileProblem(`--map takes COLUMN=FIELD pairs separated by commas (got ${quoted(pair)})`);
     const field = pair.slice(at + 1).trim().toLowerCase();
-    if (field !== '' && !FIELDS[kind].includes(field)) {
+    if (field !== '' && !TARGETS[kind].includes(field)) {
       const suggestion = closest(field, FIELDS[kind]);
       throw new FileProblem(`--map names ${quoted(field)}, which is not a field of ${kind}${suggestion ? ` (did you mean "${suggestion}"?)` : ''}; the fields are ${WRITABLE[kind].join(', ')}`);
     }
@@ -53,68 +54,123 @@ export function parseColumnMap(spec: string, kind: Kind): Map<string, string | n
   return map;
 }
 
-/** The field a column fills without a mapping, if its name is one. */
-export function fieldNamed(column: string, kind: Kind): string | undefined {
-  const field = asField(column);
-  return FIELDS[kind].includes(field) ? field : undefined;
-}
-
-/** Words spreadsheets use for a field, for suggestions only (a suggestion is offered, never applied). */
-const SYNONYMS: Record<string, string> = {
-  inventory: 'external_id', inv: 'external_id', stock: 'external_id', sku: 'external_id', ref: 'external_id', reference: 'external_id',
-  artist: 'artist_name', maker: 'artist_name', year: 'creation_year', date: 'creation_year', size: 'dimensions',
-  technique: 'medium', material: 'medium', materials: 'medium', status: 'availability', image: 'image_url',
-  picture: 'image_url', photo: 'image_url', link: 'external_url', url: 'external_url', website: 'external_url',
-  start: 'start_date', from: 'start_date', end: 'end_date', until: 'end_date', city: 'location_city', country: 'location_country',
-  type: 'event_type', calendar: 'ical_url', name: 'title',
-  edition: 'edition_number', number: 'edition_number', ap: 'artist_proofs', proofs: 'artist_proofs', alt: 'image_alt',
-  unit: 'dimension_unit', units: 'dimension_unit', views: 'additional_images', images: 'additional_images', display: 'price_display',
-  h: 'height', w: 'width', d: 'depth',
+/**
+ * Targets a column may fill beyond the fields (artworks): the artist's first and last names (joined
+ * "First Last"), an edition written as galleries write it (`3/50 + 5 AP`), and yes/no columns for price
+ * on request and a hidden price (docs/push.md, How columns are read).
+ */
+export const EXTRA_TARGETS: Record<Kind, readonly string[]> = {
+  artworks: ['artist_first_name', 'artist_last_name', 'edition', 'price_on_request', 'price_hidden'],
+  events: [],
 };
 
-/** The field a column most likely means: a misspelling of a field's name, else a word spreadsheets use for one. */
-function closestField(column: string, kind: Kind): string | undefined {
-  const near = closest(asField(column), FIELDS[kind]);
-  if (near) return near;
-  const words = key(column).split(/[^\p{L}\p{N}]+/u);
-  return words.map((word) => SYNONYMS[word]).find((field) => field !== undefined && FIELDS[kind].includes(field));
+/** What a column may fill: a field or one of the extra targets. */
+export const TARGETS: Record<Kind, readonly string[]> = {
+  artworks: [...FIELDS.artworks, ...EXTRA_TARGETS.artworks],
+  events: FIELDS.events,
+};
+
+/** The targets a person chooses among: no read-only field (id, image, fingerprint, timestamps). */
+export const CHOOSABLE: Record<Kind, readonly string[]> = {
+  artworks: [...WRITABLE.artworks, ...IMAGE_URL_COLUMNS, ...EXTRA_TARGETS.artworks],
+  events: WRITABLE.events,
+};
+
+/** What the console calls each target, in the gallery's words (docs/console.md, Import). */
+const LABELS: Record<string, string> = {
+  title: 'Title', artist_name: 'Artist', artist_first_name: 'Artist\'s first name', artist_last_name: 'Artist\'s last name',
+  creation_year: 'Year', medium: 'Medium', dimensions: 'Dimensions (as written)', height: 'Height', width: 'Width', depth: 'Depth',
+  dimension_unit: 'Unit of height, width, depth', price: 'Price', currency: 'Currency', availability: 'Availability',
+  external_id: 'Inventory number', edition: 'Edition (3/50, edition of 50)', edition_size: 'Edition size', edition_number: 'Copy number',
+  artist_proofs: 'Artist\'s proofs', price_on_request: 'Price on request (yes/no)', price_hidden: 'Hide price (yes/no)',
+  price_display: 'Price display (shown, on_request, hidden)', image_url: 'Image', image_alt: 'Image text alternative',
+  additional_images: 'More images', description: 'Description', external_url: 'Web page',
+  start_date: 'Start date', end_date: 'End date', event_type: 'Type of event', location_name: 'Venue', location_city: 'City',
+  location_country: 'Country', ical_url: 'Calendar link',
+};
+/** A target as a person reads it: "Inventory number", "Artist", "Price on request (yes/no)". */
+export const targetLabel = (target: string): string => {
+  const view = /^image_url_(\d+)$/.exec(target);
+  return view ? `Image ${view[1]}` : LABELS[target] ?? target.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+};
+
+/** The field a column fills without a mapping, if its name is one (a target's name counts: "Price on request"). */
+export function fieldNamed(column: string, kind: Kind): string | undefined {
+  const field = asField(column);
+  return TARGETS[kind].includes(field) ? field : undefined;
 }
 
-/** The field a column most likely means, for a suggestion: its own name, else the closest field. */
+/** The field a column most likely means, for a "did you mean": a misspelling of a field's name, else what its words suggest. */
+function closestField(column: string, kind: Kind): string | undefined {
+  return closest(asField(column), FIELDS[kind]) ?? suggestColumn(column, kind, TARGETS[kind]).field;
+}
+
+/** The field a column most likely means, for the console's choice: its own name, else what its words suggest. */
 export function suggestField(column: string, kind: Kind): string | undefined {
-  return fieldNamed(column, kind) ?? closestField(column, kind);
+  return fieldNamed(column, kind) ?? suggestColumn(column, kind, TARGETS[kind]).field;
+}
+
+/** How a header was read: each column's field (null: left out) and hints, the mapping in use and the columns left out. */
+export interface HeaderReading {
+  fields: (string | null)[];
+  hints: ColumnHints[];
+  /** Every column of the file → its field, or null when left out: what a feed stores and every answer shows. */
+  mapping: Record<string, string | null>;
+  /** Columns no name, word or person gave a field (a private column, an unknown word, two columns for one field). */
+  unmapped: string[];
+}
+
+export interface HeaderOptions {
+  map?: ColumnMap;
+  /** Apply the words' suggestions where unambiguous (default true; `push --no-suggest` turns them off). */
+  suggest?: boolean;
+  /** Refuse the file for a column that fills no field, as before (`push --strict`). */
+  strict?: boolean;
 }
 
 /**
- * The field of each column (null: left out), or one FileProblem naming every column that fills no
- * field, two columns that fill the same one, a mapped column the file lacks, or a missing title.
+ * The one reading of a header (docs/push.md, How columns are read): the person's mapping first, then a
+ * column named as a field, then the words' suggestions where unambiguous. A FileProblem names a mapped
+ * column the file lacks, two columns mapped or named for one field, a missing title, and with `strict`
+ * every column that fills no field.
  */
-export function matchColumns(columns: readonly string[], kind: Kind, map: ColumnMap = new Map()): (string | null)[] {
+export function readHeader(columns: readonly string[], kind: Kind, options: HeaderOptions = {}): HeaderReading {
+  const map = options.map ?? new Map<string, string | null>();
   const present = new Set(columns.map(key));
   const absent = [...map.keys()].filter((name) => !present.has(name));
   if (absent.length > 0) {
     throw new FileProblem(`--map names the column${absent.length > 1 ? 's' : ''} ${absent.map(quoted).join(', ')}, which the file does not have; its columns are ${columns.slice(0, 30).map(quoted).join(', ')}`);
   }
-  const unknown: string[] = [];
+  const read = readColumns(columns, kind, TARGETS[kind], (column) => map.get(key(column)), (column) => fieldNamed(column, kind), options.suggest ?? true);
   const seen = new Map<string, string>();
-  const fields = columns.map((column) => {
-    const field = map.has(key(column)) ? map.get(key(column))! : fieldNamed(column, kind);
-    if (field === undefined) {
-      const suggestion = closestField(column, kind);
-      unknown.push(`${quoted(column)}${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`);
-      return null;
-    }
-    if (field === null) return null;
+  read.fields.forEach((field, i) => {
+    if (field === null) return;
     const earlier = seen.get(field);
-    if (earlier !== undefined) throw new FileProblem(`columns ${quoted(earlier)} and ${quoted(column)} are both ${field}`);
-    seen.set(field, column);
-    return field;
+    if (earlier !== undefined) throw new FileProblem(`columns ${quoted(earlier)} and ${quoted(columns[i]!)} are both ${field}`);
+    seen.set(field, columns[i]!);
   });
-  if (unknown.length > 0) {
+  if (options.strict && read.unmapped.length > 0) {
+    const unknown = read.unmapped.map((column) => {
+      const suggestion = closestField(column, kind);
+      return `${quoted(column)}${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`;
+    });
     const listed = unknown.length > 10 ? [...unknown.slice(0, 10), `and ${unknown.length - 10} more`] : unknown;
     throw new FileProblem(`unknown column${unknown.length > 1 ? 's' : ''} ${listed.join(', ')}; the ${kind} fields are ${WRITABLE[kind].join(', ')}`
       + ' (map a column with --map "COLUMN=FIELD")');
   }
-  if (!seen.has('title')) throw new FileProblem('no title column: every row needs a title');
-  return fields;
+  if (!seen.has('title')) {
+    const hint = read.unmapped.length > 0 ? `; the columns left out are ${read.unmapped.slice(0, 10).map(quoted).join(', ')} (map one with --map "COLUMN=title")` : '';
+    throw new FileProblem(`no title column: every row needs a title${hint}`);
+  }
+  return {
+    fields: read.fields,
+    hints: read.hints,
+    mapping: Object.fromEntries(columns.map((column, i) => [column, read.fields[i] ?? null])),
+    unmapped: read.unmapped,
+  };
+}
+
+/** The field of each column (null: left out), as `readHeader` reads them. */
+export function matchColumns(columns: readonly string[], kind: Kind, map: ColumnMap = new Map(), options: Omit<HeaderOptions, 'map'> = {}): (string | null)[] {
+  return readHeader(columns, kind, { ...options, map }).fields;
 }

@@ -4,9 +4,11 @@ import { eventFromPost } from '../domain/event.js';
 import { ArtworkPost } from '../schemas/artworks.js';
 import { EventPost } from '../schemas/events.js';
 import { compileBodyValidator } from '../schemas/validator.js';
-import { matchColumns, type ColumnMap, type Kind } from './columns.js';
+import { EXTRA_TARGETS, readHeader, type ColumnMap, type HeaderOptions, type HeaderReading, type Kind } from './columns.js';
 import { readRegularFile } from './open.js';
-import { priceProblem } from './price.js';
+import {
+  quoteCell, readAvailability, readCurrency, readEdition, readMeasure, readPrice, readUnit, readYear, readYesNo, type Unit,
+} from './values.js';
 import { readTable, type ReadOptions, type Table } from './table.js';
 
 export type { Kind } from './columns.js';
@@ -15,8 +17,10 @@ export interface Row {
   /** Where the row stands, for messages: `line 12` (CSV), `row 12` (Excel) or `item 3` (JSON). */
   label: string;
   body: Record<string, unknown>;
-  /** Cells that could not be read as their field (a price written with a currency sign): the row is refused. */
+  /** Cells that could not be read as their field (a price with cents, a word that is no availability): the row is refused. */
   problems: string[];
+  /** What the row is written with but should be told (level `warning`: "price: no currency"). */
+  warnings?: string[];
 }
 
 export interface RowProblem {
@@ -26,7 +30,6 @@ export interface RowProblem {
 
 /** Text cells of these fields are whole numbers in the API. */
 const INTEGER_FIELDS = new Set(['creation_year', 'price', 'edition_size', 'edition_number', 'artist_proofs']);
-/** Text cells of these fields are measures: `30`, `30.5` or `30,5` (a comma before one or two digits is a decimal comma). */
 const MEASURE_FIELDS = new Set(['height', 'width', 'depth']);
 
 /**
@@ -34,56 +37,151 @@ const MEASURE_FIELDS = new Set(['height', 'width', 'depth']);
  * the row gets `price_display: on_request` and no price.
  */
 const ON_REQUEST = new Set(['poa', 'p.o.a.', 'p.o.a', 'por', 'p.o.r.', 'p.o.r', 'price on request', 'price on application', 'on request',
-  'auf anfrage', 'preis auf anfrage', 'sur demande', 'prix sur demande', 'su richiesta', 'prezzo su richiesta', 'a consultar', 'precio a consultar']);
-export const isPriceOnRequest = (cell: string): boolean => ON_REQUEST.has(cell.trim().toLowerCase().replace(/\s+/g, ' '));
+  'auf anfrage', 'preis auf anfrage', 'sur demande', 'prix sur demande', 'su richiesta', 'prezzo su richiesta', 'a consultar', 'precio a consultar',
+  'op aanvraag', 'prijs op aanvraag']);
+export const isPriceOnRequest = (cell: string): boolean => cell.length <= 100 && ON_REQUEST.has(cell.trim().toLowerCase().replace(/\s+/g, ' '));
 
 /** Several image URLs in one cell, separated by whitespace or `|`. */
 const urlsOf = (cell: string): string[] => cell.split(/[\s|]+/).filter((url) => url !== '');
 
+export interface RowOptions extends HeaderOptions {
+  /** The entity's currency for prices that name none (profile `default_currency`). */
+  defaultCurrency?: string | null;
+}
+
 /**
- * The rows of a table as request bodies, its columns matched to fields once for the whole file (one
- * error for every unknown column, not one per row).
+ * The rows of a table as request bodies, its header read once for the whole file (src/import/columns.ts)
+ * and each cell read as galleries write it (src/import/values.ts; docs/push.md, How values are read).
  */
-export function tableRows(table: Table, kind: Kind, map?: ColumnMap): Row[] {
-  const fields = matchColumns(table.columns, kind, map);
+export function readTableRows(table: Table, kind: Kind, options: RowOptions = {}): { rows: Row[]; reading: HeaderReading } {
+  const reading = readHeader(table.columns, kind, options);
+  const { fields, hints } = reading;
   const text = table.format !== 'json';
-  return table.rows.map(({ label, cells }) => {
+  const defaultCurrency = options.defaultCurrency ?? null;
+  const rows = table.rows.map(({ label, cells }) => {
     const body: Record<string, unknown> = {};
     const problems: string[] = [];
+    const warnings: string[] = [];
     const views = new Views();
     let onRequest = false;
+    let hidden = false;
+    let priceCurrency: string | undefined;
+    let priceColumn = -1;
+    let cellUnit: Unit | undefined;
+    const names: { first?: string; last?: string } = {};
     for (const [i, cell] of cells.entries()) {
       const field = fields[i];
       if (!field || cell === undefined) continue;
       if (typeof cell === 'string' && views.take(field, cell)) continue;
-      if (!text || typeof cell !== 'string') {
+      if (typeof cell !== 'string' || (!text && !EXTRA_TARGETS[kind].includes(field))) {
         body[field] = cell;
         continue;
       }
       // An empty cell means "not sent".
-      if (cell === '') continue;
+      if (cell.trim() === '') continue;
       const value = cell.trim();
+      const problem = (message: string) => problems.push(`${field}: ${message}`);
       if (INTEGER_FIELDS.has(field) && /^-?\d+$/.test(value)) {
         body[field] = Number(value);
+        if (field === 'price') priceColumn = i;
         continue;
       }
-      if (MEASURE_FIELDS.has(field) && /^\d+(?:[.,]\d{1,2})?$/.test(value)) {
-        body[field] = Number(value.replace(',', '.'));
-        continue;
+      switch (field) {
+        case 'creation_year': {
+          const year = readYear(value);
+          if ('value' in year) body.creation_year = year.value;
+          else problem(year.problem);
+          continue;
+        }
+        case 'price': {
+          if (isPriceOnRequest(value)) {
+            onRequest = true;
+            continue;
+          }
+          const price = readPrice(value, defaultCurrency);
+          if (price === undefined) problem(`${quoteCell(value)} in column ${JSON.stringify(table.columns[i])} is not a price; write a whole number such as 12500, 12.500 or € 12.500`);
+          else if ('problem' in price) problem(`${price.problem} (column ${JSON.stringify(table.columns[i])})`);
+          else {
+            body.price = price.value.amount;
+            priceCurrency = price.value.currency;
+            priceColumn = i;
+          }
+          continue;
+        }
+        case 'currency': {
+          const currency = readCurrency(value, defaultCurrency);
+          body.currency = currency && 'value' in currency ? currency.value : cell;
+          continue;
+        }
+        case 'availability': {
+          const availability = readAvailability(value);
+          if ('value' in availability) body.availability = availability.value;
+          else problem(availability.problem);
+          continue;
+        }
+        case 'edition': {
+          const edition = readEdition(value);
+          if ('value' in edition) Object.assign(body, edition.value);
+          else problem(edition.problem);
+          continue;
+        }
+        case 'price_on_request':
+        case 'price_hidden': {
+          const yes = readYesNo(value);
+          if ('problem' in yes) problem(yes.problem);
+          else if (field === 'price_on_request') onRequest ||= yes.value;
+          else hidden ||= yes.value;
+          continue;
+        }
+        case 'artist_first_name':
+          names.first = value;
+          continue;
+        case 'artist_last_name':
+          names.last = value;
+          continue;
+        case 'dimension_unit': {
+          const unit = readUnit(value);
+          body.dimension_unit = unit && 'value' in unit ? unit.value : cell;
+          continue;
+        }
+        case 'dimensions': {
+          const unit = hints[i]?.unit;
+          // "Dimensions (cm)": the column's unit applies to cells that name none.
+          body.dimensions = unit && /^[\d\s.,x×/¼½¾⅓⅔⅛⅜⅝⅞-]+$/u.test(value) ? `${value} ${unit}` : cell;
+          continue;
+        }
       }
-      if (field === 'price' && isPriceOnRequest(value)) {
-        onRequest = true;
-        continue;
+      if (MEASURE_FIELDS.has(field)) {
+        const measure = readMeasure(value);
+        if (measure && 'value' in measure) {
+          body[field] = measure.value.value;
+          cellUnit ??= measure.value.unit ?? hints[i]?.unit;
+          continue;
+        }
       }
-      const refused = field === 'price' ? priceProblem(cell, table.columns[i]!) : undefined;
-      if (refused) problems.push(`price: ${refused}`);
-      else body[field] = cell;
+      body[field] = cell;
     }
-    // A price_display column says what it says; a price cell reading "on request" says it otherwise.
-    if (onRequest && body.price_display === undefined) body.price_display = 'on_request';
+    if (kind === 'artworks') {
+      // A price_display column says what it says; yes/no columns or a price cell reading "on request" say it otherwise.
+      if (body.price_display === undefined && (hidden || onRequest)) body.price_display = hidden ? 'hidden' : 'on_request';
+      if (body.artist_name === undefined && (names.first || names.last)) body.artist_name = [names.first, names.last].filter(Boolean).join(' ');
+      if (body.dimension_unit === undefined && cellUnit) body.dimension_unit = cellUnit;
+      if (typeof body.price === 'number' && text && body.currency === undefined) {
+        // A row's currency: its currency column, its price cell's sign or code, the price column's name, the entity's default.
+        const currency = priceCurrency ?? hints[priceColumn]?.currency ?? defaultCurrency ?? undefined;
+        if (currency) body.currency = currency;
+        else warnings.push('price: no currency (set one in a currency column, in the price, or as the default currency of your profile)');
+      }
+    }
     views.into(body);
-    return { label, body, problems };
+    return warnings.length > 0 ? { label, body, problems, warnings } : { label, body, problems };
   });
+  return { rows, reading };
+}
+
+/** The rows of a table as request bodies (see `readTableRows`). */
+export function tableRows(table: Table, kind: Kind, map?: ColumnMap, options: Omit<RowOptions, 'map'> = {}): Row[] {
+  return readTableRows(table, kind, { ...options, ...(map ? { map } : {}) }).rows;
 }
 
 /**
@@ -123,9 +221,9 @@ class Views {
 }
 
 /** A file `push` names: a regular file of bounded size, read as a table, its rows matched to the fields. */
-export async function readRows(file: string, kind: Kind, options: Omit<ReadOptions, 'name'> & { map?: ColumnMap } = {}): Promise<Row[]> {
+export async function readRows(file: string, kind: Kind, options: Omit<ReadOptions, 'name'> & RowOptions = {}): Promise<{ rows: Row[]; reading: HeaderReading }> {
   const table = await readTable(await readRegularFile(file), { ...options, name: file });
-  return tableRows(table, kind, options.map);
+  return readTableRows(table, kind, options);
 }
 
 const validators = {

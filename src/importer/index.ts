@@ -60,6 +60,10 @@ export interface Preview {
   send: Candidate[];
   /** The rows of `send` equal to their stored record (a feed's run does not write them). */
   same: Set<Candidate>;
+  /** The record each unchanged row matched, by the row's label (the feed preview shows it). */
+  sameIds: Map<string, number>;
+  /** Rows written with a warning (level `warning`: "price: no currency"), in file order. */
+  warnings: RowProblem[];
 }
 
 export interface MirrorChoice {
@@ -132,7 +136,7 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
   const send = candidates.filter((c) => !duplicateOf.has(c));
 
   const catalog = await readCatalog(db, actor.entityId, kind, actor.entitySlug);
-  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send, same: new Set() };
+  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send, same: new Set(), sameIds: new Map(), warnings: [] };
   const named = new Set<number>();
   for (const [i, c] of send.entries()) {
     if (i % BATCH === 0) await yieldToEventLoop();
@@ -151,11 +155,13 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
       else {
         preview.unchanged++;
         preview.same.add(c);
+        preview.sameIds.set(c.row.label, match.record.id);
       }
     }
   }
   const refusedLabels = new Set(refused.map((r) => r.label));
   preview.send = send.filter((c) => !refusedLabels.has(c.row.label));
+  preview.warnings = preview.send.filter((c) => c.row.warnings?.length).map((c) => ({ label: c.row.label, message: c.row.warnings!.join('; ') }));
   if (mirror.prune) {
     const owned = mirror.ownerFeedId === undefined ? undefined : await feedOwnedIds(db, mirror.ownerFeedId, kind);
     preview.deletions = catalog.records.filter((r) => !named.has(r.id) && (!owned || owned.has(r.id)))
@@ -246,7 +252,11 @@ async function importRun(db: Db, actor: Actor, preview: Preview, mirror: MirrorC
     throw failure;
   } finally {
     const { total, created, updated, unchanged, deleted, failed, duplicate } = job.counts;
-    const problems = job.failures.map(({ label, message }) => ({ line: Number(/\d+/.exec(label)?.[0] ?? NaN) || null, column: null, message }));
+    const lineOf = (label: string) => Number(/\d+/.exec(label)?.[0] ?? NaN) || null;
+    const problems = [
+      ...job.failures.map(({ label, message }) => ({ line: lineOf(label), column: null, message, level: 'error' as const })),
+      ...preview.warnings.map(({ label, message }) => ({ line: lineOf(label), column: null, message, level: 'warning' as const })),
+    ].slice(0, 100);
     await finishImportRun(db, runId, {
       counts: { rows: total, created, updated, unchanged, deleted, refused: failed, duplicates: duplicate }, problems, error,
     }, nowIso()).catch(() => undefined);

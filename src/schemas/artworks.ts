@@ -4,7 +4,8 @@ import {
   CurrencyCode, HttpUrl, Id, LongText, Nullable, Page, ReadOnlyEcho, Ref, StringEnum, Text, Timestamp, cursorQuery, pageQuery,
 } from './common.js';
 
-export const AVAILABILITY = ['available', 'reserved', 'sold'] as const;
+/** `not_for_sale`: on loan, in a private collection, kept by the gallery; public pages show no price or offer (docs/api.md, Artworks). */
+export const AVAILABILITY = ['available', 'reserved', 'sold', 'not_for_sale'] as const;
 export type Availability = (typeof AVAILABILITY)[number];
 export const PRICE_DISPLAY = ['shown', 'on_request', 'hidden'] as const;
 export type PriceDisplay = (typeof PRICE_DISPLAY)[number];

@@ -4,7 +4,7 @@ import { BatchItemResult, BatchResponse } from './batch.js';
 import { ChangelogEntry, ChangelogPage } from './changelog.js';
 import { ErrorBody } from './common.js';
 import { Event, EventList, EventListItem, EventPostResult } from './events.js';
-import { Feed, FeedList, FeedRun, FeedRunList, RunList } from './feeds.js';
+import { Feed, FeedList, FeedPreview, FeedRun, FeedRunList, RunList } from './feeds.js';
 import { Health, HealthUnavailable, MetricsText } from './operations.js';
 import { Image, ImageBytes } from './images.js';
 import { Me } from './me.js';
@@ -24,7 +24,7 @@ export const COMPONENTS: readonly TSchema[] = [
   ChangelogEntry, ChangelogPage, SyncStatus,
   BatchItemResult, BatchResponse,
   WebhookEndpoint, WebhookEndpointWithSecret, WebhookList, WebhookAttempt, WebhookMessage, WebhookMessagePage,
-  FeedRun, Feed, FeedList, FeedRunList, RunList,
+  FeedRun, Feed, FeedList, FeedRunList, FeedPreview, RunList,
   TrashItem, TrashPage,
   Me, Health, HealthUnavailable, MetricsText, ImageBytes, ErrorBody,
 ];

@@ -41,6 +41,12 @@ export const FeedPost = Type.Object({
 }, { additionalProperties: false, examples: [{ url: 'https://docs.example.org/inventory.csv', kind: 'artworks', mapping: { 'Inventory No.': 'external_id' }, mode: 'merge', interval_minutes: 60 }] });
 export type FeedPostBody = Static<typeof FeedPost>;
 
+export const FeedPreviewPost = Type.Object({
+  ...FeedPost.properties,
+  feed_id: Type.Optional(Id),
+}, { additionalProperties: false, examples: [{ url: 'https://docs.example.org/inventory.csv', kind: 'artworks' }] });
+export type FeedPreviewPostBody = Static<typeof FeedPreviewPost>;
+
 export const FeedPut = Type.Object(Object.fromEntries(Object.entries(writable).map(([k, v]) => [k, Type.Optional(v)])) as {
   [K in keyof typeof writable]: ReturnType<typeof Type.Optional<(typeof writable)[K]>>
 }, { additionalProperties: false, examples: [{ mode: 'mirror', interval_minutes: 30 }] });
@@ -63,6 +69,7 @@ const Problem = Type.Object({
   line: Nullable(Type.Integer({ description: 'The file\'s line (CSV), row (Excel) or item (JSON).' })),
   column: Nullable(Type.String()),
   message: Type.String(),
+  level: StringEnum(['error', 'warning'] as const, { description: '`error`: the row is refused; `warning`: the row is written (such as "no currency").' }),
 });
 
 export const RUN_KINDS = ['feed', 'import', 'undo'] as const;
@@ -95,11 +102,30 @@ export const Feed = Type.Object({
   id: Id,
   ...writable,
   paused_reason: Nullable(Type.String()),
+  unmapped_columns: Nullable(Type.Array(Type.String(), {
+    description: 'The file\'s columns the feed leaves out (a private column, a name no word matches, two columns for one field); null until the feed has read its file once, when the mapping in use (suggestions included) is stored.',
+  })),
   created_at: Timestamp,
   next_run_at: Nullable(Timestamp),
   last_run: Type.Unsafe<FeedRunType | null>({ oneOf: [Ref(FeedRun), { type: 'null' }] }),
 }, { $id: 'Feed', description: 'A feed: a file at a URL kept applied to the catalog.' });
 export type FeedType = Static<typeof Feed>;
+
+export const FeedPreview = Type.Object({
+  mapping: Mapping,
+  unmapped_columns: Type.Array(Type.String(), { description: 'The file\'s columns left out: a private column, a name no word matches, two columns for one field.' }),
+  rows: Type.Array(Type.Object({
+    line: Nullable(Type.Integer()),
+    action: StringEnum(['create', 'update', 'unchanged', 'refused'] as const),
+    id: Nullable(Type.Integer({ description: 'The record the row updates or leaves unchanged; null for create and refused.' })),
+    fields: Type.Record(Type.String(), Type.Unknown(), { description: 'The row as it would be written.' }),
+  }), { maxItems: 20, description: 'The first 20 rows of the file.' }),
+  counts: Type.Object({
+    rows: Type.Integer(), created: Type.Integer(), updated: Type.Integer(), unchanged: Type.Integer(),
+    deleted: Type.Integer(), refused: Type.Integer(), duplicates: Type.Integer(),
+  }, { description: 'As a run\'s: what applying the file now would do.' }),
+  problems: Type.Array(Problem, { maxItems: 100 }),
+}, { $id: 'FeedPreview', description: 'A feed\'s file read once and compared with the catalog; nothing written.' });
 
 export const FeedList = Type.Object({ feeds: Type.Array(Ref(Feed)) }, { $id: 'FeedList', description: 'The entity\'s feeds, at most 10.' });
 

@@ -4,7 +4,10 @@ import { ENTITY_TYPES } from './profile.js';
 import { SCOPES, TIERS } from './keys.js';
 
 export const Me = Type.Object({
-  entity: Type.Object({ id: Id, type: StringEnum(ENTITY_TYPES), name: Type.String(), slug: Type.String() }),
+  entity: Type.Object({
+    id: Id, type: StringEnum(ENTITY_TYPES), name: Type.String(), slug: Type.String(),
+    default_currency: Nullable(Type.String({ description: 'The profile\'s currency for imported prices that name none (`push` reads it here).' })),
+  }),
   key: Type.Object({
     prefix: Type.String(),
     tier: StringEnum(TIERS),

@@ -18,6 +18,9 @@ export const ProfilePut = Type.Object(
     social_photo: Type.Optional(ClearableUrl),
     social_twitter: Type.Optional(ClearableUrl),
     social_micro: Type.Optional(ClearableUrl),
+    default_currency: Type.Optional(Nullable(Type.String({
+      format: 'iso4217', description: 'The currency of imported prices that name none (ISO 4217, such as EUR, any case); `null` clears it.',
+    }))),
     id: ReadOnlyEcho(),
     type: ReadOnlyEcho(),
     name: ReadOnlyEcho(),
@@ -50,6 +53,7 @@ export const Profile = Type.Object(
     social_micro: Nullable(Type.String({ description: 'Same value as social_twitter.' })),
     location_city: Nullable(Type.String()),
     location_country: Nullable(Type.String()),
+    default_currency: Nullable(Type.String({ description: 'The currency of imported prices that name none (docs/push.md, How values are read).' })),
   },
   { $id: 'Profile', description: 'The profile of the key\'s entity (a gallery or an artist).' },
 );

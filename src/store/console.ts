@@ -61,7 +61,7 @@ function paged<R extends { id: number }>(rows: R[], limit: number): ConsolePage<
 
 export interface ArtworkFilter {
   search?: string | undefined;
-  availability?: 'available' | 'reserved' | 'sold' | undefined;
+  availability?: 'available' | 'reserved' | 'sold' | 'not_for_sale' | undefined;
   /** Only records whose image is in this state (`image_status`, docs/api.md, Images). */
   imageStatus?: ImageStatus | undefined;
   after: number;

@@ -133,6 +133,6 @@ export function toProfile(row: EntityRow): ProfileType {
     description: row.description, external_url: row.external_url, ical_url: row.ical_url,
     social_instagram: row.social_instagram, social_photo: row.social_instagram,
     social_twitter: row.social_twitter, social_micro: row.social_twitter,
-    location_city: row.location_city, location_country: row.location_country,
+    location_city: row.location_city, location_country: row.location_country, default_currency: row.default_currency,
   };
 }

@@ -59,18 +59,29 @@ const feedByUrl = statement((db, p: Params<{ entityId: number; kind: string; url
   db.selectFrom('feeds').select('id').where('entity_id', '=', p.entityId).where('kind', '=', p.kind as never).where('url', '=', p.url));
 
 const insertFeed = statement((db, p: Params<Omit<FeedRow, 'id' | 'failures'>>) => db.insertInto('feeds').values({
-  entity_id: p.entity_id, url: p.url, kind: p.kind, mapping: p.mapping, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
+  entity_id: p.entity_id, url: p.url, kind: p.kind, mapping: p.mapping, mapping_frozen: p.mapping_frozen, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
   interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason,
   etag: p.etag, last_modified: p.last_modified, body_hash: p.body_hash, run_now_at: p.run_now_at, created_at: p.created_at,
 }).returningAll());
 
 const updateFeedRow = statement((db, p: Params<Pick<FeedRow, 'id' | 'url' | 'kind' | 'mapping' | 'encoding' | 'sheet' | 'mode'
-  | 'interval_minutes' | 'paused' | 'paused_reason' | 'etag' | 'last_modified' | 'body_hash' | 'failures'>>) =>
+  | 'interval_minutes' | 'paused' | 'paused_reason' | 'etag' | 'last_modified' | 'body_hash' | 'failures' | 'mapping_frozen'>>) =>
   db.updateTable('feeds').set({
-    url: p.url, kind: p.kind, mapping: p.mapping, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
+    url: p.url, kind: p.kind, mapping: p.mapping, mapping_frozen: p.mapping_frozen, encoding: p.encoding, sheet: p.sheet, mode: p.mode,
     interval_minutes: p.interval_minutes, paused: p.paused, paused_reason: p.paused_reason,
     etag: p.etag, last_modified: p.last_modified, body_hash: p.body_hash, failures: p.failures,
   }).where('id', '=', p.id).returningAll());
+
+const freezeMapping = statement((db, p: Params<{ id: number; mapping: string }>) =>
+  db.updateTable('feeds').set({ mapping: p.mapping, mapping_frozen: 1 }).where('id', '=', p.id).where('mapping_frozen', '=', 0));
+
+/**
+ * Stores a feed's whole reading of its file, suggestions included, at its first read (docs/api.md,
+ * Feeds): from then on a change of the words never changes how the feed reads. A feed frozen
+ * meanwhile keeps its mapping.
+ */
+export const freezeFeedMapping = (db: Db, id: number, mapping: Record<string, string | null>): Promise<void> =>
+  transaction(db, function* () { yield* all(freezeMapping, { id, mapping: JSON.stringify(mapping) }); });
 
 const removeFeed = statement((db, p: Params<{ id: number }>) => db.deleteFrom('feeds').where('id', '=', p.id));
 // A deleted feed's records stay, nobody's own any more (docs/api.md, Feeds).
@@ -209,7 +220,7 @@ function checkFeedUrl(url: string): void {
   if (problem) throw invalidFields([{ field: 'url', message: problem }]);
 }
 
-export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: string): Promise<FeedWithRun> {
+export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: string, mappingFrozen = false): Promise<FeedWithRun> {
   checkFeedUrl(spec.url);
   try {
     return await transaction(db, function* () {
@@ -221,7 +232,7 @@ export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: s
       yield* sameUrlCheck(entityId, spec.kind, spec.url, null);
       const feed = (yield* first(insertFeed, {
         entity_id: entityId, ...asRow(spec), paused_reason: null,
-        etag: null, last_modified: null, body_hash: null, run_now_at: null, created_at: at,
+        etag: null, last_modified: null, body_hash: null, run_now_at: null, created_at: at, mapping_frozen: mappingFrozen ? 1 : 0,
       }))!;
       const run = spec.paused ? null : (yield* first(insertRun, { feedId: feed.id, at }))!;
       yield* scheduleFeed(feed, run !== null, plusMinutes(at, spec.interval_minutes), at);
@@ -268,6 +279,8 @@ export async function updateFeed(db: Db, entityId: number, id: number, patch: Pa
         paused_reason: next.paused ? feed.paused_reason : null,
         etag: reread ? null : feed.etag, last_modified: reread ? null : feed.last_modified, body_hash: reread ? null : feed.body_hash,
         failures: resumed ? 0 : feed.failures,
+        // A new mapping (or kind) is read with the suggestions for the columns it leaves out, at the next read.
+        mapping_frozen: patch.mapping !== undefined || next.kind !== current.kind ? 0 : feed.mapping_frozen,
       }))!;
       // Resumed or a new interval: due an interval from now; else the job keeps its time.
       const moved = resumed || next.interval_minutes !== current.interval_minutes;
@@ -366,7 +379,7 @@ export interface RunOutcome {
   status: Exclude<FeedRunStatus, 'queued' | 'running'>;
   httpStatus: number | null;
   counts: Record<string, number> | null;
-  problems: { line: number | null; column: string | null; message: string }[];
+  problems: { line: number | null; column: string | null; message: string; level: 'error' | 'warning' }[];
   error: string | null;
   newColumns: string[];
   /** A mirror's deletions waiting for a person (needs_attention): docs/api.md, Feeds. */
@@ -396,8 +409,8 @@ function* finishRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, 
     const failures = outcome.status === 'failed' ? feed.failures + 1 : 0;
     const pause = failures >= FAILURES_TO_PAUSE && feed.paused === 0;
     yield* first(updateFeedRow, {
-      id: feedId, url: feed.url, kind: feed.kind, mapping: feed.mapping, encoding: feed.encoding, sheet: feed.sheet, mode: feed.mode,
-      interval_minutes: feed.interval_minutes, paused: pause ? 1 : feed.paused,
+      id: feedId, url: feed.url, kind: feed.kind, mapping: feed.mapping, mapping_frozen: feed.mapping_frozen, encoding: feed.encoding,
+      sheet: feed.sheet, mode: feed.mode, interval_minutes: feed.interval_minutes, paused: pause ? 1 : feed.paused,
       paused_reason: pause ? `${FAILURES_TO_PAUSE} runs in a row failed; the last: ${outcome.error ?? 'unknown error'}` : feed.paused_reason,
       etag: outcome.file ? outcome.file.etag : feed.etag,
       last_modified: outcome.file ? outcome.file.lastModified : feed.last_modified,
@@ -429,7 +442,8 @@ export const runJson = (run: FeedRunRow): FeedRunType => ({
   finished_at: run.finished_at,
   http_status: run.http_status,
   counts: run.counts === null ? null : JSON.parse(run.counts) as FeedRunType['counts'],
-  problems: run.problems === null ? [] : JSON.parse(run.problems) as FeedRunType['problems'],
+  // Runs before problems had levels held only refused rows.
+  problems: run.problems === null ? [] : (JSON.parse(run.problems) as FeedRunType['problems']).map((p) => ({ ...p, level: p.level ?? 'error' })),
   error: run.error,
   new_columns: run.new_columns === null ? [] : JSON.parse(run.new_columns) as string[],
   pending_deletes: run.pending_deletes === null ? null : JSON.parse(run.pending_deletes) as PendingDelete[],

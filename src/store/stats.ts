@@ -26,6 +26,7 @@ export interface StatsUpdate {
   available: number;
   reserved: number;
   sold: number;
+  not_for_sale: number;
   /** null keeps the stored time. */
   artworksSyncedAt: string | null;
   eventsSyncedAt: string | null;
@@ -35,7 +36,7 @@ export interface StatsUpdate {
 /** The sum of writes' deltas, all made at `at`. */
 export function statsUpdate(entityId: number, deltas: readonly StatsDelta[], at: string): StatsUpdate {
   const update: StatsUpdate = {
-    entityId, artworks: 0, events: 0, changelog: 0, available: 0, reserved: 0, sold: 0,
+    entityId, artworks: 0, events: 0, changelog: 0, available: 0, reserved: 0, sold: 0, not_for_sale: 0,
     artworksSyncedAt: null, eventsSyncedAt: null, artistsSyncedAt: null,
   };
   for (const delta of deltas) {
@@ -47,6 +48,7 @@ export function statsUpdate(entityId: number, deltas: readonly StatsDelta[], at:
     update.available += moved('available');
     update.reserved += moved('reserved');
     update.sold += moved('sold');
+    update.not_for_sale += moved('not_for_sale');
     if (delta.synced === 'artworks') update.artworksSyncedAt = at;
     if (delta.synced === 'events') update.eventsSyncedAt = at;
     if (delta.artistLinked) update.artistsSyncedAt = at;
@@ -64,6 +66,7 @@ const updateStats = statement((db, p: Params<StatsUpdate>) => db.updateTable('en
     available: eb('available', '+', p.available),
     reserved: eb('reserved', '+', p.reserved),
     sold: eb('sold', '+', p.sold),
+    not_for_sale: eb('not_for_sale', '+', p.not_for_sale),
     artworks_synced_at: sql<string>`coalesce(${p.artworksSyncedAt}, artworks_synced_at)`,
     events_synced_at: sql<string>`coalesce(${p.eventsSyncedAt}, events_synced_at)`,
     artists_synced_at: sql<string>`coalesce(${p.artistsSyncedAt}, artists_synced_at)`,
@@ -83,24 +86,24 @@ export function* applyStats(update: StatsUpdate): Work<void> {
  * commit), so it never sits between two other locks. `when`: a condition on the rest of the statement.
  */
 export const upsertStatsSlot = (p: Params<StatsUpdate>, when: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> => sql`
-  insert into entity_stats as s (entity_id, slot, artworks, events, changelog, available, reserved, sold,
+  insert into entity_stats as s (entity_id, slot, artworks, events, changelog, available, reserved, sold, not_for_sale,
     artworks_synced_at, events_synced_at, artists_synced_at, version)
   select cast(${p.entityId} as integer), pg_backend_pid() % ${sql.lit(STATS_SLOTS)}, cast(${p.artworks} as integer),
     cast(${p.events} as integer), cast(${p.changelog} as integer), cast(${p.available} as integer),
-    cast(${p.reserved} as integer), cast(${p.sold} as integer), cast(${p.artworksSyncedAt} as text),
+    cast(${p.reserved} as integer), cast(${p.sold} as integer), cast(${p.not_for_sale} as integer), cast(${p.artworksSyncedAt} as text),
     cast(${p.eventsSyncedAt} as text), cast(${p.artistsSyncedAt} as text), 1
   where ${when}
   on conflict (entity_id, slot) do update set
     artworks = s.artworks + excluded.artworks, events = s.events + excluded.events,
     changelog = s.changelog + excluded.changelog, available = s.available + excluded.available,
-    reserved = s.reserved + excluded.reserved, sold = s.sold + excluded.sold,
+    reserved = s.reserved + excluded.reserved, sold = s.sold + excluded.sold, not_for_sale = s.not_for_sale + excluded.not_for_sale,
     artworks_synced_at = coalesce(excluded.artworks_synced_at, s.artworks_synced_at),
     events_synced_at = coalesce(excluded.events_synced_at, s.events_synced_at),
     artists_synced_at = coalesce(excluded.artists_synced_at, s.artists_synced_at),
     version = s.version + 1`;
 
 const insertStats = statement((db, p: Params<{ entityId: number }>) => db.insertInto('entity_stats').values({
-  entity_id: p.entityId, slot: 0, artworks: 0, available: 0, reserved: 0, sold: 0, events: 0, changelog: 0,
+  entity_id: p.entityId, slot: 0, artworks: 0, available: 0, reserved: 0, sold: 0, not_for_sale: 0, events: 0, changelog: 0,
   artworks_synced_at: null, events_synced_at: null, artists_synced_at: null, version: 0,
 }).onConflict((oc) => oc.columns(['entity_id', 'slot']).doNothing()));
 
@@ -115,7 +118,7 @@ export type EntityStats = Omit<EntityStatsTable, 'slot'>;
 const selectStats = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('entity_stats')
   .select((eb) => [
     eb.fn.countAll<number>().as('slots'),
-    ...(['artworks', 'available', 'reserved', 'sold', 'events', 'changelog', 'version'] as const)
+    ...(['artworks', 'available', 'reserved', 'sold', 'not_for_sale', 'events', 'changelog', 'version'] as const)
       .map((column) => sql<number>`coalesce(sum(${sql.ref(column)}), 0)`.as(column)),
     ...(['artworks_synced_at', 'events_synced_at', 'artists_synced_at'] as const).map((column) => eb.fn.max(column).as(column)),
   ])
@@ -128,6 +131,7 @@ export function* statsOf(entityId: number): Work<EntityStats> {
   return {
     entity_id: entityId,
     artworks: Number(row.artworks), available: Number(row.available), reserved: Number(row.reserved), sold: Number(row.sold),
+    not_for_sale: Number(row.not_for_sale),
     events: Number(row.events), changelog: Number(row.changelog), version: Number(row.version),
     artworks_synced_at: row.artworks_synced_at, events_synced_at: row.events_synced_at, artists_synced_at: row.artists_synced_at,
   };

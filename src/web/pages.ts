@@ -47,11 +47,13 @@ const byArtist = (a: { title: string; artist_name: string | null }) => `${a.titl
  * (docs/api.md, Price display): the price, "Price on request", or nothing.
  */
 function shownPrice(a: Pick<ArtworkListItemType, 'availability' | 'price' | 'currency' | 'price_display'>): string | null {
-  if (a.availability === 'sold' || a.price_display === 'hidden') return null;
+  if (a.availability === 'sold' || a.availability === 'not_for_sale' || a.price_display === 'hidden') return null;
   if (a.price_display === 'on_request') return PRICE_ON_REQUEST;
   return formatPrice(a.price, a.currency);
 }
 const PRICE_ON_REQUEST = 'Price on request';
+/** An availability as visitors read it: "not for sale", not `not_for_sale`. */
+const availabilityLabel = (availability: string): string => availability.replace(/_/g, ' ');
 
 /** What a layout's image slot is wide, for the browser to choose a copy from the srcsets. */
 const SIZES = {
@@ -99,7 +101,7 @@ function artworkCard(profileSlug: string, a: ArtworkListItemType, position: numb
     <h3>${a.title}</h3>
     ${a.artist_name ? html`<p>${a.artist_name}${a.creation_year !== null ? html`, ${a.creation_year}` : ''}</p>` : a.creation_year !== null ? html`<p>${a.creation_year}</p>` : ''}
     ${a.medium ? html`<p class="meta">${a.medium}</p>` : ''}
-    <p>${a.availability ? html`<span class="badge ${a.availability}">${a.availability}</span> ` : ''}${price ?? ''}</p>
+    <p>${a.availability ? html`<span class="badge ${a.availability}">${availabilityLabel(a.availability)}</span> ` : ''}${price ?? ''}</p>
   </div>
   </a>
 </li>`;
@@ -221,7 +223,7 @@ export function artworkPage({ entity, artwork: a, views, baseUrl }: ArtworkView)
   const price = shownPrice(a);
   const facts: Array<[string, string | number | null]> = [
     ['Artist', a.artist_name], ['Year', a.creation_year], ['Medium', a.medium], ['Dimensions', formatMeasured(a) ?? a.dimensions],
-    ['Edition', formatEdition(a)], ['Availability', a.availability], ['Price', price],
+    ['Edition', formatEdition(a)], ['Availability', a.availability && availabilityLabel(a.availability)], ['Price', price],
   ];
   const body = html`<article class="artwork">
   <p class="kind"><a href="${profilePath(entity.slug)}">${entity.name}</a></p>

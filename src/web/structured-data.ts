@@ -53,11 +53,14 @@ function measure(value: number | null, unit: ArtworkRow['dimension_unit']): Json
 export function artworkData(entity: EntityRow, entityUrl: string, artwork: ArtworkRow, url: string, priceShown: boolean, image: string | undefined,
   views: ReadonlyArray<string | undefined> = []): Json {
   const images = [image, ...views].filter((u): u is string => u !== undefined);
-  const offers = artwork.availability || (priceShown && artwork.price !== null) ? compact({
+  // An offer's price always comes with its currency; a work not for sale has no offer at all (docs/api.md, Price display).
+  const priced = priceShown && artwork.price !== null && artwork.currency !== null;
+  const forSale = artwork.availability !== 'not_for_sale';
+  const offers = forSale && (artwork.availability || priced) ? compact({
     '@type': 'Offer',
-    price: priceShown ? artwork.price : undefined,
-    priceCurrency: priceShown && artwork.price !== null ? artwork.currency : undefined,
-    availability: artwork.availability ? SCHEMA_AVAILABILITY[artwork.availability] : undefined,
+    price: priced ? artwork.price : undefined,
+    priceCurrency: priced ? artwork.currency : undefined,
+    availability: artwork.availability && artwork.availability !== 'not_for_sale' ? SCHEMA_AVAILABILITY[artwork.availability] : undefined,
     url: safeHref(artwork.external_url) ?? url,
     seller: compact({ '@type': entity.type === 'gallery' ? 'ArtGallery' : 'Person', name: entity.name, url: entityUrl }),
   }) : undefined;

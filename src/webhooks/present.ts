@@ -36,6 +36,8 @@ export function endpointUrlProblem(text: string, allowPrivate: boolean): string 
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return 'must be an https URL';
   if (url.username || url.password) return 'must not hold a user name or password';
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && !publicAddress(host)))) return 'address not allowed';
+  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && !publicAddress(host)))) {
+    return 'address not allowed: a private or local address (FETCH_ALLOW_PRIVATE=true allows it in development)';
+  }
   return null;
 }

@@ -255,7 +255,7 @@ describe('GET /v1/me', () => {
     const r = await client(t, g.key).get('/v1/me');
     expect(r.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(['entity', 'key', 'rate_limit']);
-    expect(r.body.entity).toEqual({ id: g.entityId, type: 'gallery', name: 'Galerie Me', slug: g.slug });
+    expect(r.body.entity).toEqual({ id: g.entityId, type: 'gallery', name: 'Galerie Me', slug: g.slug, default_currency: null });
     expect(g.slug).toBe('galerie-me');
     expect(Object.keys(r.body.key).sort()).toEqual(['created_at', 'expires_at', 'prefix', 'scopes', 'tier']);
     expect(r.body.key.prefix).toBe(g.key.slice(0, 16));

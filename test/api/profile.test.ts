@@ -6,7 +6,7 @@ beforeAll(async () => { t = await startApp(); });
 afterAll(async () => { await t.close(); });
 
 const PROFILE_FIELDS = [
-  'description', 'external_url', 'ical_url', 'id', 'location_city', 'location_country', 'name', 'slug',
+  'default_currency', 'description', 'external_url', 'ical_url', 'id', 'location_city', 'location_country', 'name', 'slug',
   'social_instagram', 'social_micro', 'social_photo', 'social_twitter', 'type',
 ];
 
@@ -25,7 +25,7 @@ describe('GET /v1/profile', () => {
       id: g.entityId, type: 'gallery', name: 'Galerie Profil', slug: 'galerie-profil',
       description: null, external_url: null, ical_url: null,
       social_instagram: null, social_photo: null, social_twitter: null, social_micro: null,
-      location_city: 'Berlin', location_country: 'DE',
+      location_city: 'Berlin', location_country: 'DE', default_currency: null,
     });
   });
 
@@ -269,5 +269,20 @@ describe('PUT /v1/profile', () => {
     expect((await api.put('/v1/profile', { external_url: 'nope' })).status).toBe(400);
     expect((await api.put('/v1/profile', { unknown: 1 })).status).toBe(400);
     expect((await api.get('/v1/changelog')).body.total).toBe(0);
+  });
+});
+
+describe('default_currency (docs/api.md, Profile)', () => {
+  test('PUT sets it upper-cased, GET shows it, the change is one changelog entry; an unknown code is 400; null clears it', async () => {
+    const { api } = await fresh();
+    const put = await api.put('/v1/profile', { default_currency: 'chf' });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ default_currency: 'CHF', updated: true });
+    expect((await api.get('/v1/profile')).body.default_currency).toBe('CHF');
+    const changes = (await api.get('/v1/changelog')).body.changes.filter((c: any) => c.entity_type === 'profile');
+    expect(changes.at(-1).field_changes).toEqual({ default_currency: { old: null, new: 'CHF' } });
+    const wrong = await api.put('/v1/profile', { default_currency: 'EURO' });
+    expect(wrong.status).toBe(400);
+    expect((await api.put('/v1/profile', { default_currency: null })).body.default_currency).toBeNull();
   });
 });

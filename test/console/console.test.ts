@@ -93,6 +93,8 @@ describe('console pages', { timeout: 120_000 }, () => {
     const page = await owner.get(`/console/artworks/${artworkId}`);
     expect(page.status).toBe(200);
     for (const text of ['Abstract Painting', 'Gerhard Richter', '1200000', 'GR-1', 'source fingerprint', 'History']) expect(page.text).toContain(text);
+    // The fingerprint is out of the way, under a Details disclosure.
+    expect(page.text).toMatch(/<details class="more"><summary>Details<\/summary><dl class="fields"><dt>source fingerprint<\/dt>/);
     const bad = await owner.post(`/console/artworks/${artworkId}`, { title: 'Abstract Painting', price: '12.500,00 €' });
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('price-problem');

@@ -145,7 +145,7 @@ describe('ArtCatalogClient against a real server', () => {
     const { api } = g;
 
     const me = await api.me();
-    expect(me.entity).toEqual({ id: g.entityId, type: 'gallery', name: expect.any(String), slug: g.slug });
+    expect(me.entity).toEqual({ id: g.entityId, type: 'gallery', name: expect.any(String), slug: g.slug, default_currency: null });
     expect(me.key.prefix).toBe(g.prefix);
     expect(me.key.tier).toBe('subscriber');
     expect(me.key.scopes).toContain('artworks:write');

@@ -240,7 +240,7 @@ describe('feeds and the rules around them', () => {
     const own = client(t, other.key);
     const feed = await own.post('/v1/feeds', { url: files.url('/hop.csv'), kind: 'artworks' });
     await runFeed({ db: t.handle.db, fetch: feedFetcher(publicAddress) }, feed.body.id);
-    expect((await own.get(`/v1/feeds/${feed.body.id}`)).body.last_run).toMatchObject({ status: 'failed', error: 'address not allowed' });
+    expect((await own.get(`/v1/feeds/${feed.body.id}`)).body.last_run).toMatchObject({ status: 'failed', error: 'address not allowed: a private or local address (FETCH_ALLOW_PRIVATE=true allows it in development)' });
     expect((await own.get('/v1/artworks')).body.artworks).toEqual([]);
   });
 

@@ -39,6 +39,12 @@ describe('console feeds', { timeout: 120_000 }, () => {
     const id = /\/console\/import\/([\w-]+)$/.exec(connected.location ?? '')![1]!;
     const columns = await editor.get(`/console/import/${id}`);
     expect(columns.text).toContain('Match the columns');
+    // A feed's flow offers another address, not another file; targets are named in the gallery's words, never read-only fields.
+    expect(columns.text).toContain('>Use another address</a>');
+    expect(columns.text).not.toContain('Upload another file');
+    expect(columns.text).toContain('>Inventory number</option>');
+    expect(columns.text).toContain('>Price on request (yes/no)</option>');
+    expect(columns.text).not.toMatch(/value="(source_fingerprint|id|created_at|last_synced_at)"/);
     expect(columns.text).toContain('Connect');
     expect((await editor.post(`/console/import/${id}/columns`, { column_0: 'external_id', column_1: 'title', column_2: 'artist_name' })).status).toBe(303);
     const preview = await editor.get(`/console/import/${id}/preview`);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
@@ -55,16 +56,27 @@ test('round-robin between entities: a gallery\'s 10 due feeds on a slow server d
   try {
     const a = client(t, (await tenant(t, { name: 'Many Feeds' })).key);
     const b = client(t, (await tenant(t, { name: 'One Feed' })).key);
+    // Created paused (a feed created running reads its file at once: docs/api.md, Feeds), then resumed: A's 10 runs are due together.
     const aFeeds: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const created = await a.post('/v1/feeds', { url: slow.url(`/a${i}.csv`), kind: 'artworks', interval_minutes: 1440 });
+      const created = await a.post('/v1/feeds', { url: slow.url(`/a${i}.csv`), kind: 'artworks', interval_minutes: 1440, paused: true });
       expect(created.status).toBe(201);
       aFeeds.push(created.body.id);
     }
-    // A's runs already fetched when B connects: the one in progress (and, at most, one taken just before).
-    const aFetchedBefore = fetched().length;
-    const created = await b.post('/v1/feeds', { url: slow.url('/b.csv'), kind: 'artworks', interval_minutes: 1440 });
+    const created = await b.post('/v1/feeds', { url: slow.url('/b.csv'), kind: 'artworks', interval_minutes: 1440, paused: true });
     expect(created.status).toBe(201);
+    // Resumed, each is due an interval later; made due now together.
+    const dueNow = async (ids: number[]) => {
+      for (const id of ids) await sql`update jobs set due_at = ${'2000-01-01T00:00:00.000Z'} where kind = 'feed_run' and key = ${`feed:${id}`}`.execute(t.handle.db);
+      t.app.jobs.nudge('feed_run');
+    };
+    for (const id of aFeeds) expect((await a.put(`/v1/feeds/${id}`, { paused: false })).status).toBe(200);
+    expect((await b.put(`/v1/feeds/${created.body.id}`, { paused: false })).status).toBe(200);
+    await dueNow(aFeeds);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A's runs already fetched when B is due: the one in progress (and, at most, one taken just before).
+    const aFetchedBefore = fetched().length;
+    await dueNow([created.body.id]);
     const bRun = (await lastRunOf(b, created.body.id, 'applied')).last_run;
     const aRuns = [];
     for (const id of aFeeds) aRuns.push((await lastRunOf(a, id, 'applied')).last_run);

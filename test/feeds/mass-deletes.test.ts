@@ -132,8 +132,8 @@ describe('a mirror feed\'s mass delete', { timeout: 120_000 }, () => {
     expect(confirmed.status).toBe(202);
     expect(confirmed.body.counts.deleted).toBe(10);
     expect(confirmed.body.problems).toEqual(expect.arrayContaining([
-      { line: null, column: null, message: `#${edited!.id} "${edited!.title}" not deleted: changed since the run` },
-      { line: null, column: null, message: `#${gone!.id} "${gone!.title}" not deleted: gone since the run` },
+      { line: null, column: null, message: `#${edited!.id} "${edited!.title}" not deleted: changed since the run`, level: 'warning' },
+      { line: null, column: null, message: `#${gone!.id} "${gone!.title}" not deleted: gone since the run`, level: 'warning' },
     ]));
     expect((await api.get(`/v1/artworks/${edited!.id}`)).body.title).toBe('Kept By Hand');
     expect(await count()).toBe(19);

@@ -37,7 +37,7 @@ test('with IMAGE_FETCH_ALLOW_PRIVATE alone, a feed or an endpoint on a private a
     run = (await api.get(`/v1/feeds/${feed.body.id}`)).body.last_run;
     if (run && !['queued', 'running'].includes(run.status)) break;
   }
-  expect(run).toMatchObject({ status: 'failed', error: 'address not allowed' });
+  expect(run).toMatchObject({ status: 'failed', error: 'address not allowed: a private or local address (FETCH_ALLOW_PRIVATE=true allows it in development)' });
 
   const editor = await signedIn(t, base, g.entityId, 'editor');
   await editor.get('/console/feeds');

@@ -45,6 +45,12 @@ describe('console admin commands', { timeout: 180_000 }, () => {
     expect((await cli('user', 'invite', '--entity', String(gallery.id), '--email', 'x@y.example', '--role', 'admin')).stderr).toContain('--role must be one of owner, editor, viewer');
     expect(await json('user', 'remove', 'ANNA@gallery.example')).toEqual({ email: 'anna@gallery.example', removed: true });
     expect(await json('user', 'list', '--entity', String(gallery.id))).toEqual([]);
+    // Without PUBLIC_BASE_URL the link is built from this shell's PORT and HOST, which may not be the server's: it says so.
+    const unset = await cliOn(database.url, ['user', 'invite', '--entity', String(gallery.id), '--email', 'ben@gallery.example'], { PORT: '4610' });
+    expect(unset.code).toBe(0);
+    expect(unset.stdout).toMatch(/^http:\/\/127\.0\.0\.1:4610\/console\/invite\//);
+    expect(unset.stderr).toBe('the link points to http://127.0.0.1:4610, built from PORT and HOST because PUBLIC_BASE_URL is unset here; '
+      + 'if the server answers elsewhere (another PORT, a domain), set PUBLIC_BASE_URL to its address and invite again\n');
     const missing = await cli('user', 'remove', 'anna@gallery.example');
     expect(missing.code).toBe(1);
     expect(missing.stdout).toBe('');

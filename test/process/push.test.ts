@@ -135,10 +135,10 @@ describe('push', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('267 rows: created 259, updated 0, unchanged 0, duplicate 3, failed 5');
     expect(run.stdout).toContain('line 25: title: is required');
-    expect(run.stdout).toContain('line 64: creation_year: must be integer or null');
-    expect(run.stdout).toContain('line 102: price: must be integer or null');
+    expect(run.stdout).toContain('line 64: creation_year: "fifties" is not a year (such as 1990, c. 1990 or 1990–92)');
+    expect(run.stdout).toContain('line 102: price: "12.5" is not a whole price: prices are whole numbers, never rounded here; write 12 or 13 (column "price")');
     expect(run.stdout).toContain('line 121: same artwork as line 33 (same artist, title and year): not sent');
-    expect(run.stdout).toContain('line 143: availability: must be one of: available, reserved, sold');
+    expect(run.stdout).toContain('line 143: availability: "missing" is not an availability (available, reserved, sold or not for sale)');
     expect(run.stdout).toContain('line 166: same artwork as line 77 (same artist, title and year): not sent');
     expect(run.stdout).toContain('line 189: image_url: must be an absolute http or https URL');
     expect(run.stdout).toContain('line 201: same artwork as line 74 (same artist, title and year): not sent');
@@ -301,12 +301,20 @@ describe('push refuses at once, in one line, what cannot work', () => {
     expectStopped(await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]), message);
   });
 
-  test('misspelled columns of a semicolon header are one error with a suggestion for each, before anything is sent', async () => {
+  test('the gallery\'s own column names are read and printed before sending; a column no word matches is left out and named; --strict and --no-suggest restore the refusal', async () => {
     const file = join(dir, 'misspelled.csv');
     writeFileSync(file, 'Titel;Artist_Name;Year;prise\nA;B;1990;5\nC;D;1991;6\n');
-    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', g.key]);
-    expectStopped(run, /unknown columns "Titel" \(did you mean "title"\?\), "Year" \(did you mean "creation_year"\?\), "prise" \(did you mean "price"\?\); the artworks fields are title, /);
-    expect(run.stderr).not.toMatch(/line 2/);
+    const gallery = await tenant(t);
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key]);
+    expect(run.stdout).toBe('2 rows: created 2, updated 0, unchanged 0, duplicate 0, failed 0\n');
+    expect(run.stderr).toContain('column "Titel" is read as title\ncolumn "Year" is read as creation_year\n'
+      + 'left out: "prise" (map one with --map "COLUMN=FIELD"; --strict refuses the file instead)\n');
+    expect(((await client(t, gallery.key).get('/v1/artworks')).body.artworks as any[]).map((a) => [a.title, a.creation_year, a.price])).toEqual([['A', 1990, null], ['C', 1991, null]]);
+    expectStopped(await push([file, '--kind', 'artworks', '--strict', '--base-url', base, '--key', g.key]),
+      /unknown column "prise" \(did you mean "price"\?\); the artworks fields are title, /);
+    const strict = await push([file, '--kind', 'artworks', '--strict', '--no-suggest', '--base-url', base, '--key', g.key]);
+    expectStopped(strict, /unknown columns "Titel" \(did you mean "title"\?\), "Year" \(did you mean "creation_year"\?\), "prise" \(did you mean "price"\?\); the artworks fields are title, /);
+    expect(strict.stderr).not.toMatch(/line 2/);
   });
 
   test('tab- and semicolon-separated files with headers in any case import like comma-separated ones', async () => {
@@ -530,7 +538,7 @@ describe('push reads Excel workbooks and mapped columns, and refuses prices writ
 
     expectStopped(await push([file, '--kind', 'artworks', '--sheet', 'Stock', '--base-url', base, '--key', gallery.key]),
       /no sheet named "Stock"; its sheets are "Notes", "Inventory"/);
-    expectStopped(await push([file, '--kind', 'artworks', '--sheet', 'Inventory', '--base-url', base, '--key', gallery.key]),
+    expectStopped(await push([file, '--kind', 'artworks', '--sheet', 'Inventory', '--strict', '--no-suggest', '--base-url', base, '--key', gallery.key]),
       /unknown columns "Inventory No\." \(did you mean "external_id"\?\), "Titel" \(did you mean "title"\?\), "Artist" \(did you mean "artist_name"\?\), "Year" \(did you mean "creation_year"\?\), "Notes"; .*--map/);
     expectStopped(await push([file, '--kind', 'artworks', '--sheet', 'Inventory', '--map', 'Inventory No.=inventory', '--base-url', base, '--key', gallery.key]),
       /--map names "inventory", which is not a field of artworks/);
@@ -538,23 +546,35 @@ describe('push reads Excel workbooks and mapped columns, and refuses prices writ
       /--map names the column "stock no", which the file does not have; its columns are "Inventory No\.", "Titel"/);
   });
 
-  test('prices with thousands separators or a currency sign are refused with the row, the column and the plain form; the other rows go through', async () => {
+  test('prices are read as galleries write them, the currency from the sign or code; a price with cents is refused with the whole forms', async () => {
     const gallery = await tenant(t);
     const file = join(dir, 'prices.csv');
     writeFileSync(file, ['Title;Price', 'Plain;12500', 'Euro;12.500,00 €', 'Dollar;$12,500', 'Swiss;CHF 12\'500.-', 'Cents;"1.250,50 EUR"', 'Decimal;12.5'].join('\n'));
     const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key]);
     expect(run.code).toBe(1);
     expect(run.stdout.split('\n')).toEqual([
-      '6 rows: created 1, updated 0, unchanged 0, duplicate 0, failed 5',
-      '  line 3: price: "12.500,00 €" in column "Price" is written with a currency sign, thousands separators and decimals; such forms are never guessed: write 12500 and the currency in the currency column',
-      '  line 4: price: "$12,500" in column "Price" is written with a currency sign and thousands separators; such forms are never guessed: write 12500 and the currency in the currency column',
-      '  line 5: price: "CHF 12\'500.-" in column "Price" is written with a currency sign; such forms are never guessed: write 12500 and the currency in the currency column',
-      '  line 6: price: "1.250,50 EUR" in column "Price" is written with a currency sign, thousands separators and decimals; prices are whole numbers, never rounded here: write whole units as digits only (such as 1250) and the currency in the currency column',
-      '  line 7: price: must be integer or null',
+      '6 rows: created 4, updated 0, unchanged 0, duplicate 0, failed 2',
+      '  line 6: price: "1.250,50 EUR" is not a whole price: prices are whole numbers, never rounded here; write 1250 or 1251 (column "Price")',
+      '  line 7: price: "12.5" is not a whole price: prices are whole numbers, never rounded here; write 12 or 13 (column "Price")',
       '',
     ]);
     const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
-    expect(artworks.map((a: any) => [a.title, a.price])).toEqual([['Plain', 12500]]);
+    expect(artworks.map((a: any) => [a.title, a.price, a.currency])).toEqual([['Plain', 12500, null], ['Euro', 12500, 'EUR'], ['Dollar', 12500, 'USD'], ['Swiss', 12500, 'CHF']]);
+  });
+
+  test('a price naming no currency takes the profile\'s default currency; without one the row is sent and push says how many lack it', async () => {
+    const file = join(dir, 'no-currency.csv');
+    writeFileSync(file, ['Titel;Preis', 'A;12.500', 'B;€ 900'].join('\n'));
+    const bare = await tenant(t);
+    const without = await push([file, '--kind', 'artworks', '--base-url', base, '--key', bare.key]);
+    expect(without.stdout).toBe('2 rows: created 2, updated 0, unchanged 0, duplicate 0, failed 0\n');
+    expect(without.stderr).toContain('1 row has a price without a currency (sent without one: name it in a currency column, in the price, or as the profile\'s default_currency)');
+    const gallery = await tenant(t);
+    await client(t, gallery.key).put('/v1/profile', { default_currency: 'GBP' });
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key]);
+    expect(run.stderr).not.toContain('without a currency');
+    const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
+    expect(artworks.map((a: any) => [a.title, a.price, a.currency])).toEqual([['A', 12500, 'GBP'], ['B', 900, 'EUR']]);
   });
 });
 

@@ -108,3 +108,27 @@ describe('an artwork page', () => {
     expect(body).not.toContain('img.example');
   });
 });
+
+describe('not for sale, and prices without a currency (docs/api.md, Artworks)', () => {
+  test('a work not for sale shows no price on its page, has no offer in JSON-LD, and is listed by availability=not_for_sale', async () => {
+    const { body, slug, api } = await artworkPage({ price: 42000, currency: 'EUR', availability: 'not_for_sale' });
+    expect(visibleText(body)).toContain('Availability not for sale');
+    expect(visibleText(body)).not.toMatch(/42[,.]?000/);
+    expect(jsonLd(body).offers).toBeUndefined();
+    const listed = await api.get('/v1/artworks?availability=not_for_sale');
+    expect(listed.status).toBe(200);
+    expect(listed.body.artworks.map((a: any) => a.availability)).toEqual(['not_for_sale']);
+    expect(listed.body.total ?? listed.body.artworks.length).toBe(1);
+    const profile = await visit(`/profiles/${slug}`);
+    expect(visibleText(profile.body)).not.toMatch(/42[,.]?000/);
+  });
+
+  test('an offer never carries a price without its currency', async () => {
+    const { body } = await artworkPage({ price: 42000, availability: 'available' });
+    expect(jsonLd(body).offers).toMatchObject({ '@type': 'Offer', availability: 'https://schema.org/InStock' });
+    expect(jsonLd(body).offers.price).toBeUndefined();
+    expect(jsonLd(body).offers.priceCurrency).toBeUndefined();
+    const priced = jsonLd((await artworkPage({ price: 42000, currency: 'CHF', availability: 'available' })).body);
+    expect(priced.offers).toMatchObject({ price: 42000, priceCurrency: 'CHF' });
+  });
+});

@@ -6,8 +6,6 @@ import { connect } from '../../src/db/connect.js';
 import { migrateToLatest, migrator } from '../../src/db/migrate.js';
 import { SEALED_PREFIX, seal, unseal } from '../../src/secrets/seal.js';
 import { loadServerKey } from '../../src/secrets/server-key.js';
-import { createEntity } from '../../src/store/entities.js';
-import { createKey } from '../../src/store/keys.js';
 import { client, freshDatabase, startApp, tenant, type TestApp } from '../helpers.js';
 
 /** Webhook signing secrets are stored sealed with the server key (docs/operations.md, Secrets at rest). */
@@ -105,8 +103,11 @@ test('migration 017 takes the secrets out of the answers kept for replay before 
     const secret = 'whsec_Y3VycmVudCBzZWNyZXQgb2YgdGhpcnR5LXR3byBieXRlcyE=';
     const shown = JSON.stringify({ id: 7, url: 'https://a.example/h', events: ['*'], description: '', enabled: true, disabled_reason: null, created_at: at, secret });
     const other = JSON.stringify({ id: 1, title: 'A secret garden', description: 'whsec_ is how the "secret" of a webhook starts' });
-    const entity = await createEntity(handle.db, { type: 'gallery', name: 'Before 017', city: 'Berlin', country: 'DE' });
-    const { row: key } = await createKey(handle.db, { entityId: entity.id, tier: 'subscriber', scopes: ['webhooks:write'], expiresAt: null });
+    // Rows as the schema of 016 holds them: today's store writes columns a later migration adds.
+    const entity = await db.insertInto('entities').values({ type: 'gallery', name: 'Before 017', slug: 'before-017', created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow();
+    const key = await db.insertInto('api_keys').values({
+      entity_id: entity.id, prefix: 'ak_live_before17', key_hash: 'f'.repeat(64), tier: 'subscriber', scopes: '["webhooks:write"]', created_at: at,
+    }).returning('id').executeTakeFirstOrThrow();
     await db.insertInto('idempotency_keys').values([
       { api_key_id: key.id, key: 'a', request_hash: 'h', state: 'done', status: 201, body: shown, created_at: at, locked_until: at },
       { api_key_id: key.id, key: 'b', request_hash: 'h', state: 'done', status: 201, body: other, created_at: at, locked_until: at },

@@ -242,6 +242,7 @@ function feedPanel(reply: FastifyReply, feed: FeedType): Html {
 <div><dt>Next run</dt><dd>${feed.paused ? html`<b>paused</b>${feed.paused_reason ? html`: ${feed.paused_reason}` : ''}` : when(feed.next_run_at)}</dd></div>
 </dl>
 ${run?.error ? notice('error', run.error) : ''}
+${feed.unmapped_columns && feed.unmapped_columns.length > 0 ? html`<p class="hint">Columns left out: ${feed.unmapped_columns.join(', ')} (your private columns are never read by a guess). Edit the mapping to use one.</p>` : ''}
 ${run && run.new_columns.length > 0 ? html`<p class="hint">Columns not applied: ${run.new_columns.join(', ')}. Edit the mapping to use them.</p>` : ''}
 ${problems}
 ${run?.pending_deletes && run.pending_deletes.length > 0 ? pendingDeletes(reply, feed, run, run.pending_deletes) : ''}

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sha256 } from '../../domain/passwords.js';
-import { FIELDS, suggestField, type Kind } from '../../import/columns.js';
+import { CHOOSABLE, suggestField, targetLabel, type Kind } from '../../import/columns.js';
 import { UPLOAD_MAX_BYTES } from '../../import/limits.js';
 import { FileProblem } from '../../import/problem.js';
 import { tableRows } from '../../import/rows.js';
@@ -125,12 +125,12 @@ export async function importPage(app: FastifyInstance): Promise<void> {
     const body = request.body ?? {};
     upload.map = new Map(upload.table.columns.map((column, i) => {
       const field = body[`column_${i}`] ?? '';
-      return [column.trim().toLowerCase(), FIELDS[upload.kind].includes(field) ? field : null];
+      return [column.trim().toLowerCase(), CHOOSABLE[upload.kind].includes(field) ? field : null];
     }));
     upload.mirror = { prune: body.mirror === 'yes', force: body.force === 'yes' };
     let rows;
     try {
-      rows = tableRows(upload.table, upload.kind, upload.map);
+      rows = tableRows(upload.table, upload.kind, upload.map, { defaultCurrency: request.user.entity.default_currency });
     } catch (error) {
       if (!(error instanceof FileProblem)) throw error;
       return columnsPage(request, reply, upload, error.message.replace(/ \(map a column with --map "COLUMN=FIELD"\)$/, ''));
@@ -228,7 +228,9 @@ ${problem ? notice('error', problem) : ''}
 <form class="panel form" method="post" action="/console/import/${upload.id}/sheet">${csrfField(reply)}
 <fieldset class="field"><legend>Sheet</legend>
 <div class="checks">${sheets.map((name, i) => html`<label><input type="radio" name="sheet" value="${name}"${i === 0 ? html` checked` : ''}> ${name}</label>`)}</div></fieldset>
-<div class="actions"><button type="submit">Continue</button> <a class="button secondary" href="/console/import">Upload another file</a></div>
+<div class="actions"><button type="submit">Continue</button> ${upload.feed
+  ? html`<a class="button secondary" href="/console/feeds">Use another address</a>`
+  : html`<a class="button secondary" href="/console/import">Upload another file</a>`}</div>
 </form>`,
   });
 }
@@ -243,7 +245,8 @@ function sampleLine(bytes: Buffer, line: number): Buffer {
 
 function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, problem?: string): FastifyReply {
   const sheet = upload.table!;
-  const fields = FIELDS[upload.kind];
+  // Only what a person may write: never a read-only field (id, fingerprint, timestamps).
+  const fields = CHOOSABLE[upload.kind];
   const chosen = (column: string) => (upload.map.has(column.trim().toLowerCase()) ? upload.map.get(column.trim().toLowerCase()) : suggestField(column, upload.kind)) ?? '';
   const example = (i: number) => {
     const value = sheet.rows.find((row) => row.cells[i] !== undefined && row.cells[i] !== '')?.cells[i];
@@ -253,7 +256,7 @@ function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldI
     const current = chosen(column);
     const select = html`<label class="visually-hidden" for="column-${i}">Field for ${column}</label>
 <select id="column-${i}" name="column_${i}"><option value=""${current === '' ? html` selected` : ''}>Leave out</option>${fields.map((field) =>
-  html`<option value="${field}"${field === current ? html` selected` : ''}>${field}</option>`)}</select>`;
+  html`<option value="${field}"${field === current ? html` selected` : ''}>${targetLabel(field)}</option>`)}</select>`;
     return [html`<b>${column}</b>`, example(i), select];
   });
   return render(request, reply, {
@@ -267,7 +270,9 @@ ${table(`Columns of ${upload.name}`, ['Column', 'First value', 'Field'], rows)}
 <div class="checks"><label><input type="checkbox" name="mirror" value="yes"${upload.mirror.prune ? html` checked` : ''}> Delete the ${upload.kind} the file does not list</label></div>
 <span class="hint">At most half of them, unless you confirm on the next page.</span>
 ${upload.mirror.force ? html`<input type="hidden" name="force" value="yes">` : ''}</fieldset>
-<div class="actions"><button type="submit">Preview</button> <a class="button secondary" href="/console/import">Upload another file</a></div>
+<div class="actions"><button type="submit">Preview</button> ${upload.feed
+  ? html`<a class="button secondary" href="/console/feeds">Use another address</a>`
+  : html`<a class="button secondary" href="/console/import">Upload another file</a>`}</div>
 </form>`,
   });
 }
@@ -298,6 +303,7 @@ ${section('Will be created', preview.creates.length, planned('Rows that create a
 ${section('Will be updated', preview.updates.length, planned('Rows that update a record', preview.updates, kind))}
 ${section('Refused', preview.refused.length, problems('Rows that are refused', preview.refused))}
 ${section('Duplicates', preview.duplicates.length, problems('Rows that repeat an earlier row', preview.duplicates))}
+${section('Written with a warning', preview.warnings.length, problems('Rows written, but worth a look', preview.warnings))}
 ${upload.mirror.prune ? section(preview.pruneBlocked ? 'Would be deleted' : 'Will be deleted', preview.deletions.length,
     table('Records the file does not list', ['Record', 'Title'], preview.deletions.slice(0, LISTED_ROWS).map((d) => [`#${d.id}`, d.title]))) : ''}
 ${upload.feed ? saveFeedForm(reply, upload) : html`<form class="panel form" method="post" action="/console/import/${upload.id}/${overLimit ? 'columns' : 'apply'}">${csrfField(reply)}

@@ -170,7 +170,9 @@ async function recordPage(app: FastifyInstance, request: FastifyRequest, reply: 
   const { image } = await presentRecord(app.db, '', { image_url: (record.image_url as string | null | undefined) ?? null });
   const title = String(record.title);
   const fields = html`<dl class="fields">${kind.fields.map((f) => html`<dt>${f.label}</dt><dd>${shown(record[f.name]) || html`<span class="none">—</span>`}</dd>`)}
-${kind.facts.map((f) => html`<dt>${f.replace(/_/g, ' ')}</dt><dd>${f.endsWith('_at') ? when(record[f] as string) : shown(record[f])}</dd>`)}</dl>`;
+${kind.facts.filter((f) => f.endsWith('_at')).map((f) => html`<dt>${f.replace(/_/g, ' ')}</dt><dd>${when(record[f] as string)}</dd>`)}</dl>
+<details class="more"><summary>Details</summary><dl class="fields">${kind.facts.filter((f) => !f.endsWith('_at')).map((f) => html`<dt>${f.replace(/_/g, ' ')}</dt><dd>${shown(record[f])}</dd>`)}</dl>
+<p class="hint">How the service tells this record apart from others: you never need to write it.</p></details>`;
   const form = editor ? html`<h2 id="edit">Edit</h2>
 <form method="post" action="/console/${kind.section}/${id}" class="stack panel" novalidate>
 ${csrfField(reply)}

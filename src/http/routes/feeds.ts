@@ -3,14 +3,16 @@ import type { FastifyRequest } from 'fastify';
 import { nowIso } from '../../clock.js';
 import { ApiError, invalidFields } from '../../domain/errors.js';
 import { hasScope } from '../../domain/keys.js';
-import { FIELDS } from '../../import/columns.js';
+import { TARGETS } from '../../import/columns.js';
 import Type from 'typebox';
 import { IdParams } from '../../schemas/common.js';
-import { CONFIRM_DELETES_ROUTE, Feed, FeedList, FeedPost, FeedPut, FeedRun, FeedRunList, RunParams, RunPost, RunsQuery } from '../../schemas/feeds.js';
+import { CONFIRM_DELETES_ROUTE, Feed, FeedList, FeedPost, FeedPreview, FeedPreviewPost, FeedPut, FeedRun, FeedRunList, RunParams, RunPost, RunsQuery } from '../../schemas/feeds.js';
 import { confirmDeletes } from '../../feeds/confirm.js';
+import { previewFeed, readFeedFile } from '../../feeds/preview.js';
+import { findEntity } from '../../store/entities.js';
 import { feedJson, runJson } from '../../feeds/present.js';
 import type { FeedFetcher } from '../../feeds/fetcher.js';
-import { createFeed, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
+import { createFeed, feedUrlProblem, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../protocol/responses.js';
 
 const tags = ['feeds'];
@@ -32,7 +34,7 @@ export function requireKind(request: FastifyRequest, kind: 'artworks' | 'events'
 }
 
 function checkMapping(kind: 'artworks' | 'events', mapping: Record<string, string | null> | undefined): void {
-  const wrong = Object.entries(mapping ?? {}).filter(([, field]) => field !== null && !FIELDS[kind].includes(field));
+  const wrong = Object.entries(mapping ?? {}).filter(([, field]) => field !== null && !TARGETS[kind].includes(field));
   if (wrong.length > 0) {
     throw invalidFields(wrong.map(([column, field]) => ({ field: `mapping.${column}`, message: `"${field}" is not a field of ${kind}` })));
   }
@@ -47,6 +49,64 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     requireKind(request, (await getFeed(app.db, entityId, id)).feed.kind, access);
     return { entityId, id };
   };
+
+  /** A URL with a user name or password is refused before anything is fetched (docs/api.md, Feeds). */
+  const checkUrl = (url: string) => {
+    const problem = feedUrlProblem(url);
+    if (problem) throw invalidFields([{ field: 'url', message: problem }]);
+  };
+
+  /** One of the entity's two import slots, shared with the console's Import (429 when both are busy). */
+  const claimSlot = (entityId: number) => {
+    const release = app.heldImports.claim(entityId);
+    if (!release) throw new ApiError('rate_limited', 'Both of this account\'s import slots are busy (an import being applied or a feed being previewed): try again shortly.', { retry_after: 5 });
+    return release;
+  };
+
+  const readAtCreation = async (entityId: number, spec: FeedSpec): Promise<Record<string, string | null> | undefined> => {
+    const release = app.heldImports.claim(entityId);
+    if (!release) return undefined;
+    try {
+      const entity = await findEntity(app.db, entityId);
+      if (!entity) return undefined;
+      return (await readFeedFile(app.feedFetch, entity, { ...spec, mapping: JSON.stringify(spec.mapping), mapping_frozen: 0 })).reading.mapping;
+    } catch (error) {
+      if (error instanceof ApiError) return undefined;
+      throw error;
+    } finally {
+      release();
+    }
+  };
+
+  app.post('/feeds/preview', {
+    config: { scope: null },
+    schema: {
+      operationId: 'previewFeed', tags, summary: 'Read a feed\'s file once and show what a run would write; nothing is written',
+      description: 'The body of `POST /v1/feeds`, with an optional `feed_id` to preview a change of that feed (its stored mapping when none is sent). Holds one of the entity\'s two import slots while it reads (429 with `retry_after` when both are busy). 400 when the file cannot be fetched or read.',
+      body: FeedPreviewPost,
+      response: { 200: answer(FeedPreview, 'The preview.'), ...errors(...WITH_BODY, ...AUTHED, 'not_found') },
+    },
+  }, async (request) => {
+    const body = request.body;
+    const entityId = request.auth.entity.id;
+    requireKind(request, body.kind, 'write');
+    checkMapping(body.kind, body.mapping);
+    checkUrl(body.url);
+    const feed = body.feed_id === undefined ? undefined : (await getFeed(app.db, entityId, body.feed_id)).feed;
+    if (feed) requireKind(request, feed.kind, 'write');
+    const useStored = feed !== undefined && body.mapping === undefined && feed.kind === body.kind;
+    const release = claimSlot(entityId);
+    try {
+      const entity = await findEntity(app.db, entityId);
+      if (!entity) throw new ApiError('not_found', 'The account no longer exists.');
+      return await previewFeed({ db: app.db, fetch: app.feedFetch }, entity, {
+        url: body.url, kind: body.kind, encoding: body.encoding ?? 'utf-8', sheet: body.sheet ?? null, mode: body.mode ?? 'merge',
+        mapping: useStored ? feed.mapping : JSON.stringify(body.mapping ?? {}), mapping_frozen: useStored ? feed.mapping_frozen : 0,
+      });
+    } finally {
+      release();
+    }
+  });
 
   app.post('/feeds', {
     config: { scope: null },
@@ -64,7 +124,12 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
       url: body.url, kind: body.kind, mapping: body.mapping ?? {}, encoding: body.encoding ?? 'utf-8', sheet: body.sheet ?? null,
       mode: body.mode ?? 'merge', interval_minutes: body.interval_minutes ?? 60, paused: body.paused ?? false,
     };
-    const created = await createFeed(app.db, request.auth.entity.id, spec, nowIso());
+    // Read once now when a slot is free: the mapping in use (suggestions included) is stored with the feed
+    // and shown; a file that cannot be read now is read, and its mapping stored, by the first run. A feed
+    // created paused reads nothing until it is resumed.
+    checkUrl(spec.url);
+    const reading = spec.paused ? undefined : await readAtCreation(request.auth.entity.id, spec);
+    const created = await createFeed(app.db, request.auth.entity.id, reading ? { ...spec, mapping: reading } : spec, nowIso(), reading !== undefined);
     return reply.code(201).send(feedJson(created));
   });
 

@@ -17,7 +17,7 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
 };
 
 const me = (auth: AuthContext) => ({
-  entity: { id: auth.entity.id, type: auth.entity.type, name: auth.entity.name, slug: auth.entity.slug },
+  entity: { id: auth.entity.id, type: auth.entity.type, name: auth.entity.name, slug: auth.entity.slug, default_currency: auth.entity.default_currency },
   key: {
     prefix: auth.key.prefix, tier: auth.key.tier, scopes: auth.scopes,
     expires_at: auth.key.expires_at, created_at: auth.key.created_at,
