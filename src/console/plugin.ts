@@ -20,6 +20,7 @@ import { HeldImports } from './held-imports.js';
 import { overviewPage } from './pages/overview.js';
 import { artworkRecordPages, eventRecordPages } from './pages/records.js';
 import { sessionPages } from './pages/session.js';
+import { trashPages } from './pages/trash.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,7 +30,7 @@ declare module 'fastify' {
 
 /** Every page module of the console (src/console/README.md). */
 const PAGES: FastifyPluginAsync[] = [
-  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, keyPages, webhookPages, peoplePages,
+  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, trashPages, keyPages, webhookPages, peoplePages,
 ];
 
 
