@@ -49,7 +49,10 @@ async function restoredNotice(app: FastifyInstance, entityId: number, ref: strin
   const id = Number(match[2]);
   const { singular } = KINDS[kind];
   const title = await (kind === 'artworks' ? getArtwork(app.db, entityId, id) : getEvent(app.db, entityId, id))
-    .then((record) => String(record.title), () => undefined);
+    .then((record) => String(record.title), (error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    });
   if (title === undefined) return notice('ok', `${capital(singular)} #${id} was restored.`);
   return notice('ok', html`“${title}” is back in the catalog, with the same number and every field: <a href="/console/${kind}/${id}">open ${singular} #${id}</a>.`);
 }
