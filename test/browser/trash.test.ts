@@ -1,8 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
-import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
-import { PASSWORD, invite } from '../support/console.js';
+import { checkPage, consolePage, describeInBrowser, launchChromium } from '../support/browser.js';
 
 /** The Trash page walked as a person would, in Debian's Chromium, with axe-core on every step (docs/console.md, Trash). */
 
@@ -45,13 +44,7 @@ describeInBrowser('the Trash page in a real browser', { timeout: 180_000 }, () =
       await api.delete(`/v1/artworks/${works[2]}`);
       await api.delete(`/v1/events/${event}`);
 
-      const { token } = await invite(t, gallery.entityId, 'editor');
-      const page = await browser.newPage({ viewport: { width, height: 900 } });
-      page.on('dialog', (dialog) => void dialog.accept());
-      await page.goto(`${base}/console/invite/${token}`);
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Set password and sign in' }).click();
-      await page.waitForURL(`${base}/console`);
+      const page = await consolePage(browser, t, base, gallery.entityId, 'editor', width);
 
       // A Delete from the record's page: the list says it went to the Trash, with a link there.
       await page.goto(`${base}/console/artworks/${works[0]}`);
