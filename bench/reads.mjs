@@ -4,7 +4,9 @@
 // 100 — steady state (answers reused while nothing changes) and cold (ANSWER_CACHE_MB=0: what the
 // first read after a write costs, nothing reused) — a 304, and a brotli-compressed changelog page;
 // the same reads on PostgreSQL as a fraction of the SQLite service. Run by bench/run.mjs, or alone:
-//   node bench/reads.mjs [--duration S] [--connections C] [--rounds N] [--postgres URL] [--rows TEXT]
+//   node bench/reads.mjs [--duration S] [--connections C] [--rounds N] [--postgres URL [--redis URL]] [--rows TEXT]
+// --redis: the PostgreSQL service uses Redis for its rate limits (the scale set-up), and GET by id is
+// also measured with RATE_LIMIT_LEASE=1 (every request asks Redis: the counting before leases).
 // --rows measures only the rows whose name contains TEXT (e.g. --rows 304), without the cold and
 // PostgreSQL phases: a quick before/after of one read.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -114,7 +116,7 @@ async function answersOf(url, key, firstId) {
   return { byId, list, changelog, notModified, compressed };
 }
 
-export async function runReads({ duration = 5, connections = 50, rounds = 1, postgresUrl, rows: only } = {}) {
+export async function runReads({ duration = 5, connections = 50, rounds = 1, postgresUrl, redisUrl, rows: only } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-reads-'));
   const sqliteUrl = `sqlite:${join(dir, 'reads.db')}`;
   process.stderr.write(`reads: seeding ${ARTWORKS} artworks on SQLite (${HAS_WRK ? 'wrk' : 'autocannon'})\n`);
@@ -177,7 +179,8 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   if (postgresUrl && !only) {
     process.stderr.write(`reads: seeding ${ARTWORKS} artworks on PostgreSQL\n`);
     const database = await postgresDatabase(postgresUrl);
-    const service = await catalog(database.url);
+    const redisEnv = redisUrl ? { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `reads:${process.pid}:${Date.now()}:` } : {};
+    const service = await catalog(database.url, redisEnv);
     execFileSync(process.execPath, ['--input-type=module', '-e', `
       import pg from 'pg'; const c = new pg.Client({ connectionString: ${JSON.stringify(database.url)} });
       await c.connect(); await c.query('analyze'); await c.end();`], { cwd: ROOT, stdio: 'inherit' });
@@ -187,6 +190,13 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
     await warm(service.url, pgAuth, pgPath);
     for (const spec of reads.slice(0, 3)) postgres[spec.name] = await run(`postgres ${spec.name}`, service.url, { path: pgPath(spec), headers: pgAuth });
     await stop(service.server.child);
+    if (redisUrl) {
+      const everyRequest = startService({ ...service.env, RATE_LIMIT_LEASE: '1' });
+      const everyUrl = await everyRequest.url;
+      await warm(everyUrl, pgAuth, pgPath);
+      postgres.leaseOne = await run('postgres RATE_LIMIT_LEASE=1 GET /v1/artworks/:id', everyUrl, { path: pgPath(reads[0]), headers: pgAuth });
+      await stop(everyRequest.child);
+    }
     const coldServer = startService({ ...service.env, ANSWER_CACHE_MB: '0' });
     const coldUrl = await coldServer.url;
     await warm(coldUrl, pgAuth, pgPath);
@@ -209,6 +219,7 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   return {
     tool: HAS_WRK ? 'wrk -t2' : 'autocannon', duration_s: duration, connections, rounds, artworks: ARTWORKS,
     rows, peak_rss_mb: Number(peak.toFixed(1)), rss_after_mb: Number(now.toFixed(1)),
+    ...(postgres?.leaseOne ? { postgres_lease_1_by_id_rps: Math.round(postgres.leaseOne), postgres_lease_1_to_sqlite: Number((postgres.leaseOne / sums.get(`service ${reads[0].name}`)).toFixed(3)) } : {}),
     ...(postgres ? { postgres_cold_by_id_rps: Math.round(postgres.cold), postgres_cold_to_sqlite_cold: Number((postgres.cold / cold[reads[0].name]).toFixed(3)) } : {}),
   };
 }
@@ -225,6 +236,7 @@ export function printReads(report) {
       + `${lpad(r.cold_rps ?? '', 9)}${lpad(r.cold_ratio?.toFixed(2) ?? '', 7)}${lpad(r.postgres_rps ?? '', 9)}${lpad(r.postgres_to_sqlite?.toFixed(2) ?? '', 10)}`);
   }
   console.log(`SQLite service peak RSS ${report.peak_rss_mb} MB (${report.rss_after_mb} MB at the end)`);
+  if (report.postgres_lease_1_by_id_rps) console.log(`PostgreSQL + Redis, every request asking Redis (RATE_LIMIT_LEASE=1), GET by id: ${report.postgres_lease_1_by_id_rps} req/s, ${report.postgres_lease_1_to_sqlite} × SQLite`);
   if (report.postgres_cold_by_id_rps) console.log(`PostgreSQL cold GET by id: ${report.postgres_cold_by_id_rps} req/s, ${report.postgres_cold_to_sqlite_cold} × SQLite cold`);
 }
 
@@ -232,10 +244,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
       duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '50' },
-      rounds: { type: 'string', default: '1' }, postgres: { type: 'string' }, rows: { type: 'string' },
+      rounds: { type: 'string', default: '1' }, postgres: { type: 'string' }, redis: { type: 'string' }, rows: { type: 'string' },
     },
   });
-  const report = await runReads({ duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds), postgresUrl: values.postgres, rows: values.rows });
+  const report = await runReads({ duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds), postgresUrl: values.postgres, redisUrl: values.redis, rows: values.rows });
   printReads(report);
   console.log(JSON.stringify(report));
 }

@@ -30,6 +30,8 @@ export interface Config {
   rateLimits: Record<Tier, number>;
   /** RATE_LIMIT_WINDOW_S: the fixed window in seconds, default 60. */
   rateLimitWindowS: number;
+  /** RATE_LIMIT_LEASE: with Redis, a key's units a process may count before telling Redis (at most a twentieth of the limit), default 20; 1: every request asks Redis. */
+  rateLimitLease: number;
   /** PG_POOL_SIZE: PostgreSQL connections per process, default 10. */
   pgPoolSize: number;
   /**
@@ -137,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       partner: integer(env, 'RATE_LIMIT_PARTNER', 600, 1),
     },
     rateLimitWindowS: integer(env, 'RATE_LIMIT_WINDOW_S', 60, 1),
+    rateLimitLease: integer(env, 'RATE_LIMIT_LEASE', 20, 1, 10_000),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1),
     pgBulkReads: integer(env, 'PG_BULK_READS', 2, 1),
     pgStatementTimeoutMs: integer(env, 'PG_STATEMENT_TIMEOUT_MS', 10_000, 1),

@@ -124,8 +124,11 @@ export class ArtCatalogClient {
   getFeed = (id: number) => this.request<Static<typeof Feed>>('GET', `/v1/feeds/${id}`);
   putFeed = (id: number, body: FeedPutBody, o?: WriteOptions) => this.request<Static<typeof Feed>>('PUT', `/v1/feeds/${id}`, { body, ...o });
   deleteFeed = (id: number, o?: WriteOptions) => this.request<undefined>('DELETE', `/v1/feeds/${id}`, o);
-  /** Run now (at most once a minute per feed); `allow_mass_delete` confirms a mirror's deletions of more than half. */
-  runFeed = (id: number, body: { allow_mass_delete?: boolean } = {}, o?: WriteOptions) => this.request<Static<typeof FeedRun>>('POST', `/v1/feeds/${id}/runs`, { body, ...o });
+  /** Run now (at most once a minute per feed). */
+  runFeed = (id: number, o?: WriteOptions) => this.request<Static<typeof FeedRun>>('POST', `/v1/feeds/${id}/runs`, { body: {}, ...o });
+  /** Deletes the records a mirror run listed in its `pending_deletes` (docs/api.md, Feeds: mass deletes). */
+  confirmFeedDeletes = (id: number, runId: number, o?: WriteOptions) =>
+    this.request<Static<typeof FeedRun>>('POST', `/v1/feeds/${id}/runs/${runId}/confirm-deletes`, { body: {}, ...o });
   listFeedRuns = (id: number, query: { after?: number; limit?: number } = {}) => this.request<Static<typeof FeedRunList>>('GET', `/v1/feeds/${id}/runs`, { query });
   getFeedRun = (id: number, runId: number) => this.request<Static<typeof FeedRun>>('GET', `/v1/feeds/${id}/runs/${runId}`);
   /** Runs (docs/api.md, Runs): feed runs, console imports, undos. */

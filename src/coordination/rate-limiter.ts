@@ -18,8 +18,8 @@ export interface RateLimitState {
 
 export interface RateLimiter {
   /**
-   * Counts one request of `key` and tells whether it is within `limit`. Exact under concurrency.
-   * A store in process memory answers at once, without a promise.
+   * Counts one request of `key` and tells whether it is within `limit`. Exact under concurrency in one
+   * process. A store in process memory answers at once, without a promise; Redis's leases mostly do.
    */
   hit(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState>;
   /**
@@ -28,9 +28,10 @@ export interface RateLimiter {
    */
   peek(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState>;
   /**
-   * Counts one request only when it is within `limit`, answering at once; undefined, counting nothing,
-   * when it is not. Only a store in process memory has it: the early answers (fast-not-modified.ts)
-   * take their unit this way, and leave a refusal, and any shared store, to the full check.
+   * Counts one request only when it is within `limit` and can be counted at once (in process memory, or
+   * from a lease of Redis's units this process holds); undefined, counting nothing, otherwise. The early
+   * answers (fast-not-modified.ts) take their unit this way, and leave a refusal, and a unit that needs
+   * Redis, to the full check.
    */
   hitWithin?(key: string, limit: number, windowMs: number): RateLimitState | undefined;
   close(): Promise<void>;
@@ -108,9 +109,9 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
-// INCR and the first request's expiry in one atomic step: the window starts at the key's first request.
+// INCRBY and the first request's expiry in one atomic step: the window starts at the key's first request.
 const FIXED_WINDOW = `
-local count = redis.call('INCR', KEYS[1])
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -126,25 +127,161 @@ return {count, redis.call('PTTL', KEYS[1])}
 `;
 
 /**
- * Counters in Redis, shared by every process; one Lua script per hit keeps them exact. Redis unreachable:
- * the hit fails with 503 at once (no count is guessed, so no limit can be bypassed).
+ * How many of a key's units a process may spend between two visits to Redis (docs/operations.md, Rate
+ * limits with several processes): RATE_LIMIT_LEASE, at most a twentieth of the limit, at least 1 (every
+ * request counted in Redis, exact: a free key's 30).
+ */
+export const leaseSize = (limit: number, lease: number): number => Math.max(1, Math.min(lease, Math.floor(limit / 20)));
+
+/** What one process knows of a key's window in Redis, and the units it spent since it last told Redis. */
+interface Lease {
+  /** Epoch ms when the window ends, as Redis's time-to-live said. */
+  resetAt: number;
+  /** The window's count in Redis at this process's last visit. */
+  known: number;
+  /** Units on their way to Redis (an INCRBY not answered yet). */
+  sending: number;
+  /** Units spent here and not sent: fewer than the lease size. */
+  pending: number;
+}
+
+const counted = (lease: Lease): number => lease.known + lease.sending + lease.pending;
+
+/**
+ * Counters in Redis, shared by every process, spent in leases (docs/operations.md, Rate limits with
+ * several processes): a process counts a key's requests itself and tells Redis in one INCRBY for several
+ * of them, sent in the background once half a lease is spent; Redis's answer also tells it what the
+ * other processes counted. A process never holds more than `leaseSize - 1` admitted requests Redis has
+ * not counted: the request that would reach it waits for Redis and is counted by Redis's answer. So a key
+ * may exceed its limit in a window by at most the lease size per process, and with one process every
+ * count is exact (nobody else adds to Redis's). A key's first request of a window, and every request of a
+ * key whose lease size is 1, go to Redis. Redis unreachable (its connection not ready): nothing is spent
+ * here, so the request goes to Redis and fails with 503 at once (no count is guessed, so no limit can be
+ * bypassed); only the few requests between Redis's end and this process seeing its connection close are
+ * still counted here.
  */
 export class RedisRateLimiter implements RateLimiter {
-  constructor(private readonly redis: Redis, private readonly prefix: string) {}
+  // A Map iterates in insertion order: re-inserting on each spend keeps the least recent first.
+  private readonly leases = new Map<string, Lease>();
 
-  async hit(key: string, limit: number, windowMs: number): Promise<RateLimitState> {
-    const now = Date.now();
-    const [count, ttl] = await redisCommand(this.redis.eval(FIXED_WINDOW, 1, `${this.prefix}rl:${key}`, windowMs)) as [number, number];
-    return rateLimitState(count, limit, now + ttl, now);
+  constructor(
+    private readonly redis: Redis, private readonly prefix: string,
+    private readonly lease = 1, private readonly maxEntries = MEMORY_LIMITER_ENTRIES,
+  ) {
+    // The connection lost: what this process held is let go, so every request asks Redis (503) until it is back.
+    redis.on('close', () => this.leases.clear());
   }
 
-  async peek(key: string, limit: number, windowMs: number): Promise<RateLimitState> {
+  hit(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState> {
+    return this.spend(key, limit, windowMs, false) ?? this.send(key, limit, windowMs);
+  }
+
+  hitWithin(key: string, limit: number, windowMs: number): RateLimitState | undefined {
+    return this.spend(key, limit, windowMs, true);
+  }
+
+  peek(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState> {
     const now = Date.now();
-    const [count, ttl] = await redisCommand(this.redis.eval(PEEK, 1, `${this.prefix}rl:${key}`)) as [number, number];
-    return ttl < 0 ? rateLimitState(0, limit, now + windowMs, now) : rateLimitState(count, limit, now + ttl, now);
+    const held = this.ready() ? this.held(key, now) : undefined;
+    if (held) return rateLimitState(counted(held), limit, held.resetAt, now);
+    return this.peekRedis(key, limit, windowMs, now);
+  }
+
+  /** How many keys this process holds a lease of (tests check the bound). */
+  get size(): number {
+    return this.leases.size;
   }
 
   async close(): Promise<void> {
     // The connection belongs to the app, which closes it once.
+    this.leases.clear();
+  }
+
+  private ready(): boolean {
+    return this.redis.status === 'ready';
+  }
+
+  private held(key: string, now: number): Lease | undefined {
+    const held = this.leases.get(key);
+    if (held === undefined || now < held.resetAt) return held;
+    // The window ended: what was spent in it and not sent no longer counts.
+    this.leases.delete(key);
+    return undefined;
+  }
+
+  /**
+   * One unit spent here, at once: undefined when this request must go to Redis (no lease of this window,
+   * the lease's size reached, Redis not ready) — or, `within`, when the unit would be over the limit.
+   */
+  private spend(key: string, limit: number, windowMs: number, within: boolean): RateLimitState | undefined {
+    if (!this.ready()) return undefined;
+    const size = leaseSize(limit, this.lease);
+    if (size === 1) return undefined;
+    const now = Date.now();
+    const held = this.held(key, now);
+    if (held === undefined || held.pending + held.sending + 1 >= size) return undefined;
+    const count = counted(held) + 1;
+    if (within && count > limit) return undefined;
+    held.pending += 1;
+    this.leases.delete(key);
+    this.leases.set(key, held);
+    if (held.sending === 0 && held.pending * 2 >= size) this.flush(key, held, windowMs, now);
+    return rateLimitState(count, limit, held.resetAt, now);
+  }
+
+  /** Tells Redis what was spent here, in the background. A failure drops the lease: the next request asks Redis. */
+  private flush(key: string, held: Lease, windowMs: number, now: number): void {
+    const units = held.pending;
+    held.pending = 0;
+    held.sending += units;
+    this.count(key, windowMs, units).then(([count, ttl]) => {
+      held.sending -= units;
+      this.learn(key, count, ttl, units, now);
+    }, () => {
+      held.sending -= units;
+      if (this.leases.get(key) === held) this.leases.delete(key);
+    });
+  }
+
+  /** Sends this request's unit and the ones spent here and not yet sent; Redis's count is this request's. */
+  private async send(key: string, limit: number, windowMs: number): Promise<RateLimitState> {
+    const now = Date.now();
+    const held = this.held(key, now);
+    const units = (held?.pending ?? 0) + 1;
+    if (held) {
+      held.pending = 0;
+      held.sending += units;
+    }
+    let answer: [number, number];
+    try {
+      answer = await redisCommand(this.count(key, windowMs, units));
+    } finally {
+      if (held) held.sending -= units;
+    }
+    const [count, ttl] = answer;
+    this.learn(key, count, ttl, units, now);
+    return rateLimitState(count, limit, now + ttl, now);
+  }
+
+  private async count(key: string, windowMs: number, units: number): Promise<[number, number]> {
+    return await this.redis.eval(FIXED_WINDOW, 1, `${this.prefix}rl:${key}`, windowMs, units) as [number, number];
+  }
+
+  /** What Redis answered an INCRBY of `units` sent at `now`: the window's count and time left. */
+  private learn(key: string, count: number, ttl: number, units: number, now: number): void {
+    const current = this.leases.get(key);
+    // A key Redis made by this INCRBY is a new window: what is held of an earlier one goes.
+    if (current !== undefined && count !== units && now < current.resetAt) {
+      current.known = Math.max(current.known, count);
+      return;
+    }
+    this.leases.delete(key);
+    this.leases.set(key, { resetAt: now + ttl, known: count, sending: 0, pending: 0 });
+    if (this.leases.size > this.maxEntries) this.leases.delete(this.leases.keys().next().value!);
+  }
+
+  private async peekRedis(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitState> {
+    const [count, ttl] = await redisCommand(this.redis.eval(PEEK, 1, `${this.prefix}rl:${key}`)) as [number, number];
+    return ttl < 0 ? rateLimitState(0, limit, now + windowMs, now) : rateLimitState(count, limit, now + ttl, now);
   }
 }

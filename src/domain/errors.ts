@@ -54,6 +54,10 @@ export const ERROR_CATALOG = {
     status: 409, message: 'Several records match: say which one (external_id).',
     description: 'A POST without `external_id` matches several artworks with the same fingerprint; `candidates` lists them.',
   },
+  conflict: {
+    status: 409, message: 'This cannot be done in the state the record is in now.',
+    description: 'The request does not fit the current state: a feed run\'s deletions already confirmed, or a later run of the feed has since ended `applied` or `needs_attention`; the message says which.',
+  },
   idempotency_conflict: {
     status: 409, message: 'A request with this Idempotency-Key is still being processed.',
     description: 'A request with the same Idempotency-Key is still running; retry once it has answered.',

@@ -7,7 +7,7 @@ import { readTable, type Table } from '../import/table.js';
 import type { Encoding } from '../import/text.js';
 import { applyPreview, previewImport } from '../importer/index.js';
 import { findEntity } from '../store/entities.js';
-import { finishFeedRun, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
+import { finishFeedRun, recentFeedDeletes, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
 import { FetchFailed, type FeedFetcher } from './fetcher.js';
 
 /**
@@ -50,11 +50,9 @@ export async function runFeed(deps: FeedRunDeps, feedId: number, signal?: AbortS
 }
 
 async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal?: AbortSignal): Promise<RunOutcome> {
-  // A confirmed mass delete reads the file again, whatever it was last time.
-  const fresh = run.allow_mass_delete === 1;
   let fetched;
   try {
-    fetched = await deps.fetch(feed.url, fresh ? { etag: null, lastModified: null } : { etag: feed.etag, lastModified: feed.last_modified }, signal);
+    fetched = await deps.fetch(feed.url, { etag: feed.etag, lastModified: feed.last_modified }, signal);
   } catch (error) {
     if (!(error instanceof FetchFailed)) throw error;
     const status = /^HTTP (\d{3})$/.exec(error.message);
@@ -63,7 +61,7 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   const unchanged = { status: 'unchanged' as const, counts: null, problems: [], error: null, newColumns: [] };
   if (fetched.notModified) return { ...unchanged, httpStatus: 304 };
   const file = { etag: fetched.etag, lastModified: fetched.lastModified, hash: fetched.hash };
-  if (!fresh && fetched.hash === feed.body_hash) return { ...unchanged, httpStatus: fetched.status, file };
+  if (fetched.hash === feed.body_hash) return { ...unchanged, httpStatus: fetched.status, file };
 
   const table = await read(fetched.bytes, feed);
   const mapping = JSON.parse(feed.mapping) as Record<string, string | null>;
@@ -79,7 +77,9 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   if (!entity) throw new RunFailed('the account no longer exists', fetched.status);
   // Each write names its run; what the feed creates or changes becomes its own (docs/api.md, Feeds; Runs).
   const actor = { entityId: entity.id, entitySlug: entity.slug, source: `feed:${feed.id}`, runId: run.id, feedId: feed.id };
-  const mirror = { prune: feed.mode === 'mirror', force: fresh, skipUnchanged: true, ownerFeedId: feed.id };
+  // Past its delete limit over 24 hours, a mirror deletes nothing and lists what it would (docs/api.md, Feeds: mass deletes).
+  const recentDeletes = feed.mode === 'mirror' ? await recentFeedDeletes(deps.db, entity.id, feed.id, nowIso()) : 0;
+  const mirror = { prune: feed.mode === 'mirror', force: false, skipUnchanged: true, ownerFeedId: feed.id, recentDeletes };
   const preview = await previewImport(deps.db, actor, feed.kind, rows, mirror);
   const job = await applyPreview(deps.db, actor, preview, mirror);
   const columnOf = new Map<string, string>();
@@ -88,7 +88,7 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
     if (field) columnOf.set(field, column);
   }
   const problems = job.failures.flatMap(({ label, message }) => rowProblems(label, message, columnOf)).slice(0, PROBLEMS_KEPT);
-  const limitHit = preview.pruneLimitHit && !fresh;
+  const limitHit = preview.pruneLimitHit === true;
   if (job.pruneSkipped && !limitHit) problems.unshift({ line: null, column: null, message: `nothing deleted: ${job.pruneSkipped}` });
   return {
     status: limitHit ? 'needs_attention' : 'applied',
@@ -100,8 +100,9 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
     problems: problems.slice(0, PROBLEMS_KEPT),
     error: limitHit ? preview.pruneBlocked ?? null : null,
     newColumns,
-    // A run that stopped short of the deletions reads the file again next time.
-    ...(limitHit ? {} : { file }),
+    // Its deletions wait for a person; the file stays read (an unchanged file is `unchanged` next time).
+    ...(limitHit ? { pendingDeletes: preview.deletions } : {}),
+    file,
   };
 }
 

@@ -168,7 +168,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
     logOutages(redis, app.log);
     await firstConnection(redis);
   }
-  app.decorate('rateLimiter', redis ? new RedisRateLimiter(redis, config.redisKeyPrefix) : new MemoryRateLimiter() as RateLimiter);
+  app.decorate('rateLimiter', redis ? new RedisRateLimiter(redis, config.redisKeyPrefix, config.rateLimitLease) : new MemoryRateLimiter() as RateLimiter);
   app.decorate('idempotency', redis
     ? new RedisIdempotencyGuard(handle.db, redis, config.redisKeyPrefix, LEASE_MS, (error) => app.log.warn({ err: error }, 'idempotency lock not released; it expires with its lease'))
     : new DatabaseIdempotencyGuard(handle.db, LEASE_MS) as IdempotencyGuard);

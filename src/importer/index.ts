@@ -10,6 +10,7 @@ import { itemsPerTransaction, writeEach } from '../store/batch.js';
 import type { Actor } from '../store/changelog.js';
 import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/events.js';
 import { feedOwnedIds, finishImportRun, startImportRun } from '../store/feeds.js';
+import type { UnchangedSince } from '../store/trash.js';
 import { nowIso } from '../clock.js';
 
 /**
@@ -27,6 +28,13 @@ import { nowIso } from '../clock.js';
  */
 const BATCH = 20;
 
+/** A record a mirror would delete. */
+export interface Deletion {
+  id: number;
+  title: string;
+  external_id: string | null;
+}
+
 export interface PlannedRow {
   label: string;
   title: string;
@@ -43,10 +51,10 @@ export interface Preview {
   refused: RowProblem[];
   duplicates: RowProblem[];
   /** With mirror: the records the file does not name. */
-  deletions: { id: number; title: string }[];
+  deletions: Deletion[];
   /** With mirror: why nothing will be deleted, when so. */
   pruneBlocked?: string;
-  /** With mirror: the deletions are more than half of the records (and not confirmed). */
+  /** With mirror: the deletions are past the limit (the console: more than half, not confirmed; a feed: docs/api.md, Feeds). */
   pruneLimitHit?: boolean;
   /** The rows Apply writes, in file order. */
   send: Candidate[];
@@ -68,7 +76,18 @@ export interface MirrorChoice {
    * another feed's (docs/api.md, Feeds). The console's one-off mirror (none) keeps its meaning: the whole kind.
    */
   ownerFeedId?: number;
+  /**
+   * A feed's mirror: the deletions of the feed's runs in the last 24 hours. Its deletions stop for a
+   * person to confirm when they, added to these, exceed `feedDeleteLimit` of its own records.
+   */
+  recentDeletes?: number;
 }
+
+/**
+ * The most a feed's mirror deletes without a person's confirmation, counted over its last 24 hours
+ * (docs/api.md, Feeds: mass deletes): the larger of 10 % of its own records and 10.
+ */
+export const feedDeleteLimit = (ownRecords: number): number => Math.max(Math.ceil(0.1 * ownRecords), 10);
 
 /** Records per page of the list read into a preview's catalog. */
 export const CATALOG_PAGE = 100;
@@ -139,10 +158,17 @@ export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[
   preview.send = send.filter((c) => !refusedLabels.has(c.row.label));
   if (mirror.prune) {
     const owned = mirror.ownerFeedId === undefined ? undefined : await feedOwnedIds(db, mirror.ownerFeedId, kind);
-    preview.deletions = catalog.records.filter((r) => !named.has(r.id) && (!owned || owned.has(r.id))).map(({ id, title }) => ({ id, title }));
+    preview.deletions = catalog.records.filter((r) => !named.has(r.id) && (!owned || owned.has(r.id)))
+      .map(({ id, title, external_id }) => ({ id, title, external_id: typeof external_id === 'string' ? external_id : null }));
+    const recent = mirror.recentDeletes ?? 0;
     if (refused.length > 0) {
       preview.pruneBlocked = `${refused.length} row${refused.length === 1 ? ' is' : 's are'} refused: a record they name would be deleted`;
-    } else if (overPruneLimit(preview.deletions.length, catalog.records.length) && !mirror.force) {
+    } else if (owned && preview.deletions.length > 0 && preview.deletions.length + recent > feedDeleteLimit(owned.size)) {
+      preview.pruneLimitHit = true;
+      preview.pruneBlocked = `the file would delete ${preview.deletions.length} of the feed's ${owned.size} ${kind}`
+        + `${recent > 0 ? ` after ${recent} deleted in the last 24 hours` : ''}, more than ${feedDeleteLimit(owned.size)}: `
+        + 'check that the file is complete, or confirm the deletions';
+    } else if (!owned && overPruneLimit(preview.deletions.length, catalog.records.length) && !mirror.force) {
       preview.pruneLimitHit = true;
       preview.pruneBlocked = `mirroring would delete ${preview.deletions.length} of the ${catalog.records.length} ${kind}, more than half; check that the file is complete, or confirm the deletions`;
     }
@@ -271,20 +297,37 @@ async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kin
     job.pruneSkipped = 'some rows failed: a record they name would be deleted';
     job.steps = job.done;
   } else {
-    const remove = kind === 'artworks' ? deleteArtwork : deleteEvent;
     for (const [i, record] of deleting.entries()) {
-      try {
-        await remove(db, actor, record.id);
-        job.counts.deleted++;
-      } catch (error) {
-        // Deleted by someone else meanwhile: the goal is reached all the same.
-        if (!(error instanceof ApiError && error.status === 404)) throw error;
-      }
+      // Deleted by someone else meanwhile: the goal is reached all the same.
+      if (await removeRecord(db, actor, kind, record.id)) job.counts.deleted++;
       job.done++;
       if (i % BATCH === BATCH - 1) await yieldToEventLoop();
     }
   }
   job.failures.sort((a, b) => labelOrder(a.label) - labelOrder(b.label));
+}
+
+/**
+ * A mirror's delete of one record (to the trash, with the actor's source and run): false when it is
+ * gone already. The one delete path of imports, feeds and a feed run's confirmed deletions.
+ */
+export async function removeRecord(db: Db, actor: Actor, kind: Kind, id: number): Promise<boolean> {
+  return await removeUnchanged(db, actor, kind, id) === 'deleted';
+}
+
+/**
+ * `removeRecord`, and with `unchanged` only a record not changed since then and still the feed's own,
+ * checked in the delete's transaction: what became of it.
+ */
+export async function removeUnchanged(db: Db, actor: Actor, kind: Kind, id: number, unchanged?: UnchangedSince): Promise<'deleted' | 'gone' | 'changed'> {
+  try {
+    await (kind === 'artworks' ? deleteArtwork : deleteEvent)(db, actor, id, unchanged);
+    return 'deleted';
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return 'gone';
+    if (error instanceof ApiError && error.code === 'conflict') return 'changed';
+    throw error;
+  }
 }
 
 /** `line 12`, `row 12`, `item 3` in file order. */

@@ -24,7 +24,7 @@ const writable = {
   mapping: Mapping,
   encoding: StringEnum(FEED_ENCODINGS, { description: 'How a CSV file\'s text is encoded.' }),
   sheet: Nullable(Type.String({ minLength: 1, maxLength: SHEET_NAME_MAX, description: 'Excel: the sheet to read (default: the first).' })),
-  mode: StringEnum(FEED_MODES, { description: '`merge` creates and updates; `mirror` also deletes the records of that kind the file no longer holds (never more than half without `allow_mass_delete`).' }),
+  mode: StringEnum(FEED_MODES, { description: '`merge` creates and updates; `mirror` also deletes the feed\'s own records the file no longer holds; past the larger of 10 % of them and 10 within 24 hours, it waits for `confirm-deletes`.' }),
   interval_minutes: Interval,
   paused: Type.Boolean(),
 };
@@ -46,9 +46,18 @@ export const FeedPut = Type.Object(Object.fromEntries(Object.entries(writable).m
 }, { additionalProperties: false, examples: [{ mode: 'mirror', interval_minutes: 30 }] });
 export type FeedPutBody = Static<typeof FeedPut>;
 
+/** The confirmation of a run's mass delete, the route that replaced `allow_mass_delete`. */
+export const CONFIRM_DELETES_ROUTE = 'POST /v1/feeds/:id/runs/:run_id/confirm-deletes';
+
 export const RunPost = Type.Object({
-  allow_mass_delete: Type.Optional(Type.Boolean({ description: 'Mirror: delete even more than half of the records (after a run ended `needs_attention`).' })),
-}, { additionalProperties: false, examples: [{ allow_mass_delete: true }] });
+  allow_mass_delete: Type.Optional(Type.Boolean({ deprecated: true, description: `Withdrawn: a body with it is refused (400). Confirm a run's pending deletes with \`${CONFIRM_DELETES_ROUTE}\`.` })),
+}, { additionalProperties: false, examples: [{}] });
+
+const PendingDelete = Type.Object({
+  id: Id,
+  title: Type.String(),
+  external_id: Nullable(Type.String()),
+});
 
 const Problem = Type.Object({
   line: Nullable(Type.Integer({ description: 'The file\'s line (CSV), row (Excel) or item (JSON).' })),
@@ -76,6 +85,9 @@ export const FeedRun = Type.Object({
   problems: Type.Array(Problem, { maxItems: 100, description: 'Refused and duplicate rows, at most 100.' }),
   error: Nullable(Type.String({ description: 'Why the run failed or needs attention, in one line.' })),
   new_columns: Type.Array(Type.String(), { description: 'Columns of the file the mapping does not name and no field is named after: ignored.' }),
+  pending_deletes: Nullable(Type.Array(PendingDelete, {
+    description: 'A mirror run that ended `needs_attention` for a mass delete: the records it would delete, waiting for `confirm-deletes`. Null for every other run, and once confirmed.',
+  })),
 }, { $id: 'FeedRun', description: 'One run: of a feed, of a console import, or of an undo (docs/api.md, Runs).' });
 export type FeedRunType = Static<typeof FeedRun>;
 

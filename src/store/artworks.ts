@@ -14,7 +14,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { recordWrite, type Actor, type Change } from './changelog.js';
-import { liveFeed, moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
+import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, type UnchangedSince } from './trash.js';
 import { enqueueClause, imageJobsClause, imageStatusIs } from './images.js';
 import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
@@ -318,10 +318,11 @@ export async function updateArtwork(db: Db, actor: Actor, id: number, patch: Art
   }
 }
 
-export function deleteArtwork(db: Db, actor: Actor, id: number): Promise<void> {
+export function deleteArtwork(db: Db, actor: Actor, id: number, unchanged?: UnchangedSince): Promise<void> {
   return transaction(db, function* () {
     const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Artwork');
+    checkUnchanged(deleted, unchanged);
     const at = nowIso();
     yield* moveToTrash(actor, 'artworks', deleted, at);
     yield* recordWrite(db, actor, [{

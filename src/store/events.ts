@@ -13,7 +13,7 @@ import { all, first, type Work } from '../db/work.js';
 import type { Db, EventRow, ImageStatus } from '../db/types.js';
 import { imageStatusIs } from './images.js';
 import { recordWrite, type Actor } from './changelog.js';
-import { liveFeed, moveToTrash, takeFromTrash, trashedRecord } from './trash.js';
+import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, type UnchangedSince } from './trash.js';
 import type { ListedPage, PageRequest } from './pages.js';
 import { statsOf } from './stats.js';
 import { INLINE_OFFSET_MAX, lockForUpdate, pageOffset } from './sql.js';
@@ -81,10 +81,11 @@ export function* postEventWork(db: Db, actor: Actor, input: EventInput): Work<Po
   return { event, created: false, changed: isRealChange(changes) };
 }
 
-export function deleteEvent(db: Db, actor: Actor, id: number): Promise<void> {
+export function deleteEvent(db: Db, actor: Actor, id: number, unchanged?: UnchangedSince): Promise<void> {
   return transaction(db, function* () {
     const deleted = yield* first(deleteEventById, { entityId: actor.entityId, id });
     if (!deleted) throw notFound('Event');
+    checkUnchanged(deleted, unchanged);
     const at = nowIso();
     yield* moveToTrash(actor, 'events', deleted, at);
     yield* recordWrite(db, actor, [{

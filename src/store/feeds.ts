@@ -86,10 +86,10 @@ export const feedOwnedIds = (db: Db, feedId: number, kind: FeedRow['kind']): Pro
 const removeRunsOfFeed = statement((db, p: Params<{ feedId: number }>) => db.deleteFrom('feed_runs').where('feed_id', '=', p.feedId));
 
 // A feed's run: its entity, kind and changelog source are the feed's (docs/api.md, Runs).
-const insertRun = statement((db, p: Params<{ feedId: number; allowMassDelete: number; at: string }>) => db.insertInto('feed_runs')
+const insertRun = statement((db, p: Params<{ feedId: number; at: string }>) => db.insertInto('feed_runs')
   .columns(['feed_id', 'status', 'allow_mass_delete', 'queued_at', 'entity_id', 'kind', 'record_kind', 'source'])
   .expression(db.selectFrom('feeds').select((eb) => [
-    'id', sql.lit('queued').as('status'), eb.val(p.allowMassDelete).as('allow_mass_delete'), eb.val(p.at).as('queued_at'),
+    'id', sql.lit('queued').as('status'), sql.lit(0).as('allow_mass_delete'), eb.val(p.at).as('queued_at'),
     'entity_id', sql.lit('feed').as('kind'), 'kind as record_kind', sql<string>`'feed:' || cast(id as text)`.as('source'),
   ]).where('id', '=', p.feedId))
   .returningAll());
@@ -104,10 +104,10 @@ const runsPage = statementPerPageSize(RUNS_PAGE_MAX + 1, (db, p: Params<{ feedId
 const setRunNow = statement((db, p: Params<{ id: number; at: string }>) => db.updateTable('feeds').set({ run_now_at: p.at }).where('id', '=', p.id));
 const startRunRow = statement((db, p: Params<{ id: number; at: string }>) =>
   db.updateTable('feed_runs').set({ status: 'running', started_at: p.at }).where('id', '=', p.id).returningAll());
-const finishRunRow = statement((db, p: Params<Pick<FeedRunRow, 'id' | 'status' | 'finished_at' | 'http_status' | 'counts' | 'problems' | 'error' | 'new_columns'>>) =>
+const finishRunRow = statement((db, p: Params<Pick<FeedRunRow, 'id' | 'status' | 'finished_at' | 'http_status' | 'counts' | 'problems' | 'error' | 'new_columns' | 'pending_deletes'>>) =>
   db.updateTable('feed_runs').set({
     status: p.status, finished_at: p.finished_at, http_status: p.http_status, counts: p.counts, problems: p.problems,
-    error: p.error, new_columns: p.new_columns,
+    error: p.error, new_columns: p.new_columns, pending_deletes: p.pending_deletes,
   }).where('id', '=', p.id).where('status', '=', 'running').returningAll());
 // Runs that ended before the cut-off, a bounded batch over the finished_at index.
 const RUNS_SWEEP_BATCH = 500;
@@ -223,7 +223,7 @@ export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: s
         entity_id: entityId, ...asRow(spec), paused_reason: null,
         etag: null, last_modified: null, body_hash: null, run_now_at: null, created_at: at,
       }))!;
-      const run = spec.paused ? null : (yield* first(insertRun, { feedId: feed.id, allowMassDelete: 0, at }))!;
+      const run = spec.paused ? null : (yield* first(insertRun, { feedId: feed.id, at }))!;
       yield* scheduleFeed(feed, run !== null, plusMinutes(at, spec.interval_minutes), at);
       return { feed, lastRun: run, dueAt: null };
     });
@@ -293,11 +293,8 @@ export function deleteFeed(db: Db, entityId: number, id: number): Promise<void> 
   });
 }
 
-/**
- * "Run now": a queued run, at most one a minute per feed (429 with the seconds to wait). A run already
- * queued is that run (with `allowMassDelete` added when asked).
- */
-export function queueRun(db: Db, entityId: number, id: number, allowMassDelete: boolean, at: string): Promise<FeedRunRow> {
+/** "Run now": a queued run, at most one a minute per feed (429 with the seconds to wait). */
+export function queueRun(db: Db, entityId: number, id: number, at: string): Promise<FeedRunRow> {
   return transaction(db, function* () {
     const feed = yield* ownFeed(entityId, id);
     const since = feed.run_now_at === null ? Infinity : Date.parse(at) - Date.parse(feed.run_now_at);
@@ -306,7 +303,7 @@ export function queueRun(db: Db, entityId: number, id: number, allowMassDelete: 
       throw new ApiError('rate_limited', `This feed was run less than a minute ago: try again in ${wait} s.`, { retry_after: wait });
     }
     yield* first(setRunNow, { id, at });
-    const run = (yield* first(insertRun, { feedId: id, allowMassDelete: allowMassDelete ? 1 : 0, at }))!;
+    const run = (yield* first(insertRun, { feedId: id, at }))!;
     yield* scheduleFeed(feed, true, at, at);
     return run;
   });
@@ -358,7 +355,7 @@ export function startFeedRun(db: Db, feedId: number, at: string): Promise<{ feed
     let run = yield* first(unfinishedRun, { feedId });
     if (!run) {
       if (feed.paused === 1) return undefined;
-      run = (yield* first(insertRun, { feedId, allowMassDelete: 0, at }))!;
+      run = (yield* first(insertRun, { feedId, at }))!;
     }
     run = (yield* first(startRunRow, { id: run.id, at }))!;
     return { feed, run };
@@ -372,6 +369,8 @@ export interface RunOutcome {
   problems: { line: number | null; column: string | null; message: string }[];
   error: string | null;
   newColumns: string[];
+  /** A mirror's deletions waiting for a person (needs_attention): docs/api.md, Feeds. */
+  pendingDeletes?: PendingDelete[];
   /** What the file was when it was read whole (applied, needs_attention, or unchanged by its hash): kept for the next conditional fetch. */
   file?: { etag: string | null; lastModified: string | null; hash: string };
 }
@@ -390,6 +389,7 @@ function* finishRun(db: Db, feedId: number, runId: number, outcome: RunOutcome, 
       id: runId, status: outcome.status, finished_at: at, http_status: outcome.httpStatus,
       counts: outcome.counts ? JSON.stringify(outcome.counts) : null, problems: JSON.stringify(outcome.problems),
       error: outcome.error, new_columns: JSON.stringify(outcome.newColumns),
+      pending_deletes: outcome.pendingDeletes ? JSON.stringify(outcome.pendingDeletes) : null,
     });
     const feed = yield* first(feedByIdOnly, { id: feedId });
     if (!run || !feed) return run;
@@ -432,7 +432,76 @@ export const runJson = (run: FeedRunRow): FeedRunType => ({
   problems: run.problems === null ? [] : JSON.parse(run.problems) as FeedRunType['problems'],
   error: run.error,
   new_columns: run.new_columns === null ? [] : JSON.parse(run.new_columns) as string[],
+  pending_deletes: run.pending_deletes === null ? null : JSON.parse(run.pending_deletes) as PendingDelete[],
 });
+
+// ---- mass deletes wait for a person (docs/api.md, Feeds: mass deletes) ------------------------------
+
+/** A record a mirror run would have deleted, listed for a person to confirm. */
+export interface PendingDelete {
+  id: number;
+  title: string;
+  external_id: string | null;
+}
+
+/** Changelog deletes by one feed since a time: its runs' and their confirmed deletions (one entity's day of entries). */
+const feedDeletesSince = statement((db, p: Params<{ entityId: number; source: string; since: string }>) => db.selectFrom('changelog')
+  .select((eb) => eb.fn.countAll<number>().as('n'))
+  .where('owner_id', '=', p.entityId).where('created_at', '>', p.since).where('action', '=', 'delete').where('source', '=', p.source), { cost: 'scan' });
+
+/** How many records feed `feedId` deleted in the 24 hours before `at`. */
+export const recentFeedDeletes = (db: Db, entityId: number, feedId: number, at: string): Promise<number> => read(db, function* () {
+  const since = new Date(Date.parse(at) - 24 * 3600_000).toISOString();
+  return Number((yield* first(feedDeletesSince, { entityId, source: `feed:${feedId}`, since }))?.n ?? 0);
+});
+
+const laterRunThatCounts = statement((db, p: Params<{ feedId: number; id: number }>) => db.selectFrom('feed_runs').select('id')
+  .where('feed_id', '=', p.feedId).where('id', '>', p.id).where('status', 'in', ['applied', 'needs_attention']).limit(1));
+const claimPendingDeletes = statement((db, p: Params<{ id: number }>) => db.updateTable('feed_runs')
+  .set({ status: 'applied', pending_deletes: null, error: null })
+  .where('id', '=', p.id).where('status', '=', 'needs_attention').where('pending_deletes', 'is not', null).returningAll());
+// The next run reads the file whole (no 304, no equal hash short cut).
+const forgetFile = statement((db, p: Params<{ id: number }>) => db.updateTable('feeds').set({ etag: null, last_modified: null, body_hash: null }).where('id', '=', p.id));
+const confirmedRow = statement((db, p: Params<{ id: number; counts: string | null; problems: string }>) => db.updateTable('feed_runs')
+  .set({ counts: p.counts, problems: p.problems }).where('id', '=', p.id).returningAll());
+
+/**
+ * A person confirms a run's pending deletes: the run is taken (it ends `applied`, nothing pending) and
+ * its list handed back for the deletes; 404 for another feed's run, 409 `conflict` when there is
+ * nothing to confirm (never needed, or confirmed already) or a later run of the feed ended `applied`
+ * or `needs_attention` (an `unchanged` one does not count).
+ */
+export function claimConfirmDeletes(db: Db, entityId: number, feedId: number, runId: number): Promise<{ feed: FeedRow; run: FeedRunRow; pending: PendingDelete[] }> {
+  return transaction(db, function* () {
+    const feed = yield* ownFeed(entityId, feedId);
+    const run = yield* first(runById, { feedId, id: runId });
+    if (!run) throw notFound('Run');
+    if (run.status !== 'needs_attention' || run.pending_deletes === null) {
+      throw new ApiError('conflict', run.status === 'applied' && run.counts !== null
+        ? 'This run\'s deletions were confirmed already, or it had none waiting.'
+        : 'This run has no deletions waiting for a confirmation.');
+    }
+    const later = yield* first(laterRunThatCounts, { feedId, id: runId });
+    if (later) {
+      throw new ApiError('conflict', `A later run of this feed (${later.id}) has read the file since: its deletions are what the file says now.`);
+    }
+    const claimed = yield* first(claimPendingDeletes, { id: runId });
+    if (!claimed) throw new ApiError('conflict', 'This run\'s deletions are being confirmed by another request.');
+    // Whatever of the list is still there after the confirm (a process that died half-way, a record
+    // skipped or restored) is what the next run finds and, past the limit, lists again.
+    yield* first(forgetFile, { id: feedId });
+    return { feed, run: claimed, pending: JSON.parse(run.pending_deletes) as PendingDelete[] };
+  });
+}
+
+/** A confirmed run's counts (`deleted` added) and problems (the records skipped added), as the API then shows it. */
+export const recordConfirmedDeletes = (db: Db, run: FeedRunRow, deleted: number, skipped: RunOutcome['problems']): Promise<FeedRunRow> =>
+  transaction(db, function* () {
+    const counts = run.counts === null ? null : { ...JSON.parse(run.counts) as Record<string, number> };
+    if (counts) counts.deleted = (counts.deleted ?? 0) + deleted;
+    const problems = [...(run.problems === null ? [] : JSON.parse(run.problems) as RunOutcome['problems']), ...skipped].slice(0, 100);
+    return (yield* first(confirmedRow, { id: run.id, counts: counts ? JSON.stringify(counts) : null, problems: JSON.stringify(problems) }))!;
+  });
 
 // ---- every run of an entity (docs/api.md, Runs): feed runs, console imports, undos -----------------
 

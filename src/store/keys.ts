@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { nowIso } from '../clock.js';
 import { generateKey, hashKey, keyPrefix, type Scope, type Tier } from '../domain/keys.js';
 import { read, transaction } from '../db/run.js';
@@ -5,6 +6,7 @@ import { statement, type Params } from '../db/statement.js';
 import type { ApiKeyRow, Db, EntityRow } from '../db/types.js';
 import { all, first } from '../db/work.js';
 import { invalidations } from './notifications.js';
+import { isPostgres } from './sql.js';
 
 export interface NewKey {
   entityId: number;
@@ -65,6 +67,22 @@ export function findKeyByHash(db: Db, keyHash: string): Promise<KeyWithEntity | 
     const entity = yield* first(entityOfKey, { id: key.entity_id });
     if (!entity) throw new Error(`key ${key.prefix} has no entity`);
     return { key, entity };
+  });
+}
+
+/** The keys of `ids` (a PostgreSQL array literal, or JSON on SQLite) that are not revoked and whose entity is not paused. */
+const usableKeys = statement((db, p: Params<{ ids: string }>) => {
+  const ids = isPostgres(db) ? sql<number>`(select unnest(cast(${p.ids} as bigint[])))` : sql<number>`(select value from json_each(${p.ids}))`;
+  return db.selectFrom('api_keys').innerJoin('entities', 'entities.id', 'api_keys.entity_id').select('api_keys.id')
+    .where('api_keys.id', 'in', ids).where('api_keys.revoked_at', 'is', null).where('entities.paused_at', 'is', null);
+});
+
+/** Of these keys (at most a few hundred: one statement), the ones no longer usable: revoked, gone, or of a paused entity. */
+export function withdrawnKeys(db: Db, ids: readonly number[]): Promise<Set<number>> {
+  const list = isPostgres(db) ? `{${ids.join(',')}}` : JSON.stringify(ids);
+  return read(db, function* () {
+    const usable = new Set((yield* all(usableKeys, { ids: list })).map((row) => Number(row.id)));
+    return new Set(ids.filter((id) => !usable.has(id)));
   });
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { notFound } from '../domain/errors.js';
+import { ApiError, notFound } from '../domain/errors.js';
 import { columns } from '../db/columns.js';
 import { read, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Params } from '../db/statement.js';
@@ -32,6 +32,22 @@ export function* moveToTrash(actor: Actor, kind: TrashKind, row: ArtworkRow | Ev
     artist_name: 'artist_name' in row ? row.artist_name : null, image_url: row.image_url,
     record: JSON.stringify(row), deleted_at: at, deleted_by: actor.source,
   });
+}
+
+/** A delete that only a record unchanged since a time, and still a feed's own, may take (a feed run's confirmed deletes). */
+export interface UnchangedSince {
+  at: string;
+  feedId: number;
+}
+
+/**
+ * In a delete's transaction, on the row it took: a record changed after `at` or now another's is kept,
+ * by a 409 `conflict` that rolls the delete back (docs/api.md, Feeds: mass deletes).
+ */
+export function checkUnchanged(row: { updated_at: string; feed_id: number | null }, unchanged: UnchangedSince | undefined): void {
+  if (unchanged && (row.updated_at > unchanged.at || row.feed_id !== unchanged.feedId)) {
+    throw new ApiError('conflict', 'The record changed since the run.');
+  }
 }
 
 type TrashKey = { ownerId: number; kind: TrashKind; id: number };

@@ -109,26 +109,23 @@ describe('a feed of artworks', () => {
     expect(await titles()).toEqual(['Blue Hour', 'Red Field (II)']);
   });
 
-  test('a file that would delete more than half stops at needs_attention until the deletion is confirmed', async () => {
+  test('a mirror deletes up to 10 of its records without asking (more than half of them here); allow_mass_delete is withdrawn (400 naming the confirm route)', async () => {
     files.set('/inventory.csv', file(
       'A1;Blue Hour;Ada Berg;2019', 'A2;Red Field (II);Ada Berg;2020', 'B1;One;Dana Lu;2001', 'B2;Two;Dana Lu;2002', 'B3;Three;Dana Lu;2003',
     ));
     expect((await runNow(feedId)).status).toBe('applied');
     // 3 of the 5 records leave the file (60 %); one that stays is edited.
     files.set('/inventory.csv', file('A1;Blue Hour;Ada Berg;2019', 'A2;Red Field (III);Ada Berg;2020'));
-    const stopped = await runNow(feedId);
-    expect(stopped).toMatchObject({ status: 'needs_attention', counts: { updated: 1, deleted: 0 } });
-    expect(stopped.error).toMatch(/would delete 3 of the 5 artworks, more than half/);
-    expect((await titles())).toHaveLength(5);
-    // Still so at the next scheduled run.
-    expect((await runNow(feedId)).status).toBe('needs_attention');
-    const confirmed = await api.post(`/v1/feeds/${feedId}/runs`, { allow_mass_delete: true });
-    expect(confirmed.status).toBe(202);
-    expect(confirmed.body).toMatchObject({ status: 'queued', started_at: null });
-    await runFeed({ db: t.handle.db, fetch: allowAll }, feedId);
-    const run = (await api.get(`/v1/feeds/${feedId}/runs/${confirmed.body.id}`)).body;
-    expect(run).toMatchObject({ status: 'applied', counts: { deleted: 3 } });
+    const run = await runNow(feedId);
+    expect(run).toMatchObject({ status: 'applied', counts: { updated: 1, deleted: 3 }, pending_deletes: null });
     expect(await titles()).toEqual(['Blue Hour', 'Red Field (III)']);
+
+    const withdrawn = await api.post(`/v1/feeds/${feedId}/runs`, { allow_mass_delete: true });
+    expect(withdrawn.status).toBe(400);
+    expect(withdrawn.body.details).toEqual([{ field: 'allow_mass_delete', message: expect.stringContaining('/v1/feeds/:id/runs/:run_id/confirm-deletes') }]);
+    const queued = await api.post(`/v1/feeds/${feedId}/runs`, {});
+    expect(queued.status).toBe(202);
+    expect(queued.body).toMatchObject({ status: 'queued', started_at: null, pending_deletes: null });
   });
 
   test('Run now is refused with 429 within a minute of the last one', async () => {

@@ -12,7 +12,7 @@ import { HEADERS } from '../../src/http/protocol/responses.js';
 /**
  * The error codes the service promises (docs/api.md, Errors), copied here so that the catalog cannot drift:
  * - the published interface's table: 400, 401, 403, 404, 429, 500;
- * - requests and errors: 413, 415, 503; idempotency and conflicts: 422 and the three 409 codes;
+ * - requests and errors: 413, 415, 503; idempotency and conflicts: 422 and the four 409 codes;
  * - agreed for issue #16 and the robustness work: 405 (with Allow), 408, 431.
  */
 const CONTRACT: Record<string, number> = {
@@ -28,6 +28,7 @@ const CONTRACT: Record<string, number> = {
   idempotency_key_reused: 422,
   duplicate: 409,
   ambiguous: 409,
+  conflict: 409,
   idempotency_conflict: 409,
   method_not_allowed: 405,
   request_timeout: 408,

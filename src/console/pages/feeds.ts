@@ -13,6 +13,7 @@ import type { HeldImport } from '../held-imports.js';
 import { csrfField, heading, notice, render, table, when } from '../layout.js';
 import { readUpload } from '../read-upload.js';
 import { recordId } from '../paths.js';
+import { confirmDeletes } from '../../feeds/confirm.js';
 
 /**
  * Feeds (docs/console.md, Feeds): connect a URL → its file is read once → the Import's column mapping
@@ -35,6 +36,7 @@ const NOTICES: Record<string, [kind: 'ok' | 'error', text: string]> = {
   paused: ['ok', 'The feed is paused.'],
   resumed: ['ok', 'The feed is resumed.'],
   deleted: ['ok', 'The feed is deleted; the records it wrote stay.'],
+  confirmed: ['ok', 'The listed records are in the Trash; the last run says what was deleted and what was left.'],
 };
 
 export async function feedPages(app: FastifyInstance): Promise<void> {
@@ -137,12 +139,23 @@ ${howTo()}`,
   app.post<{ Params: { id: string }; Body: Form }>('/feeds/:id/run', EDITOR, async (request, reply) => {
     const id = recordId(request.params.id);
     try {
-      await queueRun(app.db, entityOf(request), id, request.body?.allow_mass_delete === 'yes', nowIso());
+      await queueRun(app.db, entityOf(request), id, nowIso());
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'rate_limited') throw error;
       return feedsPage(request, reply, notice('error', error.message), 429);
     }
     return go(reply, '/console/feeds?done=queued');
+  });
+
+  // "Delete these N": the records the run listed go to the trash (docs/console.md, Feeds).
+  app.post<{ Params: { id: string; run: string } }>('/feeds/:id/runs/:run/confirm-deletes', EDITOR, async (request, reply) => {
+    try {
+      await confirmDeletes(app.db, entityOf(request), recordId(request.params.id), recordId(request.params.run));
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'conflict') throw error;
+      return feedsPage(request, reply, notice('error', error.message), 409);
+    }
+    return go(reply, '/console/feeds?done=confirmed');
   });
 
   app.post<{ Params: { id: string } }>('/feeds/:id/pause', EDITOR, async (request, reply) => {
@@ -195,7 +208,7 @@ export function saveFeedForm(reply: FastifyReply, upload: HeldImport): Html {
 <fieldset class="field"><legend>Mode</legend>
 <div class="checks"><label><input type="radio" name="mode" value="merge"${mirror ? '' : html` checked`}> Merge: create and update records</label>
 <label><input type="radio" name="mode" value="mirror"${mirror ? html` checked` : ''}> Mirror: also delete the ${upload.kind} the file no longer lists</label></div>
-<span class="hint">A mirror never deletes more than half of them without asking you first.</span></fieldset>
+<span class="hint">When a run would delete more than 10 of them, or more than a tenth, within a day, it lists them and waits for you.</span></fieldset>
 <div class="field"><label for="feed-interval">Read the file</label>
 <select id="feed-interval" name="interval_minutes">${INTERVALS.map(([minutes, label]) => html`<option value="${minutes}"${minutes === 60 ? html` selected` : ''}>${label}</option>`)}</select></div>
 <div class="actions"><button type="submit">Save</button> <a class="button secondary" href="/console/import/${upload.id}">Change the columns</a></div>
@@ -231,12 +244,23 @@ function feedPanel(reply: FastifyReply, feed: FeedType): Html {
 ${run?.error ? notice('error', run.error) : ''}
 ${run && run.new_columns.length > 0 ? html`<p class="hint">Columns not applied: ${run.new_columns.join(', ')}. Edit the mapping to use them.</p>` : ''}
 ${problems}
+${run?.pending_deletes && run.pending_deletes.length > 0 ? pendingDeletes(reply, feed, run, run.pending_deletes) : ''}
 <div class="actions">${button('run', 'Run now')}
-${run?.status === 'needs_attention' ? button('run', 'Delete them anyway', html`<input type="hidden" name="allow_mass_delete" value="yes">`, 'danger') : ''}
 ${button('pause', feed.paused ? 'Resume' : 'Pause', '', 'secondary')}
 ${button('mapping', 'Edit mapping', '', 'secondary')}
 ${button('delete', 'Delete', '', 'danger')}</div>
 </section>`;
+}
+
+/** A run's mass delete, waiting for a person: what it would delete, then "Delete these N". */
+function pendingDeletes(reply: FastifyReply, feed: FeedType, run: FeedRunType, pending: NonNullable<FeedRunType['pending_deletes']>): Html {
+  const n = pending.length.toLocaleString('en');
+  const what = feed.kind === 'artworks' ? (pending.length === 1 ? 'artwork' : 'artworks') : (pending.length === 1 ? 'event' : 'events');
+  return html`<div class="pending-deletes">
+<p>The file no longer lists these ${n} ${what}. Nothing was deleted: check the list, then delete them (they go to the Trash for 30 days), or fix the file and run again.</p>
+${table(`What the last run of feed ${feed.id} would delete`, ['Title', 'Inventory number'], pending.map((p) => [p.title, p.external_id ?? null]))}
+<form method="post" action="/console/feeds/${feed.id}/runs/${run.id}/confirm-deletes" class="inline">${csrfField(reply)}<button type="submit" class="danger">Delete these ${n}</button></form>
+</div>`;
 }
 
 function connectForm(reply: FastifyReply, form: Form, count: number): Html {

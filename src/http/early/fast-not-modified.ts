@@ -182,7 +182,7 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
     const remembered = { route: route.url, scope };
     // Kept answers are sent early only on routes whose answers are small (by id, the profile): the
     // others pass the unread-answers check first (slow-readers.ts). And only where the unit can be
-    // taken at once (the in-process limiter): with Redis no such pair is remembered, so none is read.
+    // taken at once (in process memory, or from a lease of Redis's units).
     const small = !config.largeAnswer && app.rateLimiter.hitWithin !== undefined;
     appendRouteHook(route, 'onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       rememberNotModified(memo, remembered, request, reply);
@@ -298,9 +298,9 @@ async function notModified(lane: Lane, request: IncomingMessage, response: Serve
 /**
  * A kept answer Fastify's path would send from the key check's hook (conditional.ts): the tag of the
  * current version names an answer the cache holds, small enough never to be compressed. Its unit is
- * taken as auth.ts takes it — only where the limiter answers at once (in process memory) and the unit
- * is there to take; a key at its limit, or a shared limiter (Redis), goes to Fastify, whose 429 and
- * counting stay the only ones.
+ * taken as auth.ts takes it — only where the limiter answers at once (in process memory, or a lease of
+ * Redis's units this process holds) and the unit is there to take; a key at its limit, or a unit that
+ * needs Redis, goes to Fastify, whose 429 and counting stay the only ones.
  */
 async function keptAnswer(lane: Lane, request: IncomingMessage, response: ServerResponse, started: number, asked: Asked): Promise<boolean> {
   const { app } = lane;

@@ -53,7 +53,7 @@ function unauthorized(reply: FastifyReply, sentToken: boolean): ApiError {
   reply.header('www-authenticate', sentToken ? `${REALM}, error="invalid_token"` : REALM);
   return new ApiError('unauthorized', UNAUTHORIZED);
 }
-/** How long another process's revocation or pause may take to reach this one. */
+/** How long a key is kept; another process's revocation or pause reaches this one within a second (key-cache.ts). */
 export const KEY_CACHE_TTL_MS = 5_000;
 
 /**
@@ -66,6 +66,7 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('auth', null as unknown as AuthContext);
   app.decorateRequest('uncounted', false);
   const cache = new KeyCache(KEY_CACHE_TTL_MS);
+  cache.recheckOn(app.db);
   app.decorate('keyCache', cache);
   app.addHook('onClose', async () => cache.close());
 
@@ -162,7 +163,7 @@ export const peekUnits = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'k
 
 /**
  * Takes the key's unit for an answer sent before the framework, at once: undefined (nothing taken)
- * when the key has no unit left — its 429 is the full check's — or the limiter is shared (Redis).
+ * when the key has no unit left — its 429 is the full check's — or the unit needs Redis.
  */
 export const hitUnitAtOnce = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'key'>) => app.rateLimiter.hitWithin?.(...limiterArguments(app, found));
 

@@ -6,7 +6,8 @@ import { hasScope } from '../../domain/keys.js';
 import { FIELDS } from '../../import/columns.js';
 import Type from 'typebox';
 import { IdParams } from '../../schemas/common.js';
-import { Feed, FeedList, FeedPost, FeedPut, FeedRun, FeedRunList, RunParams, RunPost, RunsQuery } from '../../schemas/feeds.js';
+import { CONFIRM_DELETES_ROUTE, Feed, FeedList, FeedPost, FeedPut, FeedRun, FeedRunList, RunParams, RunPost, RunsQuery } from '../../schemas/feeds.js';
+import { confirmDeletes } from '../../feeds/confirm.js';
 import { feedJson, runJson } from '../../feeds/present.js';
 import type { FeedFetcher } from '../../feeds/fetcher.js';
 import { createFeed, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
@@ -125,13 +126,30 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { scope: null },
     schema: {
       operationId: 'runFeed', tags, summary: 'Run a feed now (at most once a minute per feed)',
-      description: '`allow_mass_delete: true` lets a mirror feed delete more than half of the records of its kind, after a run that ended `needs_attention`.',
+      description: `\`allow_mass_delete\` is withdrawn (400): a mirror run that stopped for a mass delete lists its \`pending_deletes\`, and \`${CONFIRM_DELETES_ROUTE}\` deletes them.`,
       params: IdParams, body: RunPost,
       response: { 202: answer(FeedRun, 'The queued run.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'not_found') },
     },
   }, async (request, reply) => {
     const { entityId, id } = await feedOfKey(request, 'write');
-    const run = await queueRun(app.db, entityId, id, request.body?.allow_mass_delete === true, nowIso());
+    if (request.body?.allow_mass_delete !== undefined) {
+      throw invalidFields([{ field: 'allow_mass_delete', message: `is withdrawn: confirm a run's pending deletes with ${CONFIRM_DELETES_ROUTE}` }]);
+    }
+    const run = await queueRun(app.db, entityId, id, nowIso());
+    return reply.code(202).send(runJson(run));
+  });
+
+  app.post('/feeds/:id/runs/:run_id/confirm-deletes', {
+    config: { scope: null },
+    schema: {
+      operationId: 'confirmFeedDeletes', tags, summary: 'Delete the records a mirror run listed in its pending_deletes',
+      description: 'Deletes exactly the run\'s `pending_deletes` (to the trash, as writes of that run), reading nothing again; a record changed or gone since the run is skipped and listed in the run\'s `problems`. 409 `conflict` once confirmed, or when a later run of the feed ended `applied` or `needs_attention`.',
+      params: RunParams,
+      response: { 202: answer(FeedRun, 'The run, with its deletions counted.'), ...errors(...AUTHED, ...IDEMPOTENT, 'not_found', 'conflict') },
+    },
+  }, async (request, reply) => {
+    const { entityId, id } = await feedOfKey(request, 'write');
+    const run = await confirmDeletes(app.db, entityId, id, recordId({ id: request.params.run_id }));
     return reply.code(202).send(runJson(run));
   });
 
