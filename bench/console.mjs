@@ -36,6 +36,15 @@ for (let i = 0; i < 100; i++) await app.inject({ method: 'POST', url: '/v1/event
 const some = JSON.parse((await app.inject({ method: 'GET', url: `/v1/artworks?after=${Math.floor(total / 2)}&limit=1`, headers: auth })).body).artworks[0].id;
 const event = JSON.parse((await app.inject({ method: 'GET', url: '/v1/events?limit=1', headers: auth })).body).events[0].id;
 await app.inject({ method: 'PUT', url: `/v1/artworks/${some}`, headers: auth, payload: { price: 1 } });
+// A trash of 1,000 works beside the 10,000 live ones: created, then deleted.
+const trashed = [];
+for (let i = 0; i < 1000; i += 100) {
+  const items = Array.from({ length: 100 }, (_, j) => artworkItem(total + i + j, 'trashed'));
+  const r = await app.inject({ method: 'POST', url: '/v1/artworks/batch', headers: auth, payload: { items } });
+  trashed.push(...JSON.parse(r.body).results.map((result) => result.id));
+}
+for (const id of trashed) await app.inject({ method: 'DELETE', url: `/v1/artworks/${id}`, headers: auth });
+const trashAfter = JSON.parse((await app.inject({ method: 'GET', url: '/v1/trash?kind=artworks&limit=100', headers: auth })).body).next_after;
 
 // Planner statistics, as autovacuum gathers them on a live database.
 if (databaseUrl.startsWith('postgres')) analyze(databaseUrl);
@@ -62,6 +71,9 @@ const pages = [
   ['Event page', `/console/events/${event}`, cookie],
   ['Changelog', '/console/changelog', cookie],
   ['Changelog of one record', `/console/changelog?kind=artwork&record=${some}`, cookie],
+  ['Trash (1,000 works in it)', '/console/trash', cookie],
+  ['Trash, artworks, a page deep (after)', `/console/trash?kind=artworks&after=${trashAfter}`, cookie],
+  [`Trash, Delete forever's question`, `/console/trash/artworks/${trashed[0]}/delete`, cookie],
   ['Keys', '/console/keys', cookie],
   ['People', '/console/people', cookie],
 ];

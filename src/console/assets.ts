@@ -74,7 +74,7 @@ fieldset { border: 1px solid var(--line); border-radius: 8px; padding: .75rem 1r
 button, .button { font: inherit; font-weight: 600; display: inline-flex; align-items: center; justify-content: center; gap: .4rem; min-height: 2.6rem;
   padding: .5rem 1rem; border-radius: 8px; border: 1px solid var(--accent); background: var(--accent); color: var(--accent-ink); cursor: pointer; text-decoration: none; }
 button.secondary, .button.secondary { background: var(--card); color: var(--accent); }
-button.danger { background: var(--card); color: var(--bad); border-color: var(--bad); }
+button.danger, .button.danger { background: var(--card); color: var(--bad); border-color: var(--bad); }
 .link-button { background: none; border: 0; color: var(--accent); padding: 0; min-height: 0; font-weight: 600; text-decoration: underline; cursor: pointer; }
 .filters { display: grid; grid-template-columns: minmax(12rem, 2fr) repeat(2, minmax(9rem, 1fr)) auto; gap: .75rem; align-items: end; margin-bottom: 1rem; }
 .pager { display: flex; justify-content: space-between; align-items: center; gap: 1rem; margin-top: 1rem; color: var(--muted); }
@@ -95,7 +95,7 @@ dl.fields dd { margin: 0; white-space: pre-line; }
 .inline-form { display: inline; }
 .row-actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
 .row-actions select { width: auto; min-height: 2.2rem; padding: .25rem .5rem; }
-.row-actions button { min-height: 2.2rem; padding: .25rem .75rem; }
+.row-actions button, .row-actions .button { min-height: 2.2rem; padding: .25rem .75rem; }
 .steps { list-style: none; counter-reset: step; display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; padding: 0; margin: 0 0 1.25rem; color: var(--muted); font-size: .9rem; }
 .steps li { counter-increment: step; }
 .steps li::before { content: counter(step) ". "; }
@@ -112,6 +112,11 @@ progress { width: 100%; height: 1.25rem; accent-color: var(--accent); }
 .facts dt { color: var(--muted); font-size: .85rem; }
 .facts dd { margin: 0; }
 form.inline { display: inline; }
+.filters.filters-one { grid-template-columns: minmax(0, 20rem) auto; }
+.trash th { overflow-wrap: normal; }
+.trash td time { white-space: nowrap; }
+.trash .by { display: block; color: var(--muted); font-size: .9rem; }
+.trash .row-actions button, .trash .row-actions .button { white-space: nowrap; }
 @media (max-width: 860px) {
   /* The nav is as tall as its links; a short page's spare height goes below the content, not into the nav. */
   .console-frame { grid-template-columns: minmax(0, 1fr); grid-template-rows: auto 1fr; }

@@ -10,8 +10,19 @@ const recordHref = (entry: ChangelogEntryType): string | undefined =>
     : entry.entity_type === 'artwork' ? `/console/artworks/${entry.entity_id}`
       : entry.entity_type === 'event' ? `/console/events/${entry.entity_id}` : undefined;
 
-/** Who wrote it: an API key's prefix, a console user, an import. */
-const source = (text: string): string => (text.startsWith('console:') ? `console user #${text.slice(8)}` : text);
+/**
+ * Who wrote it, in the gallery's words, from a changelog `source` (docs/api.md, Changelog): a console
+ * user (their email when `emails` knows them), an API key by its prefix, a feed, an import, an undo.
+ */
+export function sourceInWords(text: string, emails: ReadonlyMap<number, string> = new Map()): string {
+  const [kind = '', rest = ''] = text.split(/:(.*)/s);
+  if (kind === 'console' && /^\d+$/.test(rest)) return emails.get(Number(rest)) ?? `console user #${rest}`;
+  if (kind === 'api') return `API key ${rest}…`;
+  if (kind === 'feed') return `feed ${rest}`;
+  if (kind === 'undo') return `undo of run ${rest}`;
+  if (kind === 'import') return 'import';
+  return text;
+}
 
 /** Changelog entries, newest first, each with its field changes old → new. */
 export function changeList(entries: readonly ChangelogEntryType[], empty = 'No changes yet.'): Html {
@@ -21,7 +32,7 @@ export function changeList(entries: readonly ChangelogEntryType[], empty = 'No c
     const label = `${entry.entity_type} #${entry.entity_id}`;
     const fields = Object.entries(entry.field_changes).filter(([field]) => field !== 'last_synced_at' && field !== 'source_fingerprint');
     return html`<li class="change">
-<div class="change-head"><strong>${entry.action} ${href ? html`<a href="${href}">${label}</a>` : label}</strong><span>${when(entry.created_at)}</span><span>by ${source(entry.source)}</span><span>#${entry.id}</span></div>
+<div class="change-head"><strong>${entry.action} ${href ? html`<a href="${href}">${label}</a>` : label}</strong><span>${when(entry.created_at)}</span><span>by ${sourceInWords(entry.source)}</span><span>#${entry.id}</span></div>
 ${fields.length ? html`<dl class="diff">${fields.map(([field, change]) => html`<dt>${field}</dt><dd>${entry.action === 'create' ? '' : html`<del>${value(change.old)}</del> → `}<ins>${value(change.new)}</ins></dd>`)}</dl>` : ''}
 </li>`;
   })}</ol>`;

@@ -21,6 +21,7 @@ import { HeldImports } from './held-imports.js';
 import { overviewPage } from './pages/overview.js';
 import { artworkRecordPages, eventRecordPages } from './pages/records.js';
 import { sessionPages } from './pages/session.js';
+import { trashPages } from './pages/trash.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -30,7 +31,7 @@ declare module 'fastify' {
 
 /** Every page module of the console (src/console/README.md). */
 const PAGES: FastifyPluginAsync[] = [
-  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, profilePages, keyPages, webhookPages, peoplePages,
+  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, trashPages, profilePages, keyPages, webhookPages, peoplePages,
 ];
 
 

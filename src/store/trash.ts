@@ -168,6 +168,28 @@ export function trashCursor(after: string): { at: string; id: number } | undefin
   return { at, id: Number(id) };
 }
 
+type ItemRow = Pick<TrashRow, 'kind' | 'record_id' | 'title' | 'artist_name' | 'deleted_at' | 'deleted_by'>;
+
+/** A trash row as the API and the console show it, with the day the purge removes it. */
+const itemOf = (row: ItemRow, trashDays: number): TrashItem => ({
+  kind: row.kind, id: row.record_id, title: row.title,
+  ...(row.kind === 'artworks' ? { artist_name: row.artist_name } : {}),
+  deleted_at: row.deleted_at, deleted_by: row.deleted_by,
+  purge_at: new Date(Date.parse(row.deleted_at) + trashDays * DAY_MS).toISOString(),
+});
+
+const trashedItem = statement((db, p: Params<TrashKey>) => db.selectFrom('trash')
+  .select(['kind', 'record_id', 'title', 'artist_name', 'deleted_at', 'deleted_by'])
+  .where('owner_id', '=', p.ownerId).where('kind', '=', p.kind).where('record_id', '=', p.id));
+
+/** One record of the entity's trash as the list shows it, or undefined when the trash does not hold it. */
+export function getTrashItem(db: Db, ownerId: number, kind: TrashKind, id: number, trashDays: number): Promise<TrashItem | undefined> {
+  return read(db, function* () {
+    const row = yield* first(trashedItem, { ownerId, kind, id });
+    return row ? itemOf(row, trashDays) : undefined;
+  });
+}
+
 /** A page of the entity's trash (`kinds`: those the key may read; one, or both), newest first. */
 export function listTrash(db: Db, ownerId: number, kinds: readonly TrashKind[], limit: number, after: { at: string; id: number } | undefined, trashDays: number): Promise<TrashPage> {
   return read(db, function* () {
@@ -179,12 +201,7 @@ export function listTrash(db: Db, ownerId: number, kinds: readonly TrashKind[], 
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
-      items: page.map((row) => ({
-        kind: row.kind, id: row.record_id, title: row.title,
-        ...(row.kind === 'artworks' ? { artist_name: row.artist_name } : {}),
-        deleted_at: row.deleted_at, deleted_by: row.deleted_by,
-        purge_at: new Date(Date.parse(row.deleted_at) + trashDays * DAY_MS).toISOString(),
-      })),
+      items: page.map((row) => itemOf(row, trashDays)),
       hasMore: rows.length > limit,
       nextAfter: rows.length > limit && last ? cursorOf(last.deleted_at, last.id) : null,
     };

@@ -2,8 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { deliverMessage } from '../../src/webhooks/deliver.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
-import { PASSWORD, invite } from '../support/console.js';
+import { checkPage, consolePage, describeInBrowser, launchChromium } from '../support/browser.js';
 import { plainPost, startReceiver } from '../support/webhook-receiver.js';
 
 const SHOTS = new Set(['console-webhooks-1280', 'console-webhooks-390']);
@@ -30,13 +29,7 @@ describeInBrowser('the Webhooks page in a real browser', { timeout: 180_000 }, (
 
   for (const width of [1280, 390]) {
     test(`an owner adds an endpoint, sees its secret once, sends a test and reads the log at ${width} px`, async () => {
-      const { token } = await invite(t, gallery.entityId, 'owner');
-      const page = await browser.newPage({ viewport: { width, height: 900 } });
-      page.on('dialog', (dialog) => void dialog.accept());
-      await page.goto(`${base}/console/invite/${token}`);
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Set password and sign in' }).click();
-      await page.waitForURL(`${base}/console`);
+      const page = await consolePage(browser, t, base, gallery.entityId, 'owner', width);
       await page.goto(`${base}/console/webhooks`);
       await checkPage(page);
       await page.getByLabel('URL').fill(`${receiver.url}/erp/${width}`);

@@ -13,6 +13,7 @@ const MALFORMED = ['abc', '1e3', '-1', '0', '1.5', '+1', '0x10', '99999999999999
 const GETS = [
   '/console/artworks/ID', '/console/events/ID', '/console/webhooks/ID',
   '/console/import/ID', '/console/import/ID/preview', '/console/import/ID/progress', '/console/import/ID/progress.json',
+  '/console/trash/artworks/ID/delete', '/console/trash/events/ID/delete',
 ];
 const POSTS = [
   '/console/artworks/ID', '/console/artworks/ID/delete', '/console/events/ID', '/console/events/ID/delete',
@@ -21,6 +22,7 @@ const POSTS = [
   '/console/webhooks/ID', '/console/webhooks/ID/delete', '/console/webhooks/ID/enabled', '/console/webhooks/ID/roll',
   '/console/webhooks/ID/test', '/console/webhooks/ID/messages/ID/retry', '/console/webhooks/1/messages/ID/retry',
   '/console/keys/ID/roll', '/console/keys/ID/revoke',
+  '/console/trash/artworks/ID/restore', '/console/trash/events/ID/restore', '/console/trash/artworks/ID/delete', '/console/trash/events/ID/delete',
 ];
 
 let t: TestApp;

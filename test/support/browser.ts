@@ -3,7 +3,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { describe, expect, inject } from 'vitest';
+import type { Role } from '../../src/db/types.js';
+import type { TestApp } from './app.js';
 import { CHROMIUM, CHROMIUM_ARGS } from './chromium.js';
+import { PASSWORD, invite } from './console.js';
 
 /** `describe` where Chromium is (always on CI), else `describe.skip` — a developer machine without it skips. */
 export const describeInBrowser = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
@@ -37,4 +40,19 @@ export async function checkPage(page: Page, shot?: string, readmeShots: Readonly
   mkdirSync(OUTPUT, { recursive: true });
   await page.screenshot({ path: join(OUTPUT, `${shot}.png`), fullPage: true });
   if (process.env.UPDATE_SCREENSHOTS && readmeShots.has(shot)) copyFileSync(join(OUTPUT, `${shot}.png`), join(DOCS, `${shot}.png`));
+}
+
+/**
+ * A new page of `width` × 900 px signed in to the console as a new user of `role`, through the invite
+ * page as a person would, on the overview; it answers every "Delete …?" question with yes.
+ */
+export async function consolePage(browser: Browser, t: TestApp, base: string, entityId: number, role: Role, width: number): Promise<Page> {
+  const { token } = await invite(t, entityId, role);
+  const page = await browser.newPage({ viewport: { width, height: 900 } });
+  page.on('dialog', (dialog) => void dialog.accept());
+  await page.goto(`${base}/console/invite/${token}`);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await page.waitForURL(`${base}/console`);
+  return page;
 }

@@ -39,6 +39,13 @@ const imageStatusOf = (raw: string | undefined): ImageStatus | undefined => (IMA
 const choice = (name: string, label: string, values: readonly string[], chosen: string | undefined): Html =>
   html`<div class="field"><label for="${name}">${label}</label><select id="${name}" name="${name}"><option value="">Any</option>${values.map((v) => html`<option value="${v}"${v === chosen ? html` selected` : ''}>${v}</option>`)}</select></div>`;
 
+/** After a record's Delete: where it went, and the way back (docs/console.md, Trash). */
+function deletedNotice(kind: 'artworks' | 'events', deleted: string | undefined, days: number): Html | '' {
+  const id = cursor(deleted);
+  if (!id) return '';
+  return notice('ok', html`${kind === 'artworks' ? 'Artwork' : 'Event'} #${id} went to the <a href="/console/trash?kind=${kind}">Trash</a>: Restore there brings it back within ${days} days.`);
+}
+
 const money = (price: number | null, currency: string | null): string => (price === null ? '' : `${price.toLocaleString('en')} ${currency ?? ''}`.trim());
 
 /** Artworks and Events: search, filters, cursor paging (docs/console.md, Artworks and events). */
@@ -57,7 +64,7 @@ export async function listPages(app: FastifyInstance): Promise<void> {
     return render(request, reply, {
       title: 'Artworks', section: 'artworks',
       body: html`${heading('Artworks', 'Every work in the catalog, in the order they were added.')}
-${query.deleted ? notice('ok', `Artwork #${query.deleted} was deleted.`) : ''}
+${deletedNotice('artworks', query.deleted, app.config.trashDays)}
 ${search(query, 'Title or artist', filter)}
 ${table('Artworks', ['Title', 'Artist', 'Year', 'Price', 'Availability', 'Inventory no.'], rows, query.q || availability || imageStatus ? 'No artwork matches.' : 'No artworks yet. Import a spreadsheet or sync through the API.')}
 ${pager('/console/artworks', query, page.rows.length, after, page.nextAfter)}`,
@@ -76,7 +83,7 @@ ${pager('/console/artworks', query, page.rows.length, after, page.nextAfter)}`,
     return render(request, reply, {
       title: 'Events', section: 'events',
       body: html`${heading('Events', 'Exhibitions, openings and talks.')}
-${query.deleted ? notice('ok', `Event #${query.deleted} was deleted.`) : ''}
+${deletedNotice('events', query.deleted, app.config.trashDays)}
 ${search(query, 'Title', choice('image_status', 'Image', IMAGE_STATES, imageStatus))}
 ${table('Events', ['Title', 'Type', 'Starts', 'Ends', 'Where'], rows, query.q || imageStatus ? 'No event matches.' : 'No events yet.')}
 ${pager('/console/events', query, page.rows.length, after, page.nextAfter)}`,

@@ -10,6 +10,7 @@ import { deleteArtwork, getArtwork, updateArtwork } from '../../store/artworks.j
 import { presentRecord, type ImageView } from '../../store/present.js';
 import { recentChanges } from '../../store/console.js';
 import { deleteEvent, getEvent, updateEvent } from '../../store/events.js';
+import { getTrashItem } from '../../store/trash.js';
 import { html, type Html } from '../../web/html.js';
 import { changeList } from '../changes.js';
 import { actorOf, mayAct } from '../guard.js';
@@ -182,8 +183,8 @@ ${kind.fields.map((f) => input(f, outcome?.form ? shown(outcome.form[f.name]) : 
 <h2>Delete</h2>
 <form method="post" action="/console/${kind.section}/${id}/delete" class="panel">
 ${csrfField(reply)}
-<p>Deleting removes the ${kind.singular.toLowerCase()} from the catalog and its public page; the changelog keeps a record of it.</p>
-<button type="submit" class="danger" data-confirm="Delete “${title}”? This cannot be undone.">Delete ${kind.singular.toLowerCase()}</button>
+<p>Deleting removes the ${kind.singular.toLowerCase()} from the catalog and its public page, and moves it to the <a href="/console/trash">Trash</a> for ${app.config.trashDays} days: until then, Restore there brings it back with every field.</p>
+<button type="submit" class="danger" data-confirm="Delete “${title}”? It goes to the Trash for ${app.config.trashDays} days.">Delete ${kind.singular.toLowerCase()}</button>
 </form>` : '';
   return render(request, reply, {
     title, section: kind.section, status: outcome?.status ?? 200,
@@ -211,6 +212,20 @@ function imageFigure(image: ImageView | null, title: string): Html {
   return html`<p class="none">The image is being fetched; it shows here once the platform has its copy.</p>`;
 }
 
+/** A deleted record's page: still 404, as in the API, saying it is in the Trash (docs/console.md, Trash); else the 404 as it came. */
+async function trashedPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, kind: Kind, id: number, missing: ApiError) {
+  const item = await getTrashItem(app.db, request.user.entity.id, kind.section, id, app.config.trashDays);
+  if (!item) throw missing;
+  const trash = mayAct(request.user, 'editor')
+    ? html`<a href="/console/trash?kind=${kind.section}">Open the Trash</a> to restore it, with the same number and every field.`
+    : 'An editor or an owner can restore it from the Trash.';
+  return render(request, reply, {
+    title: item.title, section: kind.section, status: 404,
+    body: html`${heading(item.title, `${kind.singular} #${id}`)}
+${notice('error', html`This ${kind.singular.toLowerCase()} was deleted ${when(item.deleted_at)} and is in the Trash until ${when(item.purge_at)}. ${trash}`)}`,
+  });
+}
+
 /** Refusals of the store (400 with details, 409) shown on the form; anything else goes to the error page. */
 function refusal(error: unknown, kind: Kind, form: Record<string, unknown>): Outcome {
   if (!(error instanceof ApiError) || (error.status !== 400 && error.status !== 409)) throw error;
@@ -223,8 +238,15 @@ function refusal(error: unknown, kind: Kind, form: Record<string, unknown>): Out
 
 export function recordRoutes(kind: Kind) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get<{ Params: { id: string } }>(`/${kind.section}/:id`, { config: { role: 'viewer' } }, async (request, reply) =>
-      recordPage(app, request, reply, kind, recordId(request.params.id)));
+    app.get<{ Params: { id: string } }>(`/${kind.section}/:id`, { config: { role: 'viewer' } }, async (request, reply) => {
+      const id = recordId(request.params.id);
+      try {
+        return await recordPage(app, request, reply, kind, id);
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 404) throw error;
+        return trashedPage(app, request, reply, kind, id, error);
+      }
+    });
 
     app.post<{ Params: { id: string }; Body: Record<string, unknown> }>(`/${kind.section}/:id`, { config: { role: 'editor' } }, async (request, reply) => {
       const id = recordId(request.params.id);
