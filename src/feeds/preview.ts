@@ -2,7 +2,7 @@ import type { Db, EntityRow } from '../db/types.js';
 import { invalidFields } from '../domain/errors.js';
 import type { HeaderReading } from '../import/columns.js';
 import type { Row } from '../import/rows.js';
-import { previewImport } from '../importer/index.js';
+import { previewImport, type Preview } from '../importer/index.js';
 import type { FeedRow } from '../store/feeds.js';
 import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
 import { PROBLEMS_KEPT, RunFailed, read, readFeedRows, rowProblems } from './run.js';
@@ -52,6 +52,11 @@ export async function previewFeed(deps: { db: Db; fetch: FeedFetcher }, entity: 
   const { rows, reading } = await readFeedFile(deps.fetch, entity, spec);
   const actor = { entityId: entity.id, entitySlug: entity.slug, source: 'preview' };
   const preview = await previewImport(deps.db, actor, spec.kind, rows, { prune: spec.mode === 'mirror', force: false, skipUnchanged: true });
+  return feedPreviewOf(preview, rows, reading, spec.mode);
+}
+
+/** A preview's answer from a read file and its import preview: the one shape the API and the console's Connect show. */
+export function feedPreviewOf(preview: Preview, rows: Row[], reading: HeaderReading, mode: PreviewSpec['mode']): FeedPreviewAnswer {
   const created = new Set(preview.creates.map((c) => c.label));
   const updated = new Map(preview.updates.map((u) => [u.label, u.id!]));
   const refused = new Set([...preview.refused, ...preview.duplicates].map((r) => r.label));
@@ -68,7 +73,7 @@ export async function previewFeed(deps: { db: Db; fetch: FeedFetcher }, entity: 
     ...preview.warnings.flatMap(({ label, message }) => rowProblems(label, message, columnOf, 'warning')),
   ].sort((a, b) => (a.line ?? 0) - (b.line ?? 0)).slice(0, PROBLEMS_KEPT);
   if (preview.pruneBlocked) problems.unshift({ line: null, column: null, message: `nothing would be deleted: ${preview.pruneBlocked}`, level: 'error' });
-  const deleting = spec.mode === 'mirror' && !preview.pruneBlocked ? preview.deletions.length : 0;
+  const deleting = mode === 'mirror' && !preview.pruneBlocked ? preview.deletions.length : 0;
   return {
     mapping: reading.mapping,
     unmapped_columns: Object.keys(reading.mapping).filter((column) => reading.mapping[column] === null),

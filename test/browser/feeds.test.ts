@@ -47,8 +47,8 @@ describeInBrowser('the Feeds page in a real browser', { timeout: 180_000 }, () =
     test(`at ${width} px an editor connects a published spreadsheet, maps it, saves the feed, and sees its run and a failing feed`, async () => {
       const gallery = await tenant(t, { name: `Galerie Nord ${width}` });
       files.set(`/sheet-${width}.csv`, csv(
-        'Inventory No.,Title,Artist,Year,Price,Notes', 'GN-1,Harbour at Dusk,Lena Voss,2021,4200,', 'GN-2,Salt Marsh,Lena Voss,2022,"$5,800",framed',
-        'GN-3,North Light,Aki Mori,2019,3100,',
+        'Inventory No.,Title,Artist,Year,Price,Status,Notes', 'GN-1,Harbour at Dusk,Lena Voss,2021,4200,available,', 'GN-2,Salt Marsh,Lena Voss,2022,"$5,800",available,framed',
+        'GN-3,North Light,Aki Mori,2019,3100,NFS,',
       ));
       const page = await signIn(gallery, width);
       await checkPage(page);
@@ -65,6 +65,13 @@ describeInBrowser('the Feeds page in a real browser', { timeout: 180_000 }, () =
       await page.getByRole('button', { name: 'Preview' }).click();
       await expect(page.locator('h1').textContent()).resolves.toBe('Preview');
       await expect(page.locator('main').textContent()).resolves.toContain('would create 3');
+      // The preview the API answers, in the gallery's words: each row's action and values, the problems with their level.
+      const shown = page.getByRole('region', { name: 'What the first run would write' });
+      await expect(shown.getByRole('table', { name: 'The first rows as they would be written' }).getByRole('row').count()).resolves.toBe(4);
+      await expect(shown.textContent()).resolves.toContain('Price: USD 5,800');
+      await expect(shown.textContent()).resolves.toContain('Availability: Not for sale');
+      await expect(shown.textContent()).resolves.toContain('Left out: Notes');
+      await expect(shown.getByRole('table', { name: 'Problems of the preview' }).textContent()).resolves.toContain('warning, written');
       await checkPage(page, `console-feed-preview-${width}`);
       await page.getByLabel('Read the file').selectOption('360');
       await page.getByRole('button', { name: 'Save' }).click();

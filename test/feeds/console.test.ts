@@ -121,4 +121,38 @@ describe('console feeds', { timeout: 120_000 }, () => {
     expect(remap.status).toBe(303);
     expect((await editor.get(remap.location!)).text).toContain('Blaue Stunde');
   });
+  test('Connect shows the preview the API answers: the first rows as they would be written, in the gallery\'s words, with the problems and their level', async () => {
+    const gallery2 = await tenant(t, { name: 'Galerie Vorschau' });
+    const api = client(t, gallery2.key);
+    const existing = await api.post('/v1/artworks', { title: 'Mohn (alt)', external_id: 'V1' });
+    expect(existing.status).toBe(201);
+    const staff = await signedIn(t, base, gallery2.entityId, 'editor');
+    files.set('/vorschau.csv', csv(
+      'Inventar-Nr.;Titel;Künstler;Preis;Preis auf Anfrage;Verfügbarkeit',
+      'V1;Mohn;Ida Kerkovius;€ 12.500;nein;verfügbar',
+      'V2;Winter;Ida Kerkovius;9800;ja;unverkäuflich',
+      'V3;Herbst;Ida Kerkovius;12,50;;verkauft',
+    ));
+    const connected = await staff.post('/console/feeds/connect', { url: files.url('/vorschau.csv'), kind: 'artworks' });
+    const id = /\/console\/import\/([\w-]+)$/.exec(connected.location ?? '')![1]!;
+    const mapping = { 'Inventar-Nr.': 'external_id', Titel: 'title', Künstler: 'artist_name', Preis: 'price', 'Preis auf Anfrage': 'price_on_request', Verfügbarkeit: 'availability' };
+    expect((await staff.post(`/console/import/${id}/columns`, Object.fromEntries(Object.values(mapping).map((field, i) => [`column_${i}`, field])))).status).toBe(303);
+    const page = (await staff.get(`/console/import/${id}/preview`)).text;
+    const answer = (await api.post('/v1/feeds/preview', { url: files.url('/vorschau.csv'), kind: 'artworks', mapping })).body;
+    expect(answer.rows.map((r: { action: string }) => r.action)).toEqual(['update', 'create', 'refused']);
+    // The same counts, rows and problems as the API's answer, the values as the gallery reads them.
+    expect(page).toContain(`${answer.counts.rows} rows: ${answer.counts.created} to create, ${answer.counts.updated} to update, ${answer.counts.unchanged} unchanged, ${answer.counts.refused} refused`);
+    expect(page).toContain('<td data-label="Column">Verfügbarkeit</td><td data-label="Field">Availability</td>');
+    expect(page).toContain(`<td data-label="Action">Update</td><td data-label="Record"><a href="/console/artworks/${existing.body.id}">#${existing.body.id}</a></td>`);
+    expect(page).toContain('<b>Price:</b> EUR 12,500');
+    expect(page).toContain('<b>Availability:</b> Available');
+    expect(page).toContain('<b>Price on request</b>');
+    expect(page).toContain('<b>Availability:</b> Not for sale');
+    expect(page).not.toMatch(/on_request|not_for_sale/);
+    for (const problem of answer.problems as { line: number; message: string; level: string }[]) {
+      expect(page).toContain(`<td data-label="Line">${problem.line}</td>`);
+      expect(page).toContain(problem.level === 'error' ? '<b>refused</b>' : 'warning, written');
+    }
+    expect(answer.problems.map((p: { level: string }) => p.level)).toEqual(expect.arrayContaining(['error', 'warning']));
+  });
 });

@@ -4,7 +4,8 @@ import { ApiError } from '../../domain/errors.js';
 import { sha256 } from '../../domain/passwords.js';
 import { FetchFailed } from '../../feeds/fetcher.js';
 import { feedJson } from '../../feeds/present.js';
-import type { Kind } from '../../import/columns.js';
+import type { FeedPreviewAnswer } from '../../feeds/preview.js';
+import { targetLabel, type Kind } from '../../import/columns.js';
 import { SHEET_NAME_MAX, type FeedRunType, type FeedType } from '../../schemas/feeds.js';
 import { createFeed, deleteFeed, feedUrlProblem, getFeed, listFeeds, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
 import { html, type Html } from '../../web/html.js';
@@ -213,6 +214,63 @@ export function saveFeedForm(reply: FastifyReply, upload: HeldImport): Html {
 <select id="feed-interval" name="interval_minutes">${INTERVALS.map(([minutes, label]) => html`<option value="${minutes}"${minutes === 60 ? html` selected` : ''}>${label}</option>`)}</select></div>
 <div class="actions"><button type="submit">Save</button> <a class="button secondary" href="/console/import/${upload.id}">Change the columns</a></div>
 </form>`;
+}
+
+const ACTION_LABEL: Record<FeedPreviewAnswer['rows'][number]['action'], string> = { create: 'Create', update: 'Update', unchanged: 'Unchanged', refused: 'Refused' };
+const AVAILABILITY_LABEL: Record<string, string> = { available: 'Available', sold: 'Sold', reserved: 'Reserved', not_for_sale: 'Not for sale' };
+const PRICE_DISPLAY_LABEL: Record<string, string> = { on_request: 'Price on request', hidden: 'Price hidden' };
+
+/** One value of a previewed row as the gallery writes it. */
+const shownValue = (value: unknown): string =>
+  Array.isArray(value) ? value.map(shownValue).join(', ') : value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value);
+
+/**
+ * A previewed row's fields in the gallery's words (docs/console.md, Feeds): "Price: EUR 12,500", "Price on request",
+ * "Availability: Not for sale" — never a field's code or a price_display value.
+ */
+export function previewFields(fields: Record<string, unknown>): Html {
+  const parts: Html[] = [];
+  for (const [field, value] of Object.entries(fields)) {
+    if (value === null || value === undefined || value === '') continue;
+    if (field === 'currency' && typeof fields.price === 'number') continue;
+    if (field === 'price' && typeof value === 'number') {
+      const currency = typeof fields.currency === 'string' ? fields.currency : null;
+      parts.push(html`<span class="value"><b>Price:</b> ${currency ? `${currency} ${value.toLocaleString('en')}` : `${value.toLocaleString('en')} (no currency)`}</span>`);
+    } else if (field === 'price_display') {
+      const label = PRICE_DISPLAY_LABEL[shownValue(value)];
+      if (label) parts.push(html`<span class="value"><b>${label}</b></span>`);
+    } else if (field === 'availability') {
+      parts.push(html`<span class="value"><b>Availability:</b> ${AVAILABILITY_LABEL[shownValue(value)] ?? shownValue(value)}</span>`);
+    } else {
+      parts.push(html`<span class="value"><b>${targetLabel(field)}:</b> ${shownValue(value)}</span>`);
+    }
+  }
+  return html`<span class="fields">${parts.map((part, i) => html`${i > 0 ? ' · ' : ''}${part}`)}</span>`;
+}
+
+/**
+ * A feed's preview as `POST /v1/feeds/preview` answers it (feeds/preview.ts, the one preview function):
+ * the columns in use and left out, the first rows as they would be written, and the problems with their level.
+ */
+export function feedPreview(answer: FeedPreviewAnswer, kind: Kind): Html {
+  const c = answer.counts;
+  const used = Object.entries(answer.mapping).filter(([, field]) => field !== null);
+  const rows = answer.rows.map((row) => [
+    row.line, ACTION_LABEL[row.action],
+    row.id === null ? null : html`<a href="/console/${kind}/${row.id}">#${row.id}</a>`,
+    previewFields(row.fields),
+  ]);
+  return html`<section class="panel feed-preview" aria-labelledby="feed-preview-title">
+<h2 id="feed-preview-title">What the first run would write</h2>
+<p id="feed-preview-counts">${c.rows.toLocaleString('en')} rows: ${c.created} to create, ${c.updated} to update, ${c.unchanged} unchanged, ${c.refused} refused, ${c.duplicates} duplicates${c.deleted > 0 ? `, ${c.deleted} to delete` : ''}.</p>
+<h3>Columns read</h3>
+${table('Columns and the fields they fill', ['Column', 'Field'], used.map(([column, field]) => [column, targetLabel(field!)]), 'No column is read.')}
+${answer.unmapped_columns.length > 0 ? html`<p class="hint">Left out: ${answer.unmapped_columns.join(', ')}.</p>` : ''}
+<h3>The first ${answer.rows.length} rows</h3>
+${table('The first rows as they would be written', ['Line', 'Action', 'Record', 'Fields'], rows, 'The file holds no rows.')}
+${answer.problems.length > 0 ? html`<h3>Problems (${answer.problems.length})</h3>
+${table('Problems of the preview', ['Line', 'Column', 'Problem', 'Level'], answer.problems.map((p) => [p.line, p.column, p.message, p.level === 'error' ? html`<b>refused</b>` : 'warning, written']))}` : ''}
+</section>`;
 }
 
 const STATUS_LABEL: Record<FeedRunType['status'], string> = {

@@ -3,7 +3,8 @@ import { sha256 } from '../../domain/passwords.js';
 import { CHOOSABLE, suggestField, targetLabel, type Kind } from '../../import/columns.js';
 import { UPLOAD_MAX_BYTES } from '../../import/limits.js';
 import { FileProblem } from '../../import/problem.js';
-import { tableRows } from '../../import/rows.js';
+import { readTableRows, tableRows } from '../../import/rows.js';
+import { feedPreviewOf, type FeedPreviewAnswer } from '../../feeds/preview.js';
 import { countsLine } from '../../import/summary.js';
 import { encodingNamed } from '../../import/text.js';
 import { html, type Html } from '../../web/html.js';
@@ -12,7 +13,7 @@ import type { HeldImport } from '../held-imports.js';
 import { previewImport, startApply, type Preview } from '../../importer/index.js';
 import { csrfField, heading, notice, render, table } from '../layout.js';
 import { IMPORT_JS } from './import-script.js';
-import { saveFeedForm } from './feeds.js';
+import { feedPreview, saveFeedForm } from './feeds.js';
 import { readUpload } from '../read-upload.js';
 
 /**
@@ -143,8 +144,14 @@ export async function importPage(app: FastifyInstance): Promise<void> {
     const upload = await find(request);
     if (!upload.preview) return go(reply, `/console/import/${upload.id}`);
     if (upload.job) return go(reply, `/console/import/${upload.id}/progress`);
-    return previewPage(request, reply, upload, upload.preview);
+    return previewPage(request, reply, upload, upload.preview, upload.feed && upload.table ? feedAnswer(request, upload, upload.preview) : undefined);
   });
+
+  /** A feed's preview as the API's `POST /v1/feeds/preview` answers it, from the held file as the person mapped it. */
+  function feedAnswer(request: FastifyRequest, upload: HeldImport, preview: Preview) {
+    const { rows, reading } = readTableRows(upload.table!, upload.kind, { map: upload.map, defaultCurrency: request.user.entity.default_currency });
+    return feedPreviewOf(preview, rows, reading, upload.mirror.prune ? 'mirror' : 'merge');
+  }
 
   app.post<{ Params: { id: string } }>('/import/:id/apply', EDITOR, async (request, reply) => {
     const upload = await find(request);
@@ -285,7 +292,7 @@ const planned = (caption: string, rows: { label: string; title: string; id?: num
 const problems = (caption: string, rows: { label: string; message: string }[]): Html =>
   html`${table(caption, ['Row', 'Reason'], rows.slice(0, LISTED_ROWS).map((r) => [r.label, r.message]))}${rows.length > LISTED_ROWS ? html`<p class="hint">and ${(rows.length - LISTED_ROWS).toLocaleString('en')} more</p>` : ''}`;
 
-function previewPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, preview: Preview): FastifyReply {
+function previewPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, preview: Preview, feed?: FeedPreviewAnswer): FastifyReply {
   const { kind } = preview;
   const counts = {
     total: preview.total, created: preview.creates.length, updated: preview.updates.length, unchanged: preview.unchanged,
@@ -299,11 +306,11 @@ function previewPage(request: FastifyRequest, reply: FastifyReply, upload: HeldI
 ${steps(2, upload.feed !== undefined)}
 <p class="panel summary" id="import-summary">${countsLine(counts, { dryRun: true, deletions: upload.mirror.prune })}</p>
 ${upload.mirror.prune && preview.pruneBlocked ? notice('error', `Not mirrored: ${preview.pruneBlocked}.`) : ''}
-${section('Will be created', preview.creates.length, planned('Rows that create a record', preview.creates, kind))}
+${feed ? feedPreview(feed, kind) : html`${section('Will be created', preview.creates.length, planned('Rows that create a record', preview.creates, kind))}
 ${section('Will be updated', preview.updates.length, planned('Rows that update a record', preview.updates, kind))}
 ${section('Refused', preview.refused.length, problems('Rows that are refused', preview.refused))}
 ${section('Duplicates', preview.duplicates.length, problems('Rows that repeat an earlier row', preview.duplicates))}
-${section('Written with a warning', preview.warnings.length, problems('Rows written, but worth a look', preview.warnings))}
+${section('Written with a warning', preview.warnings.length, problems('Rows written, but worth a look', preview.warnings))}`}
 ${upload.mirror.prune ? section(preview.pruneBlocked ? 'Would be deleted' : 'Will be deleted', preview.deletions.length,
     table('Records the file does not list', ['Record', 'Title'], preview.deletions.slice(0, LISTED_ROWS).map((d) => [`#${d.id}`, d.title]))) : ''}
 ${upload.feed ? saveFeedForm(reply, upload) : html`<form class="panel form" method="post" action="/console/import/${upload.id}/${overLimit ? 'columns' : 'apply'}">${csrfField(reply)}
