@@ -107,6 +107,7 @@ progress { width: 100%; height: 1.25rem; accent-color: var(--accent); }
 .feed, .feeds-connect, .feeds-how { margin-bottom: 1rem; }
 .feed h2, .feeds-connect h2, .feeds-how h2 { margin-top: 0; }
 .feed .actions { margin-top: 1rem; }
+.column-note { display: block; font-weight: 400; }
 .feed-preview { margin-bottom: 1rem; }
 .feed-preview h2 { margin-top: 0; }
 .feed-preview th, .feed-preview td[data-label="Line"], .feed-preview td[data-label="Action"], .feed-preview td[data-label="Record"], .feed-preview td[data-label="Level"] { overflow-wrap: normal; }

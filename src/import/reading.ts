@@ -63,6 +63,8 @@ export const PRIVATE_WORDS: readonly string[] = [
   'cost', 'costs', 'purchase', 'net', 'netto', 'einkauf', 'ek', 'achat', 'acquisto', 'compra', 'consignor', 'consignment', 'buyer', 'client',
   'collector', 'käufer', 'acheteur', 'acquirente', 'comprador', 'notes', 'note', 'internal', 'intern', 'private', 'privat', 'location',
   'lagerort', 'standort', 'emplacement', 'ubicación', 'insurance', 'versicherung', 'margin', 'notiz', 'notizen', 'bemerkung', 'bemerkungen',
+  // German writes its purchase price in one word.
+  'einkaufspreis', 'einkaufpreis',
   // Dutch, beside the other languages' words: purchase, buyer, notes, location, insurance, margin.
   'inkoop', 'inkoopprijs', 'koper', 'notitie', 'notities', 'opmerking', 'opmerkingen', 'locatie', 'verzekering', 'marge',
 ];

@@ -92,6 +92,33 @@ describeInBrowser('the Import page in a real browser', { timeout: 180_000 }, () 
     });
   }
 
+  for (const width of [1280, 390]) {
+    test(`at ${width} px a German sheet's columns are matched in the gallery's words, its purchase price left out`, async () => {
+      const page = await signIn(width);
+      const sheet = ['Künstler,Titel,Preis (EUR),Verfügbarkeit,Einkaufspreis', 'Gabriele Münter,Dorfstraße,12.500,verfügbar,6100', 'Alexej Jawlensky,Variation,9800,unverkäuflich,4000'].join('\n');
+      await page.getByLabel('Artworks').check();
+      await page.getByLabel('File').setInputFiles({ name: 'Bestand-de.csv', mimeType: 'text/csv', buffer: Buffer.from(sheet) });
+      await page.getByRole('button', { name: 'Upload' }).click();
+      await expect(page.locator('h1').textContent()).resolves.toBe('Match the columns');
+      // Each suggestion is preselected and shown by its label, never its code; the purchase price is the gallery's private books.
+      const chosen = async (column: string) => page.getByLabel(`Field for ${column}`).locator('option:checked').textContent();
+      await expect(chosen('Künstler')).resolves.toBe('Artist');
+      await expect(chosen('Titel')).resolves.toBe('Title');
+      await expect(chosen('Preis (EUR)')).resolves.toBe('Price');
+      await expect(chosen('Verfügbarkeit')).resolves.toBe('Availability');
+      await expect(chosen('Einkaufspreis')).resolves.toBe('Leave out');
+      await expect(page.getByLabel('Field for Einkaufspreis').inputValue()).resolves.toBe('');
+      // What a column's name says is said beside it: the currency its prices are in, or that it is private.
+      const row = (column: string) => page.getByRole('row').filter({ has: page.getByText(column, { exact: true }) });
+      await expect(row('Preis (EUR)').textContent()).resolves.toContain('Read as prices in EUR');
+      await expect(row('Einkaufspreis').textContent()).resolves.toContain('Private: never filled by a suggestion');
+      await checkPage(page, `console-import-columns-de-${width}`);
+      // Nothing sits off-screen behind a sideways scroll.
+      await expect(page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')).resolves.toBeLessThanOrEqual(0);
+      await page.close();
+    });
+  }
+
   test('an .xlsx saved by LibreOffice Calc is uploaded, its columns suggested, applied, and its records listed', async () => {
     const page = await signIn(1280);
     await page.getByLabel('File').setInputFiles({ name: 'gallery-stock.xlsx', mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', buffer: readFileSync(join(import.meta.dirname, '..', 'fixtures', 'gallery-stock.xlsx')) });

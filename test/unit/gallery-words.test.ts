@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { readHeader } from '../../src/import/columns.js';
-import { PRIVATE_WORDS, nameHints } from '../../src/import/reading.js';
+import { PRIVATE_WORDS, isPrivateColumn, nameHints } from '../../src/import/reading.js';
 import {
   readAvailability, readCurrency, readEdition, readMeasure, readPrice, readYear, readYesNo,
 } from '../../src/import/values.js';
@@ -59,6 +59,8 @@ describe('column names in six languages', () => {
     const read = readHeader(columns, 'artworks');
     expect(read.unmapped).toEqual(columns.slice(1));
     expect(PRIVATE_WORDS.length).toBeGreaterThan(30);
+    // German writes its purchase price in one word: private, as "EK-Preis" is.
+    expect(['Einkaufspreis', 'EK-Preis', 'Verkaufspreis'].map(isPrivateColumn)).toEqual([true, true, false]);
   });
 
   test('a mapped column wins over suggestions; --no-suggest reads only exact names; --strict refuses a column left out', () => {

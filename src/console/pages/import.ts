@@ -3,6 +3,7 @@ import { sha256 } from '../../domain/passwords.js';
 import { CHOOSABLE, suggestField, targetLabel, type Kind } from '../../import/columns.js';
 import { UPLOAD_MAX_BYTES } from '../../import/limits.js';
 import { FileProblem } from '../../import/problem.js';
+import { isPrivateColumn, nameHints } from '../../import/reading.js';
 import { readTableRows, tableRows } from '../../import/rows.js';
 import { feedPreviewOf, type FeedPreviewAnswer } from '../../feeds/preview.js';
 import { countsLine } from '../../import/summary.js';
@@ -250,6 +251,15 @@ function sampleLine(bytes: Buffer, line: number): Buffer {
   return bytes.subarray(start, Math.min(end < 0 ? bytes.length : end, start + 300));
 }
 
+/** What a column's name says (docs/console.md, Import): a currency or unit its cells are read in, or that it is the gallery's private books. */
+function columnNote(column: string, kind: Kind, chosen: string): Html | string {
+  if (kind !== 'artworks') return '';
+  if (chosen === '' && isPrivateColumn(column)) return html`<span class="hint column-note">Private: never filled by a suggestion</span>`;
+  const { hints } = nameHints(column, kind);
+  const said = [hints.currency ? `prices in ${hints.currency}` : '', hints.unit ? `measures in ${hints.unit === 'in' ? 'inches' : hints.unit}` : ''].filter(Boolean).join(', ');
+  return said ? html`<span class="hint column-note">Read as ${said}</span>` : '';
+}
+
 function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, problem?: string): FastifyReply {
   const sheet = upload.table!;
   // Only what a person may write: never a read-only field (id, fingerprint, timestamps).
@@ -264,7 +274,7 @@ function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldI
     const select = html`<label class="visually-hidden" for="column-${i}">Field for ${column}</label>
 <select id="column-${i}" name="column_${i}"><option value=""${current === '' ? html` selected` : ''}>Leave out</option>${fields.map((field) =>
   html`<option value="${field}"${field === current ? html` selected` : ''}>${targetLabel(field)}</option>`)}</select>`;
-    return [html`<b>${column}</b>`, example(i), select];
+    return [html`<span><b>${column}</b>${columnNote(column, upload.kind, current)}</span>`, example(i), select];
   });
   return render(request, reply, {
     title: 'Import: columns', section: upload.feed ? 'feeds' : 'import', status: problem ? 400 : 200,
