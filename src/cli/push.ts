@@ -6,12 +6,12 @@ import type { BatchItemResultType } from '../schemas/batch.js';
 import { BATCH_MAX } from '../schemas/batch.js';
 import { CliError, printable } from './context.js';
 import { cliIo, setExitCode } from './io.js';
-import { parseColumnMap, type ColumnMap, type HeaderReading } from '../import/columns.js';
+import { parseColumnMap, readHeader, type ColumnMap, type HeaderReading } from '../import/columns.js';
 import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from '../import/plan.js';
 import { PUSH_MAX_BYTES, megabytes } from '../import/limits.js';
 import { FileProblem } from '../import/problem.js';
 import { countsLine, overPruneLimit } from '../import/summary.js';
-import { formatProblem, readRows, rowProblems, type Kind, type Row, type RowProblem } from '../import/rows.js';
+import { formatProblem, readFileTable, readTableRows, rowProblems, type Kind, type Row, type RowProblem } from '../import/rows.js';
 import { encodingNamed, ENCODINGS, type Encoding } from '../import/text.js';
 import { progressReporter, type Counts, type Progress } from './progress.js';
 
@@ -140,17 +140,16 @@ async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Prom
 export async function runPush(file: string, options: PushOptions, progress: Progress): Promise<Summary> {
   const { kind } = options;
   const baseUrl = checkBaseUrl(options.baseUrl);
-  let rows;
+  const unusable = (error: unknown): unknown =>
+    (error instanceof FileProblem || (error as NodeJS.ErrnoException).code !== undefined ? stop(`cannot push ${file}: ${(error as Error).message}`) : error);
+  // The file and its header first: a file that cannot be pushed says so before any request.
+  const reading = { ...(options.map ? { map: options.map } : {}), suggest: options.suggest ?? true, strict: options.strict ?? false };
+  let table;
   try {
-    const read = await readRows(file, kind, {
-      encoding: options.encoding, sheet: options.sheet, ...(options.map ? { map: options.map } : {}),
-      suggest: options.suggest ?? true, strict: options.strict ?? false,
-    });
-    rows = read.rows;
-    for (const line of readingLines(read.reading, options.map)) progress.note(line);
+    table = await readFileTable(file, { encoding: options.encoding, sheet: options.sheet });
+    for (const line of readingLines(readHeader(table.columns, kind, reading), options.map)) progress.note(line);
   } catch (error) {
-    if (error instanceof FileProblem || (error as NodeJS.ErrnoException).code !== undefined) throw stop(`cannot push ${file}: ${(error as Error).message}`);
-    throw error;
+    throw unusable(error);
   }
 
   // One request, no retries, before anything else: a wrong key, a missing scope or a server that is
@@ -162,7 +161,14 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
   if (missing.length > 0) {
     throw stop(`${baseUrl} refused the request (403 forbidden: the key ${me.key.prefix} lacks the scope ${missing.join(' and ')}; it has ${me.key.scopes.join(', ') || 'none'})`);
   }
-  defaultCurrency(me.entity.default_currency, rows, progress);
+  // The cells once the profile's default currency is known: it says which dollar `$` is (docs/push.md, How values are read).
+  let rows: Row[];
+  try {
+    rows = readTableRows(table, kind, { ...reading, defaultCurrency: me.entity.default_currency }).rows;
+  } catch (error) {
+    throw unusable(error);
+  }
+  lackingCurrency(rows, progress);
   // The server's pages read last time come back as 304s when nothing changed (docs/api.md, Conditional requests).
   const answers = new AnswerStore(baseUrl, options.key);
   const client = new ArtCatalogClient({ baseUrl, key: options.key, etags: answers.load(), onRetry: (event) => progress.note(describeRetry(event)) });
@@ -239,20 +245,13 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
 }
 
 const NO_CURRENCY = 'price: no currency';
+const DIMENSION_FIELDS = new Set(['dimensions', 'height', 'width', 'depth']);
 
-/**
- * Prices that name no currency take the profile's default currency, which `GET /v1/me` gives (docs/push.md,
- * How values are read); a profile without one leaves them without, and says how many.
- */
-function defaultCurrency(currency: string | null, rows: Row[], progress: Progress): void {
-  const lacking = rows.filter((row) => row.warnings?.some((w) => w.startsWith(NO_CURRENCY)));
-  if (lacking.length === 0) return;
-  for (const row of currency ? lacking : []) {
-    row.body.currency = currency;
-    row.warnings = row.warnings!.filter((w) => !w.startsWith(NO_CURRENCY));
-  }
-  if (!currency) {
-    progress.note(`${lacking.length} row${lacking.length === 1 ? ' has' : 's have'} a price without a currency (sent without one: name it in a currency column, in the price, or as the profile's default_currency)`);
+/** Prices that name no currency when the profile has no default currency either: sent without one, and counted. */
+function lackingCurrency(rows: Row[], progress: Progress): void {
+  const lacking = rows.filter((row) => row.warnings?.some((w) => w.startsWith(NO_CURRENCY))).length;
+  if (lacking > 0) {
+    progress.note(`${lacking} row${lacking === 1 ? ' has' : 's have'} a price without a currency (sent without one: name it in a currency column, in the price, or as the profile's default_currency)`);
   }
 }
 
@@ -262,10 +261,15 @@ function defaultCurrency(currency: string | null, rows: Row[], progress: Progres
  */
 export function readingLines(reading: HeaderReading, map?: ColumnMap): string[] {
   const lines: string[] = [];
-  for (const [column, field] of Object.entries(reading.mapping)) {
-    if (field === null || map?.has(column.trim().toLowerCase()) || column.trim().toLowerCase().replace(/[\s-]+/g, '_') === field) continue;
-    lines.push(`column "${printable(column)}" is read as ${field}`);
-  }
+  Object.entries(reading.mapping).forEach(([column, field], i) => {
+    if (field === null) return;
+    // What the column's name says of its cells: "Price (EUR)", "Height (in)".
+    const { currency, unit } = reading.hints[i] ?? {};
+    const said = [currency && field === 'price' ? `currency ${currency}` : '', unit && DIMENSION_FIELDS.has(field) ? `unit ${unit}` : ''].filter(Boolean);
+    const chosen = map?.has(column.trim().toLowerCase()) || column.trim().toLowerCase().replace(/[\s-]+/g, '_') === field;
+    if (chosen && said.length === 0) return;
+    lines.push(`column "${printable(column)}" is read as ${[field, ...said].join(', ')}`);
+  });
   if (reading.unmapped.length > 0) {
     lines.push(`left out: ${reading.unmapped.map((column) => `"${printable(column)}"`).join(', ')} (map one with --map "COLUMN=FIELD"; --strict refuses the file instead)`);
   }

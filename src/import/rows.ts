@@ -222,8 +222,12 @@ class Views {
 
 /** A file `push` names: a regular file of bounded size, read as a table, its rows matched to the fields. */
 export async function readRows(file: string, kind: Kind, options: Omit<ReadOptions, 'name'> & RowOptions = {}): Promise<{ rows: Row[]; reading: HeaderReading }> {
-  const table = await readTable(await readRegularFile(file), { ...options, name: file });
-  return readTableRows(table, kind, options);
+  return readTableRows(await readFileTable(file, options), kind, options);
+}
+
+/** A file on disk as a table (`push`): its cells not read yet, so a reader may first learn the entity's default currency. */
+export async function readFileTable(file: string, options: Omit<ReadOptions, 'name'> = {}): Promise<Table> {
+  return readTable(await readRegularFile(file), { ...options, name: file });
 }
 
 const validators = {

@@ -576,6 +576,29 @@ describe('push reads Excel workbooks and mapped columns, and refuses prices writ
     const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
     expect(artworks.map((a: any) => [a.title, a.price, a.currency])).toEqual([['A', 12500, 'GBP'], ['B', 900, 'EUR']]);
   });
+
+  test('the profile\'s default currency is read before the cells: with CAD, "$" is the Canadian dollar', async () => {
+    const file = join(dir, 'dollars.csv');
+    writeFileSync(file, ['Title;Price', 'Lake;$4,800', 'Shore;4800', 'Pine;€ 700'].join('\n'));
+    const gallery = await tenant(t);
+    await client(t, gallery.key).put('/v1/profile', { default_currency: 'CAD' });
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key]);
+    expect(run.stdout).toBe('3 rows: created 3, updated 0, unchanged 0, duplicate 0, failed 0\n');
+    const { artworks } = (await client(t, gallery.key).get('/v1/artworks')).body;
+    expect(artworks.map((a: any) => [a.title, a.price, a.currency])).toEqual([['Lake', 4800, 'CAD'], ['Shore', 4800, 'CAD'], ['Pine', 700, 'EUR']]);
+  });
+
+  test('a currency or unit in a column\'s name is printed with its suggestion, and applies to its cells', async () => {
+    const file = join(dir, 'named-units.csv');
+    writeFileSync(file, ['Title;Preis (EUR);Height (in);Width (in)', 'Lake;4.800;20;30'].join('\n'));
+    const gallery = await tenant(t);
+    const run = await push([file, '--kind', 'artworks', '--base-url', base, '--key', gallery.key]);
+    expect(run.stderr).toContain('column "Preis (EUR)" is read as price, currency EUR\ncolumn "Height (in)" is read as height, unit in\n'
+      + 'column "Width (in)" is read as width, unit in\n');
+    const [listed] = (await client(t, gallery.key).get('/v1/artworks')).body.artworks;
+    const artwork = (await client(t, gallery.key).get(`/v1/artworks/${listed.id}`)).body;
+    expect([artwork.price, artwork.currency, artwork.height, artwork.width, artwork.dimension_unit]).toEqual([4800, 'EUR', 20, 30, 'in']);
+  });
 });
 
 describe('push reads only what is bounded', () => {
