@@ -17,6 +17,14 @@ import type { ApplyJob, MirrorChoice, Preview } from '../importer/index.js';
 const MAX_HELD = 16;
 export const PER_ENTITY = 2;
 const HOLD_MS = 30 * 60_000;
+/** Files read (parsed) at once in this process, across galleries; another read waits READ_WAIT_MS for its turn, then is refused as busy. */
+export const MAX_READS = 2;
+const READ_WAIT_MS = 5_000;
+/**
+ * Cells of held tables in this process, a row counting one more for itself: about 107 bytes of heap each
+ * (two short cells a row, measured with node --expose-gc), so held tables stay near 150 MB.
+ */
+export const CELL_BUDGET = 1_400_000;
 
 export interface HeldImport {
   id: string;
@@ -54,6 +62,57 @@ export class HeldImports {
   private readonly held = new Map<string, HeldImport>();
   /** Feed previews in flight per gallery (POST /v1/feeds/preview): each holds one of its slots while it reads its file. */
   private readonly previews = new Map<number, number>();
+  /** Reads under way in this process, and the reads waiting for a turn (oldest first). */
+  private reads = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  /**
+   * A turn to read (parse) a file: at most MAX_READS at once in this process. Waits up to READ_WAIT_MS for
+   * one; undefined when none came (the page answers busy). The answer ends the turn; call it once.
+   */
+  async readTurn(waitMs = READ_WAIT_MS): Promise<(() => void) | undefined> {
+    if (this.reads >= MAX_READS) {
+      const turn = await new Promise<boolean>((resolve) => {
+        const go = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        const timer = setTimeout(() => {
+          this.waiting.splice(this.waiting.indexOf(go), 1);
+          resolve(false);
+        }, waitMs);
+        this.waiting.push(go);
+      });
+      // A turn handed over by an ending read already counts in `reads`.
+      if (!turn) return undefined;
+    } else {
+      this.reads++;
+    }
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.reads--;
+    };
+  }
+
+  /**
+   * Keeps a table just read within CELL_BUDGET: the oldest idle held uploads of any gallery are let go
+   * first; if the held tables are still past it, `upload` is let go too and the answer is false (busy).
+   */
+  admit(upload: HeldImport): boolean {
+    const total = () => [...this.held.values()].reduce((sum, h) => sum + cellsOf(h), 0);
+    while (total() > CELL_BUDGET) {
+      const oldest = [...this.held.values()].filter((h) => h !== upload && cellsOf(h) > 0 && !running(h)).sort((a, b) => a.touched - b.touched)[0];
+      if (!oldest) break;
+      this.held.delete(oldest.id);
+    }
+    if (total() <= CELL_BUDGET) return true;
+    this.release(upload);
+    return false;
+  }
 
   /**
    * One of the gallery's PER_ENTITY slots for a feed preview, or undefined when its slots are busy
@@ -120,6 +179,9 @@ export class HeldImports {
     for (const [id, held] of this.held) if (now - held.touched > HOLD_MS && !running(held)) this.held.delete(id);
   }
 }
+
+/** A held table's cells, a row counting one more for itself (its label and its object). */
+const cellsOf = (held: HeldImport): number => (held.table ? held.table.rows.length * (held.table.columns.length + 1) : 0);
 
 /**
  * Held uploads that cannot make room: one being fetched, read (parsed: its bytes and its table are both in

@@ -8,16 +8,44 @@ import type { HeldImport, HeldImports } from './held-imports.js';
  * problem with no choice left lets the upload go: its page answers 404 ("upload the file again") instead of
  * a page with nothing to show. While it reads, `upload.reading` is the read, which a request for the same
  * upload waits for (pages/import.ts), so no page sees a file half read.
+ *
+ * Reads are bounded in this process (docs/console.md, Import): at most MAX_READS at once (another waits its
+ * turn briefly), and the held tables' cells within CELL_BUDGET. Past either the upload is let go and the
+ * answer is busy: the page answers 503 or 429 with Retry-After.
  */
-export function readUpload(held: HeldImports, upload: HeldImport, options: { offerEncoding: boolean }): Promise<string | undefined> {
-  const reading: Promise<string | undefined> = read(held, upload, options).finally(() => {
+export function readUpload(held: HeldImports, upload: HeldImport, options: { offerEncoding: boolean }): Promise<Refusal | undefined> {
+  const reading: Promise<Refusal | undefined> = read(held, upload, options).finally(() => {
     if (upload.reading === reading) delete upload.reading;
   });
   upload.reading = reading;
   return reading;
 }
 
-async function read(held: HeldImports, upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
+/** Why a file was not read: a sentence for the page, and whether the server was busy (try again later) rather than the file at fault. */
+export interface Refusal {
+  problem: string;
+  busy?: true;
+}
+
+export const READ_BUSY_RETRY_S = 30;
+const BUSY: Refusal = { problem: `The server is reading other large files right now. Try again in ${READ_BUSY_RETRY_S} seconds.`, busy: true };
+
+async function read(held: HeldImports, upload: HeldImport, options: { offerEncoding: boolean }): Promise<Refusal | undefined> {
+  const endTurn = await held.readTurn();
+  if (!endTurn) {
+    held.release(upload);
+    return BUSY;
+  }
+  try {
+    const problem = await readWithin(held, upload, options);
+    if (problem !== undefined) return { problem };
+  } finally {
+    endTurn();
+  }
+  return upload.table && !held.admit(upload) ? BUSY : undefined;
+}
+
+async function readWithin(held: HeldImports, upload: HeldImport, { offerEncoding }: { offerEncoding: boolean }): Promise<string | undefined> {
   try {
     // A feed names its sheet when connected, or reads the first (pages/feeds.ts); an upload of a workbook of
     // several sheets asks which one (pages/import.ts).

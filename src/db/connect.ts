@@ -85,6 +85,10 @@ function connectSqlite(path: string, { busyTimeoutMs = 0 }: ConnectOptions): Dat
   // NORMAL keeps every committed transaction across a process crash; only an OS crash may lose the last ones.
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
+  // What a row held before it changed or went is overwritten with zeros, not left in the file's free space:
+  // a secret sealed in place (a key's, a webhook's) is then not readable in a copy of the file
+  // (docs/operations.md, Secrets at rest).
+  sqlite.pragma('secure_delete = ON');
   sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
   // With a reader thread, the WAL is checkpointed there (sqlite/runtime.ts); this is only the backstop.
   sqlite.pragma(`wal_autocheckpoint = ${path === ':memory:' ? 10_000 : 100_000}`);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { HeldImports, PER_ENTITY, type HeldImport } from '../../src/console/held-imports.js';
+import { CELL_BUDGET, HeldImports, MAX_READS, PER_ENTITY, type HeldImport } from '../../src/console/held-imports.js';
 import type { ApplyJob } from '../../src/importer/index.js';
 
 /**
@@ -50,5 +50,51 @@ describe('import slots per gallery', () => {
     expect(slots.hold(upload(1, 11))).toBeUndefined();
     expect(slots.hold(upload(1, 12))).toBeUndefined();
     expect(slots.hold(upload(2, 21))).toBeDefined();
+  });
+});
+
+/**
+ * Held tables' memory per process (docs/console.md, Import; docs/performance.md): at most two files read at
+ * once across galleries, and a budget of held cells, past which the oldest idle uploads of any gallery go.
+ */
+describe('reads and held cells per process', () => {
+  // A table of `rows` rows of one column: rows × 2 cells (a row counts one more for itself).
+  const withRows = (held: HeldImport, rows: number) => Object.assign(held, {
+    bytes: null, table: { format: 'csv', columns: ['title'], rows: Array.from({ length: rows }, (_, i) => ({ label: `row ${i + 2}`, cells: ['A'] })) },
+  });
+
+  test('two galleries\' reads take both turns; a third gallery\'s read waits, then gets the turn an ending read lets go', async () => {
+    const slots = new HeldImports();
+    expect(MAX_READS).toBe(2);
+    const first = (await slots.readTurn())!;
+    const second = (await slots.readTurn())!;
+    expect(await slots.readTurn(20)).toBeUndefined();
+    const third = slots.readTurn(5_000);
+    first();
+    expect(await third).toBeDefined();
+    second();
+    (await third)!();
+    expect(await slots.readTurn(20)).toBeDefined();
+  });
+
+  test('past the budget the oldest idle held table of any gallery is let go, and the new one is kept', () => {
+    const slots = new HeldImports();
+    const half = Math.floor(CELL_BUDGET / 4);
+    const oldest = withRows(slots.hold(upload(1, 11))!, half);
+    oldest.touched -= 1_000;
+    const other = withRows(slots.hold(upload(2, 21))!, half);
+    const fresh = withRows(slots.hold(upload(3, 31))!, half);
+    expect(slots.admit(fresh)).toBe(true);
+    expect(slots.get(oldest.id, 11, 's11')).toBeUndefined();
+    expect(slots.get(other.id, 21, 's21')).toBeDefined();
+    expect(slots.get(fresh.id, 31, 's31')).toBeDefined();
+  });
+
+  test('a new table past the budget when the others are being applied is let go as busy', () => {
+    const slots = new HeldImports();
+    applying(withRows(slots.hold(upload(1, 11))!, Math.floor(CELL_BUDGET / 2)));
+    const fresh = withRows(slots.hold(upload(2, 21))!, Math.floor(CELL_BUDGET / 2) + 1);
+    expect(slots.admit(fresh)).toBe(false);
+    expect(slots.get(fresh.id, 21, 's21')).toBeUndefined();
   });
 });

@@ -177,6 +177,21 @@ describe('console import', { timeout: 120_000 }, () => {
     expect(page.text).toContain('8,000 rows of artworks from the sheet <b>Stock</b>');
   });
 
+  test('while two files are being read in the process, an upload waits its turn; one that gets none is 503 with Retry-After', async () => {
+    const csv = Buffer.from('Title,Artist\nBlue Hour,Anna Berg\n');
+    const turns = [(await t.app.heldImports.readTurn())!, (await t.app.heldImports.readTurn())!];
+    const refused = await upload(editor, 'Waiting.csv', csv);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('30');
+    expect(refused.text).toContain('The server is reading other large files right now');
+    const waiting = upload(editor, 'Waiting.csv', csv);
+    setTimeout(turns[0]!, 300);
+    const answer = await waiting;
+    expect(answer.status).toBe(303);
+    turns[1]!();
+    expect((await editor.get(`/console/import/${uploadId(answer.location)}`)).status).toBe(200);
+  });
+
   test('mirror deletes at most half of the records unless the deletions are confirmed', async () => {
     const other = await tenant(t, { name: 'Galerie Spiegel' });
     const mirrorEditor = await signedIn(t, base, other.entityId, 'editor');

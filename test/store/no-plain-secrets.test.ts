@@ -49,7 +49,7 @@ test('after keys, rolls, endpoints (idempotent and replayed) and console secrets
   // The new key at work: its requests leave its prefix (last used), never itself.
   expect((await client(t, consoleKey).get('/v1/artworks')).status).toBe(200);
 
-  const text = await databaseText(t);
+  const text = await databaseText(t.config.databaseUrl);
   expect(shown.every((s) => s.length >= 40)).toBe(true);
   for (const secret of shown) expect(text.includes(secret), `${secret.slice(0, 16)}… is in the database`).toBe(false);
   expect(await plainSecretsIn(t)).toEqual([]);

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { connect } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { assertNoPlainSecrets } from './secrets-scan.js';
 
 /** Which database this test run uses: the vitest project sets TEST_DIALECT (sqlite by default). */
 export const DIALECT = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite';
@@ -15,7 +16,12 @@ export const POSTGRES_ADMIN_URL = process.env.TEST_DATABASE_URL || 'postgres://p
 
 export interface FreshDatabase {
   url: string;
-  drop(): Promise<void>;
+  /**
+   * Drops the database, after scanning it for a plain secret (test/support/secrets-scan.ts): one found fails
+   * the test with its table and column. `plainSecretsKept` opts out, saying why: only for a test that plants
+   * a plain secret on purpose and cannot end with it scrubbed.
+   */
+  drop(options?: { plainSecretsKept: string }): Promise<void>;
 }
 
 /** A PostgreSQL test database's name: its run's prefix (what a run leaves behind is dropped at its end: test/support/global-setup.ts), then a random part. */
@@ -46,7 +52,17 @@ export async function migratedDatabase(): Promise<FreshDatabase> {
 function sqliteDatabase(template?: string): FreshDatabase {
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-test-'));
   if (template) copyFileSync(template, join(dir, 'test.db'));
-  return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  const url = `sqlite:${join(dir, 'test.db')}`;
+  return {
+    url,
+    drop: async (options) => {
+      try {
+        if (!options?.plainSecretsKept) await assertNoPlainSecrets(url);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
 }
 
 /** A PostgreSQL database of the run: empty, or a copy of the database `template`. */
@@ -55,7 +71,16 @@ async function postgresDatabase(template?: string): Promise<FreshDatabase> {
   await admin(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    url: url.toString(),
+    drop: async (options) => {
+      try {
+        if (!options?.plainSecretsKept) await assertNoPlainSecrets(url.toString());
+      } finally {
+        await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }
+    },
+  };
 }
 
 /** The database migrated in place: for a run without a template (a file run outside the projects). */

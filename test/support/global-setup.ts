@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { connect } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { assertNoPlainSecrets } from './secrets-scan.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -39,7 +40,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const runId = randomBytes(4).toString('hex');
     project.provide('databaseRun', runId);
     return async () => {
-      await query(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      // The template, too, holds no plain secret (test/support/secrets-scan.ts): scanned before it is dropped.
+      try {
+        await assertNoPlainSecrets(url.toString());
+      } finally {
+        await query(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }
       // A test that did not drop its database (one that failed before its teardown, or forgot it) leaves it on a
       // server that CI machines keep: dropped here, and named, so the test can be mended.
       const left = await leftBehind(admin, `art_catalog_test_${runId}_`);
@@ -57,7 +63,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await handle.close();
   }
   project.provide('databaseTemplate', path);
-  return async () => rmSync(dir, { recursive: true, force: true });
+  return async () => {
+    try {
+      await assertNoPlainSecrets(`sqlite:${path}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
 }
 
 async function leftBehind(connectionString: string, prefix: string): Promise<string[]> {

@@ -87,7 +87,7 @@ ${howTo()}`,
       upload.fetching = false;
     }
     const problem = await readUpload(app.heldImports, upload, { offerEncoding: draft.encoding === undefined });
-    if (problem) return { problem };
+    if (problem) return problem;
     if (draft.map) upload.map = draft.map;
     return `/console/import/${upload.id}`;
   }

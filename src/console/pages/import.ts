@@ -15,7 +15,7 @@ import { previewImport, startApply, type Preview } from '../../importer/index.js
 import { csrfField, heading, notice, render, table } from '../layout.js';
 import { IMPORT_JS } from './import-script.js';
 import { feedPreview, saveFeedForm } from './feeds.js';
-import { readUpload } from '../read-upload.js';
+import { READ_BUSY_RETRY_S, readUpload, type Refusal } from '../read-upload.js';
 
 /**
  * Import (docs/console.md, Import): upload a CSV or .xlsx → the encoding choice when it is not UTF-8, the sheet
@@ -77,7 +77,7 @@ export async function importPage(app: FastifyInstance): Promise<void> {
     });
     if (!upload) return uploadPage(request, reply, 'Too many imports are being applied right now (at most two per gallery at once). Try again when one has finished.', 503);
     const problem = await readUpload(held, upload, { offerEncoding: true });
-    if (problem) return uploadPage(request, reply, problem, 400);
+    if (problem) return refused(request, reply, problem);
     return go(reply, `/console/import/${upload.id}`);
   });
 
@@ -101,7 +101,7 @@ export async function importPage(app: FastifyInstance): Promise<void> {
     upload.encoding = encoding;
     delete upload.notUtf8;
     const problem = await readUpload(held, upload, { offerEncoding: false });
-    if (problem) return uploadPage(request, reply, problem, 400);
+    if (problem) return refused(request, reply, problem);
     return go(reply, `/console/import/${upload.id}`);
   });
 
@@ -113,10 +113,11 @@ export async function importPage(app: FastifyInstance): Promise<void> {
     if (sheet === undefined || !sheets.includes(sheet)) return sheetPage(request, reply, upload, 'Choose one of the sheets below.');
     upload.sheet = sheet;
     const problem = await readUpload(held, upload, { offerEncoding: false });
+    if (problem?.busy) return refused(request, reply, problem);
     if (problem) {
       // The workbook stays held with its sheets: another may be the one.
       delete upload.sheet;
-      return sheetPage(request, reply, upload, problem);
+      return sheetPage(request, reply, upload, problem.problem);
     }
     return go(reply, `/console/import/${upload.id}`);
   });
@@ -189,6 +190,12 @@ const uploadRefusal = (error: unknown): string => {
 
 const steps = (current: number, feed = false): Html => html`<ol class="steps" aria-label="Steps">${(feed ? ['Connect', 'Columns', 'Preview', 'Save'] : ['Upload', 'Columns', 'Preview', 'Apply']).map((label, i) =>
   html`<li${i === current ? html` aria-current="step" class="current"` : ''}>${label}</li>`)}</ol>`;
+
+/** A file not read: the upload page with why, 400, or 503 with Retry-After when the server was busy reading others. */
+function refused(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): FastifyReply {
+  if (refusal.busy) reply.header('retry-after', String(READ_BUSY_RETRY_S));
+  return uploadPage(request, reply, refusal.problem, refusal.busy ? 503 : 400);
+}
 
 function uploadPage(request: FastifyRequest, reply: FastifyReply, problem?: string, status = 200): FastifyReply {
   return render(request, reply, {
