@@ -155,4 +155,15 @@ describe('console feeds', { timeout: 120_000 }, () => {
     }
     expect(answer.problems.map((p: { level: string }) => p.level)).toEqual(expect.arrayContaining(['error', 'warning']));
   });
+  test('a long file\'s preview lists its first 20 rows, its counts covering every row', async () => {
+    files.set('/lang.csv', csv('Inv;Titel', ...Array.from({ length: 25 }, (_, i) => `L${i + 1};Blatt ${i + 1}`)));
+    const connected = await editor.post('/console/feeds/connect', { url: files.url('/lang.csv'), kind: 'artworks' });
+    const id = /\/console\/import\/([\w-]+)$/.exec(connected.location ?? '')![1]!;
+    expect((await editor.post(`/console/import/${id}/columns`, { column_0: 'external_id', column_1: 'title' })).status).toBe(303);
+    const page = (await editor.get(`/console/import/${id}/preview`)).text;
+    expect(page).toContain('25 rows: 25 to create, 0 to update');
+    expect(page).toContain('The first 20 rows');
+    expect(page).toContain('Blatt 20');
+    expect(page).not.toContain('Blatt 21');
+  });
 });

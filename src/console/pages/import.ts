@@ -5,7 +5,7 @@ import { UPLOAD_MAX_BYTES } from '../../import/limits.js';
 import { FileProblem } from '../../import/problem.js';
 import { isPrivateColumn, nameHints } from '../../import/reading.js';
 import { readTableRows, tableRows } from '../../import/rows.js';
-import { feedPreviewOf, type FeedPreviewAnswer } from '../../feeds/preview.js';
+import { PREVIEW_ROWS, feedPreviewOf, type FeedPreviewAnswer } from '../../feeds/preview.js';
 import { countsLine } from '../../import/summary.js';
 import { encodingNamed } from '../../import/text.js';
 import { html, type Html } from '../../web/html.js';
@@ -151,7 +151,9 @@ export async function importPage(app: FastifyInstance): Promise<void> {
 
   /** A feed's preview as the API's `POST /v1/feeds/preview` answers it, from the held file as the person mapped it. */
   function feedAnswer(request: FastifyRequest, upload: HeldImport, preview: Preview) {
-    const { rows, reading } = readTableRows(upload.table!, upload.kind, { map: upload.map, defaultCurrency: request.user.entity.default_currency });
+    // Only the rows shown are read again: the counts and problems are the preview's, of the whole file.
+    const shown = { ...upload.table!, rows: upload.table!.rows.slice(0, PREVIEW_ROWS) };
+    const { rows, reading } = readTableRows(shown, upload.kind, { map: upload.map, defaultCurrency: request.user.entity.default_currency });
     return feedPreviewOf(preview, rows, reading, upload.mirror.prune ? 'mirror' : 'merge');
   }
 
