@@ -149,6 +149,10 @@ function connectPostgres(url: string, { poolSize = 10, bulkReads = 2, statementT
   class Client extends pg.Client {
     constructor(config?: PgModule.ClientConfig) {
       super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+      // A connection the server ends while it is checked out (a query running, or a transaction between
+      // two statements) emits 'error' with no pool listener on it: unhandled, that would crash the
+      // process. Its queries fail on their own (the request answers 503), and the pool drops it on release.
+      this.on('error', () => undefined);
     }
   }
   const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: statementTimeoutMs, Client });
