@@ -4,27 +4,19 @@ import { feedFetcher } from '../../src/feeds/fetcher.js';
 import { runFeed } from '../../src/feeds/run.js';
 import { publicAddress } from '../../src/fetch/index.js';
 import { sweepFeedRuns } from '../../src/store/feeds.js';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { csv, fileServer, type FileServer } from '../support/file-server.js';
+import { client, tenant, type TestApp } from '../helpers.js';
+import { csv, type FileServer } from '../support/file-server.js';
+import { closeFeeds, startFeeds } from '../support/feeds.js';
 
 /** Feeds through the API (docs/api.md, Feeds), on both dialects, reading files from a local server. */
 
 let t: TestApp;
 let files: FileServer;
-let gallery: Tenant;
 let api: ReturnType<typeof client>;
 
-beforeAll(async () => {
-  files = await fileServer();
-  // Runs are driven by the test (runFeed, as the feed's job does), not by the app's job runner.
-  t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '0' });
-  gallery = await tenant(t);
-  api = client(t, gallery.key);
-});
-afterAll(async () => {
-  await t?.close();
-  await files?.close();
-});
+// Runs are driven by the test (runFeed, as the feed's job does), not by the app's job runner.
+beforeAll(async () => ({ t, files, api } = await startFeeds()));
+afterAll(() => closeFeeds({ t, files }));
 
 const allowAll = feedFetcher(() => true);
 

@@ -4,26 +4,19 @@ import { connect } from '../../src/db/connect.js';
 import { migrateToLatest, migrator } from '../../src/db/migrate.js';
 import { feedFetcher } from '../../src/feeds/fetcher.js';
 import { runFeed } from '../../src/feeds/run.js';
-import { client, freshDatabase, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { csv, fileServer, type FileServer } from '../support/file-server.js';
+import { client, freshDatabase, tenant, type TestApp } from '../helpers.js';
+import { csv, type FileServer } from '../support/file-server.js';
+import { closeFeeds, startFeeds } from '../support/feeds.js';
 
 /** A feed of a gallery's own spreadsheet, without a mapping (docs/api.md, Feeds; docs/push.md, How columns are read). */
 
 let t: TestApp;
 let files: FileServer;
-let gallery: Tenant;
 let api: ReturnType<typeof client>;
 
-beforeAll(async () => {
-  files = await fileServer();
-  t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '0' });
-  gallery = await tenant(t);
-  api = client(t, gallery.key);
-});
-afterAll(async () => {
-  await t?.close();
-  await files?.close();
-});
+// Runs are driven by the test (runFeed, as the feed's job does), not by the app's job runner.
+beforeAll(async () => ({ t, files, api } = await startFeeds()));
+afterAll(() => closeFeeds({ t, files }));
 
 const allowAll = feedFetcher(() => true);
 async function runNow(feedId: number) {

@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { feedFetcher } from '../../src/feeds/fetcher.js';
 import { runFeed } from '../../src/feeds/run.js';
-import { client, keyFor, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
+import { client, keyFor, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { signedIn } from '../support/console.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
+import { closeFeeds, startFeeds } from '../support/feeds.js';
 
 /** Feeds against a hostile file or caller (docs/api.md, Feeds), on both dialects, reading files from a local server. */
 
@@ -13,16 +14,9 @@ let files: FileServer;
 let gallery: Tenant;
 let api: ReturnType<typeof client>;
 
-beforeAll(async () => {
-  files = await fileServer();
-  t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '0' });
-  gallery = await tenant(t);
-  api = client(t, gallery.key);
-});
-afterAll(async () => {
-  await t?.close();
-  await files?.close();
-});
+// Runs are driven by the test (runFeed, as the feed's job does), not by the app's job runner.
+beforeAll(async () => ({ t, files, gallery, api } = await startFeeds()));
+afterAll(() => closeFeeds({ t, files }));
 
 const allowAll = feedFetcher(() => true);
 

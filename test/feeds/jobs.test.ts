@@ -1,25 +1,18 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
+import { client, tenant, type TestApp } from '../helpers.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
+import { closeFeeds, startFeeds } from '../support/feeds.js';
 
 /** Feed runs as jobs of the app's one queue (src/feeds/job.ts): queued by the API, run by the runner, the next one scheduled. */
 
 let t: TestApp;
 let files: FileServer;
-let gallery: Tenant;
 let api: ReturnType<typeof client>;
 
-beforeAll(async () => {
-  files = await fileServer();
-  t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '1' });
-  gallery = await tenant(t);
-  api = client(t, gallery.key);
-});
-afterAll(async () => {
-  await t?.close();
-  await files?.close();
-});
+// Runs are made by the app's job runner, one at a time.
+beforeAll(async () => ({ t, files, api } = await startFeeds('1')));
+afterAll(() => closeFeeds({ t, files }));
 
 test('a feed added through the API is run by the job queue at once, and its next run is scheduled an interval later', async () => {
   files.set('/queue.csv', csv('title;external_id', 'Queued Work;Q-1'));
