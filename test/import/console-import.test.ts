@@ -167,14 +167,29 @@ describe('console import', { timeout: 120_000 }, () => {
   test('a page asked for while its file is being read waits for the read: a double click on Continue shows the columns', async () => {
     const stock = [['Title', 'Artist', 'Inventory No.'], ...Array.from({ length: 8000 }, (_, i) => [`Work ${i}`, 'Anna Berg', `DC-${i}`])];
     const id = uploadId((await upload(editor, 'Big.xlsx', await workbook({ Notes: [['Kept by the registrar']], Stock: stock }))).location);
-    const [first, second, page] = await Promise.all([
-      editor.post(`/console/import/${id}/sheet`, { sheet: 'Stock' }),
-      editor.post(`/console/import/${id}/sheet`, { sheet: 'Stock' }),
-      editor.get(`/console/import/${id}`),
-    ]);
-    expect([first.status, second.status]).toEqual([303, 303]);
-    expect(page.status).toBe(200);
-    expect(page.text).toContain('8,000 rows of artworks from the sheet <b>Stock</b>');
+    // The page is asked for once the server has begun the read (not before: a GET that arrives first
+    // rightly shows the sheet choice still), so it must wait for the read, however the requests interleave.
+    const held = t.app.heldImports;
+    const readTurn = held.readTurn;
+    let started!: () => void;
+    const readStarted = new Promise<void>((resolve) => (started = resolve));
+    held.readTurn = (...args) => {
+      started();
+      return readTurn.apply(held, args);
+    };
+    try {
+      const posts = [
+        editor.post(`/console/import/${id}/sheet`, { sheet: 'Stock' }),
+        editor.post(`/console/import/${id}/sheet`, { sheet: 'Stock' }),
+      ];
+      await readStarted;
+      const [first, second, page] = await Promise.all([...posts, editor.get(`/console/import/${id}`)]);
+      expect([first!.status, second!.status]).toEqual([303, 303]);
+      expect(page!.status).toBe(200);
+      expect(page!.text).toContain('8,000 rows of artworks from the sheet <b>Stock</b>');
+    } finally {
+      held.readTurn = readTurn;
+    }
   });
 
   test('while two files are being read in the process, an upload waits its turn; one that gets none is 503 with Retry-After', async () => {
