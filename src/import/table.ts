@@ -3,11 +3,12 @@ import { JSONParser, TokenType } from '@streamparser/json';
 import { parse } from 'csv-parse';
 import { MAX_COLUMNS, MAX_JSON_DEPTH, MAX_RECORD_CHARS } from './limits.js';
 import { FileProblem } from './problem.js';
-import { checkCells, checkColumnName, checkColumns, tooManyColumns, type Table, type TableRow } from './table-shape.js';
+import { PackedCells, PackedItems } from './packed-rows.js';
+import { checkCells, checkColumnName, checkColumns, tooManyColumns, type Table } from './table-shape.js';
 import { decodeFile, detectDelimiter, type Encoding } from './text.js';
 import { xlsxTable } from './xlsx.js';
 
-export type { Table, TableRow } from './table-shape.js';
+export type { Table, TableRow, TableRows } from './table-shape.js';
 
 export interface ReadOptions {
   /** The file's name: its extension tells JSON and Excel from CSV. */
@@ -50,7 +51,8 @@ const yieldTurn = () => new Promise((resolve) => setImmediate(resolve));
  */
 async function jsonTable(text: string): Promise<Table> {
   const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
-  const items: Record<string, unknown>[] = [];
+  // Each item is packed as it comes: the parsed objects are not held side by side.
+  let items = new PackedItems((n) => `item ${n}`);
   const seen = new Set<string>();
   let problem: Error | undefined;
   parser.onError = (error) => {
@@ -80,10 +82,10 @@ async function jsonTable(text: string): Promise<Table> {
         if (seen.size > MAX_COLUMNS) throw tooManyColumns('the items use', 'distinct keys');
       }
       checkCells(items.length + 1, seen.size, 'items');
-      items.push(item);
+      items.push(items.length + 1, item);
     } catch (error) {
       // A bound passed: what was read so far is let go, and the rest of the file is not read.
-      items.length = 0;
+      items = new PackedItems((n) => `item ${n}`);
       problem = error as Error;
     }
   };
@@ -96,8 +98,8 @@ async function jsonTable(text: string): Promise<Table> {
   if (problem !== undefined) throw problem;
   // A single object, string or number at the top is valid JSON that holds no array.
   if (!/^\s*\[/.test(text)) throw new FileProblem('a JSON file must hold an array of objects');
-  const columns = [...seen];
-  return { format: 'json', columns, rows: items.map((item, i) => ({ label: `item ${i + 1}`, cells: columns.map((column) => item[column]) })) };
+  items.columns = [...seen];
+  return { format: 'json', columns: items.columns, rows: items };
 }
 
 interface CsvRecord { record: string[]; info: { lines: number }; raw: string }
@@ -109,7 +111,7 @@ async function csvTable(text: string): Promise<Table> {
     relax_column_count: false, trim: false, max_record_size: MAX_RECORD_CHARS,
   });
   let header: string[] | undefined;
-  const rows: TableRow[] = [];
+  let rows = new PackedCells((n) => `line ${n}`);
   // Each record becomes its row as it is read, within the slice that read it.
   parser.on('readable', () => {
     let parsed: CsvRecord | null;
@@ -122,12 +124,12 @@ async function csvTable(text: string): Promise<Table> {
         } else if (record.some((cell) => cell.trim() !== '')) {
           // A row of empty cells (`;;;;` at the end of a spreadsheet export) is no row.
           checkCells(rows.length + 1, header.length, 'rows');
-          rows.push({ label: `line ${firstLine(info.lines, raw)}`, cells: record });
+          rows.push(firstLine(info.lines, raw), record);
         }
       }
     } catch (error) {
       // A bound passed: the parser stops with it, and the rows read so far are let go.
-      rows.length = 0;
+      rows = new PackedCells((n) => `line ${n}`);
       parser.destroy(error as Error);
     }
   });

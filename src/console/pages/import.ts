@@ -5,6 +5,7 @@ import { UPLOAD_MAX_BYTES } from '../../import/limits.js';
 import { FileProblem } from '../../import/problem.js';
 import { isPrivateColumn, nameHints } from '../../import/reading.js';
 import { readTableRows, tableRows } from '../../import/rows.js';
+import { firstValues } from '../../import/table-shape.js';
 import { PREVIEW_ROWS, feedPreviewOf, type FeedPreviewAnswer } from '../../feeds/preview.js';
 import { countsLine } from '../../import/summary.js';
 import { encodingNamed } from '../../import/text.js';
@@ -274,8 +275,9 @@ function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldI
   // Only what a person may write: never a read-only field (id, fingerprint, timestamps).
   const fields = CHOOSABLE[upload.kind];
   const chosen = (column: string) => (upload.map.has(column.trim().toLowerCase()) ? upload.map.get(column.trim().toLowerCase()) : suggestField(column, upload.kind)) ?? '';
+  const firsts = firstValues(sheet);
   const example = (i: number) => {
-    const value = sheet.rows.find((row) => row.cells[i] !== undefined && row.cells[i] !== '')?.cells[i];
+    const value = firsts[i];
     return value === undefined ? '' : typeof value === 'string' ? value.slice(0, 60) : JSON.stringify(value).slice(0, 60);
   };
   const rows = sheet.columns.map((column, i) => {
