@@ -32,8 +32,8 @@ abstract class PackedRows implements TableRows {
     return this.count;
   }
 
-  /** The cells of a row from its text. */
-  protected abstract cellsOf(text: string): unknown[];
+  /** The cells of row `index` from its text. */
+  protected abstract cellsOf(text: string, index: number): unknown[];
 
   /** The first value of each column that is neither empty nor missing, in column order: what the columns step shows. */
   abstract firstValues(): unknown[];
@@ -68,7 +68,7 @@ abstract class PackedRows implements TableRows {
     const text = chunk < this.chunks.length
       ? this.chunks[chunk]!.slice(index % CHUNK === 0 ? 0 : this.ends[index - 1], this.ends[index])
       : this.pending[index % CHUNK]!;
-    return { label: this.labelOf(this.numbers[index]!), cells: this.cellsOf(text) };
+    return { label: this.labelOf(this.numbers[index]!), cells: this.cellsOf(text, index) };
   }
 
   *[Symbol.iterator](): IterableIterator<TableRow> {
@@ -128,13 +128,23 @@ export class PackedItems extends PackedRows {
   /** Every key some item uses, in order of appearance: set once the file is read. */
   columns: string[] = [];
 
+  /** Items JSON text cannot give back as they were read (a number past the doubles' range is Infinity), by row. */
+  private readonly odd = new Map<number, Record<string, unknown>>();
+
   push(number: number, item: Record<string, unknown>): void {
     for (const [key, value] of Object.entries(item)) if (!this.first.has(key) && filled(value)) this.first.set(key, value);
-    this.add(number, JSON.stringify(item));
+    let odd = false;
+    const text = JSON.stringify(item, (_, value: unknown) => {
+      if (typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0))) odd = true;
+      return value;
+    });
+    // Held as it is, and its text as a stand-in: such items are few, and JSON would write `null` or `0`.
+    if (odd) this.odd.set(this.length, item);
+    this.add(number, odd ? '{}' : text);
   }
 
-  protected cellsOf(text: string): unknown[] {
-    const item = JSON.parse(text) as Record<string, unknown>;
+  protected cellsOf(text: string, index: number): unknown[] {
+    const item = this.odd.get(index) ?? JSON.parse(text) as Record<string, unknown>;
     return this.columns.map((column) => (Object.hasOwn(item, column) ? item[column] : undefined));
   }
 
