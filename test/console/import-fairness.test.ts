@@ -10,7 +10,7 @@ import { signedIn, uploadToImport as upload, type ConsoleSession } from '../supp
 
 const uploadId = (location: string | null) => /\/console\/import\/([\w-]+)$/.exec(location ?? '')![1]!;
 
-/** 250,000 rows of one column: 500,000 cells (a third of the 1,400,000 cells once held in all), 5.5 MiB held as counted packed. */
+/** 250,000 rows of one column: 500,000 cells (over a third of the 1,400,000 cells once held in all), 5.5 MiB held as counted packed. */
 const BIG = Buffer.from(`title\n${Array.from({ length: 250_000 }, (_, i) => `Work ${i}`).join('\n')}\n`);
 const SMALL = Buffer.from('title\nBlue Hour\n');
 
