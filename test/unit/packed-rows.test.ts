@@ -53,4 +53,16 @@ describe('packed rows read back as they were read', () => {
       { label: 'row 4 of sheet "Stock"', cells: ['Red', ''] },
     ]);
   });
+
+  test('a file decoded a megabyte at a time: a byte-order mark dropped, characters cut by a megabyte\'s end whole (UTF-8 and Windows-1252)', async () => {
+    const cell = `Käthe 🎨 ${'ä'.repeat(100)}`;
+    const rows = Array.from({ length: 30_000 }, (_, i) => `${cell} ${i},K-${i}`);
+    const utf8 = await readTable(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`title,external_id\n${rows.join('\n')}\n`)]), { name: 'big.csv' });
+    expect(utf8.columns).toEqual(['title', 'external_id']);
+    expect(utf8.rows.length).toBe(30_000);
+    expect([...utf8.rows].every((row, i) => row.cells[0] === `${cell} ${i}` && row.cells[1] === `K-${i}`)).toBe(true);
+    const latin = await readTable(Buffer.from(`title;price\n${Array.from({ length: 20_000 }, (_, i) => `Mädchen ${'é'.repeat(60)} ${i};12\x80`).join('\n')}\n`, 'latin1'), { name: 'old.csv', encoding: 'latin1' });
+    expect(latin.rows.length).toBe(20_000);
+    expect(latin.rows.at(19_999)).toEqual({ label: 'line 20001', cells: [`Mädchen ${'é'.repeat(60)} 19999`, '12€'] });
+  });
 });
