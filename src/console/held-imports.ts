@@ -25,12 +25,13 @@ const HOLD_MS = 30 * 60_000;
 export const MAX_READS = 2;
 const READ_WAIT_MS = 5_000;
 /**
- * The heap held tables may hold in this process, in bytes. Tables are held packed (src/import/packed-rows.ts):
- * about the file's text, 21.5 MB for the 19 MB CSV of 380,000 short rows that held 134 MB as objects (counted 25 MB:
- * the count errs high), and at worst (a 20 MB file of wide characters, two bytes each) ~45 MB. 64 MB holds
- * two such CSVs, or one worst case beside a small one; with two reads in flight (each its bytes, its text and its table being
- * built, ~90 MB) and the server's own ~150 MB, the process stays under 400 MB (docs/performance.md,
- * Bounds on held imports). Counted in bytes, not cells: packed, a cell costs what its text does.
+ * The heap held tables may hold in this process, in bytes. Tables are held packed
+ * (src/import/packed-rows.ts): about the file's text, 21.5 MB for the 19 MB CSV of 380,000 short rows
+ * that held 134 MB as objects (counted 25 MB: the count errs high), and at worst (a 20 MB file of wide
+ * characters, two bytes each) ~45 MB. 64 MB holds two such CSVs, or one worst case beside a small one;
+ * with two reads in flight (each its bytes, its text and its table being built, ~90 MB) and the server's
+ * own ~150 MB, the process stays under 400 MB (docs/performance.md, Bounds on held imports). Counted in
+ * bytes, not cells: packed, a cell costs what its text does.
  */
 export const HELD_BUDGET_BYTES = 64 * 1024 * 1024;
 
