@@ -13,9 +13,9 @@ import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
 
 /**
  * One run of a feed (docs/api.md, Feeds), for the job that holds the feed's lease: fetch the file
- * conditionally, read it with the import's reader, check the saved mapping against its columns, and
- * apply it with the console's Apply (src/importer/index.ts: the same planner and writer), each
- * written record's changelog entry saying `feed:<id>`. A fetch error, an unreadable file or a mapped
+ * conditionally, read it with the import's reader, check the saved mapping against its columns, plan
+ * it with the one planner (src/import/planner.ts) and apply it with the console's Apply
+ * (src/importer/index.ts), each written record's changelog entry saying `feed:<id>`. A fetch error, an unreadable file or a mapped
  * column gone ends the run `failed` before anything is written.
  */
 
