@@ -12,7 +12,11 @@ import { formatProblem, rowProblems, type FieldProblem, type Row, type RowProble
  * hints its own way: a problem is `{line, column, message, hint}`, never a string to parse again.
  */
 
-/** Rows per slice of work between two yields of the event loop (a 10,000-row file on the server). */
+/**
+ * Rows per slice of work between two yields of the event loop (a 10,000-row file on the server). Each
+ * step yields before its first slice too: the turn that read the file, or the catalog's last page, ends
+ * there instead of going on with a slice of rows.
+ */
 const SLICE = 20;
 
 /** A row the plan refuses, leaves out as a duplicate, or writes with a warning: its problems in file order. */
@@ -91,7 +95,7 @@ export async function checkRows(kind: Kind, rows: readonly Row[], entitySlug: st
   const refused: RowIssue[] = [];
   const candidates: Candidate[] = [];
   for (const [i, row] of rows.entries()) {
-    if (i % SLICE === SLICE - 1) await yieldToEventLoop();
+    if (i % SLICE === 0) await yieldToEventLoop();
     const problems = rowProblems(kind, row);
     if (problems.length > 0) refused.push(issue(row, placed(row, problems, columnOf)));
     else candidates.push(candidate(kind, row, entitySlug));
@@ -121,7 +125,7 @@ export async function compareRows(plan: Plan, catalog: Catalog, read: RecordRead
   const { kind } = plan;
   const ambiguous = new Set<Candidate>();
   const compared = await mapLimit(plan.send, concurrency, async (c, i) => {
-    if (i % SLICE === SLICE - 1) await yieldToEventLoop();
+    if (i % SLICE === 0) await yieldToEventLoop();
     const match = catalog.match(c.identity);
     if (match.action === 'create') return { action: 'create' as const };
     if (match.action === 'ambiguous') {
