@@ -68,7 +68,8 @@ abstract class PackedRows implements TableRows {
     const text = chunk < this.chunks.length
       ? this.chunks[chunk]!.slice(index % CHUNK === 0 ? 0 : this.ends[index - 1], this.ends[index])
       : this.pending[index % CHUNK]!;
-    return { label: this.labelOf(this.numbers[index]!), cells: this.cellsOf(text, index) };
+    const line = this.numbers[index]!;
+    return { label: this.labelOf(line), line, cells: this.cellsOf(text, index) };
   }
 
   *[Symbol.iterator](): IterableIterator<TableRow> {

@@ -20,7 +20,7 @@ describe('packed rows read back as they were read', () => {
     // Each multi-line cell moves the next rows' line numbers on.
     let line = 2;
     const expected = rows.map((cells) => {
-      const row = { label: `line ${line}`, cells };
+      const row = { label: `line ${line}`, line, cells };
       line += 1 + (cells[1]!.match(/\n/g)?.length ?? 0);
       return row;
     });
@@ -38,9 +38,9 @@ describe('packed rows read back as they were read', () => {
     const table = await readTable(Buffer.from(json), { name: 'items.json' });
     expect(table.columns).toEqual(['title', 'year', 'tags', 'big', 'zero', 'notes']);
     expect([...table.rows]).toEqual([
-      { label: 'item 1', cells: ['A', 1912, ['x', { y: null }], undefined, undefined, undefined] },
-      { label: 'item 2', cells: ['B', undefined, undefined, Infinity, -0, undefined] },
-      { label: 'item 3', cells: [undefined, undefined, undefined, undefined, undefined, 'n'.repeat(300)] },
+      { label: 'item 1', line: 1, cells: ['A', 1912, ['x', { y: null }], undefined, undefined, undefined] },
+      { label: 'item 2', line: 2, cells: ['B', undefined, undefined, Infinity, -0, undefined] },
+      { label: 'item 3', line: 3, cells: [undefined, undefined, undefined, undefined, undefined, 'n'.repeat(300)] },
     ]);
     expect(Object.is(table.rows.at(1)!.cells[4], -0)).toBe(true);
     expect(firstValues(table)).toEqual(['A', 1912, ['x', { y: null }], Infinity, -0, 'n'.repeat(300)]);
@@ -49,8 +49,8 @@ describe('packed rows read back as they were read', () => {
   test('an Excel sheet of several: labels name the row and the sheet', async () => {
     const table = await readTable(await workbook({ Notes: [['x']], Stock: [['Title', 'Year'], ['Blue Hour', '1912'], ['', ''], ['Red', '']] }), { name: 'w.xlsx', sheet: 'Stock' });
     expect([...table.rows]).toEqual([
-      { label: 'row 2 of sheet "Stock"', cells: ['Blue Hour', '1912'] },
-      { label: 'row 4 of sheet "Stock"', cells: ['Red', ''] },
+      { label: 'row 2 of sheet "Stock"', line: 2, cells: ['Blue Hour', '1912'] },
+      { label: 'row 4 of sheet "Stock"', line: 4, cells: ['Red', ''] },
     ]);
   });
 
@@ -63,6 +63,6 @@ describe('packed rows read back as they were read', () => {
     expect([...utf8.rows].every((row, i) => row.cells[0] === `${cell} ${i}` && row.cells[1] === `K-${i}`)).toBe(true);
     const latin = await readTable(Buffer.from(`title;price\n${Array.from({ length: 20_000 }, (_, i) => `Mädchen ${'é'.repeat(60)} ${i};12\x80`).join('\n')}\n`, 'latin1'), { name: 'old.csv', encoding: 'latin1' });
     expect(latin.rows.length).toBe(20_000);
-    expect(latin.rows.at(19_999)).toEqual({ label: 'line 20001', cells: [`Mädchen ${'é'.repeat(60)} 19999`, '12€'] });
+    expect(latin.rows.at(19_999)).toEqual({ label: 'line 20001', line: 20_001, cells: [`Mädchen ${'é'.repeat(60)} 19999`, '12€'] });
   });
 });
