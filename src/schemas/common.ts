@@ -1,4 +1,4 @@
-import Type, { type Static, type TArray, type TBoolean, type TObject, type TObjectOptions, type TSchema, type TUnsafe } from 'typebox';
+import Type, { type Static, type TArray, type TBoolean, type TObject, type TObjectOptions, type TProperties, type TSchema, type TUnsafe } from 'typebox';
 
 /**
  * Building blocks of the contract. Custom `format`s (uri, date, date-time, iso4217, iso3166-alpha2)
@@ -92,6 +92,17 @@ export const cursorQuery = {
     description: 'A record id: only records with a greater id, in id order. Start with 0 (or omit it), then pass the previous answer\'s `next_after`. Not with `page`.',
   })),
 };
+
+/**
+ * A record's write bodies: POST needs the title, PUT takes any field sent (the title too, which it
+ * cannot clear); both refuse unknown fields. `fields` lists the rest, the read-only ones included.
+ */
+export function WriteBodies<T extends TSchema, F extends TProperties>(title: T, fields: F, examples: { post: unknown; put: unknown }) {
+  return {
+    post: Type.Object({ title, ...fields }, { additionalProperties: false, examples: [examples.post] }),
+    put: Type.Object({ title: Type.Optional(title), ...fields }, { additionalProperties: false, examples: [examples.put] }),
+  };
+}
 
 /**
  * A page of a list read newest first by a cursor (runs, webhook messages, the trash): its items under

@@ -7,8 +7,7 @@ import { IdParams } from '../../schemas/common.js';
 import {
   deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, postArtworksWork, toArtwork, updateArtwork, type PostedArtwork,
 } from '../../store/artworks.js';
-import { BatchResponse, batchRequest } from '../../schemas/batch.js';
-import { runBatch } from '../protocol/batch.js';
+import { batchSchema, runBatch } from '../protocol/batch.js';
 import { pageMembers, pageRequest } from '../protocol/pagination.js';
 import { recordExists } from '../conditional/conditional-routes.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, routesTagged, sendJsonText } from '../protocol/responses.js';
@@ -38,15 +37,8 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(201).send({ id, title, source_fingerprint, created, last_synced_at });
   });
 
-  app.post('/artworks/batch', route('artworks:write', {
-    operationId: 'postArtworks', summary: 'Post up to 100 artworks in one request (one rate-limit unit)',
-    description: 'Each item is validated and written like a single POST /v1/artworks, in its own transaction: one bad item fails alone, with its own status in `results`.',
-    body: batchRequest('POST /v1/artworks', ARTWORK_EXAMPLE),
-    response: {
-      200: answer(BatchResponse, 'One result per item, in input order: 201 (written), 400 (invalid) or 409 (ambiguous).'),
-      ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT),
-    },
-  }), async (request) => ({
+  app.post('/artworks/batch', route('artworks:write', batchSchema('postArtworks', 'artworks', ARTWORK_EXAMPLE,
+    'One result per item, in input order: 201 (written), 400 (invalid) or 409 (ambiguous).')), async (request) => ({
     results: await runBatch(app.db, request.body.items, validateArtwork, (item: ArtworkPostBody) => artworkFromPost(item),
       function* (input) {
         return written(yield* postArtworkWork(app.db, request.auth.actor, input));

@@ -7,8 +7,7 @@ import { Event, EventList, EventListQuery, EventPost, EventPut, EVENT_EXAMPLE, E
 import { deleteEvent, getEvent, listEvents, postEvent, postEventWork, toEvent, updateEvent } from '../../store/events.js';
 import { pageMembers, pageRequest } from '../protocol/pagination.js';
 import { todayUtc } from '../../clock.js';
-import { BatchResponse, batchRequest } from '../../schemas/batch.js';
-import { runBatch } from '../protocol/batch.js';
+import { batchSchema, runBatch } from '../protocol/batch.js';
 import { recordExists } from '../conditional/conditional-routes.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, routesTagged } from '../protocol/responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
@@ -33,15 +32,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(201).send({ id, title, slug, created, last_synced_at });
   });
 
-  app.post('/events/batch', route('events:write', {
-    operationId: 'postEvents', summary: 'Post up to 100 events in one request (one rate-limit unit)',
-    description: 'Each item is validated and written like a single POST /v1/events, in its own transaction: one bad item fails alone, with its own status in `results`.',
-    body: batchRequest('POST /v1/events', EVENT_EXAMPLE),
-    response: {
-      200: answer(BatchResponse, 'One result per item, in input order: 201 (written) or 400 (invalid).'),
-      ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT),
-    },
-  }), async (request) => ({
+  app.post('/events/batch', route('events:write', batchSchema('postEvents', 'events', EVENT_EXAMPLE,
+    'One result per item, in input order: 201 (written) or 400 (invalid).')), async (request) => ({
     results: await runBatch(app.db, request.body.items, validateEvent, (item: EventPostBody) => eventFromPost(item), function* (input) {
       const { event, created, changed } = yield* postEventWork(app.db, request.auth.actor, input);
       const { id, title, slug, last_synced_at } = event;
