@@ -5,9 +5,9 @@ import { BatchResponse, batchRequest, type BatchItemResultType } from '../../sch
 import { writeEach } from '../../store/batch.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors } from './responses.js';
 
-/** The schema of `POST /v1/<kind>/batch`: bodies of `POST /v1/<kind>` written one by one; `results` says what each answers. */
-export const batchSchema = (operationId: string, kind: 'artworks' | 'events', example: unknown, results: string) => ({
-  operationId, summary: `Post up to 100 ${kind} in one request (one rate-limit unit)`,
+/** `POST /v1/<kind>/batch`: its summary and schema, bodies of `POST /v1/<kind>` written one by one; `results` says what each answers. */
+export const batchSummary = (kind: 'artworks' | 'events') => `Post up to 100 ${kind} in one request (one rate-limit unit)`;
+export const batchSchema = (kind: 'artworks' | 'events', example: unknown, results: string) => ({
   description: `Each item is validated and written like a single POST /v1/${kind}, in its own transaction: one bad item fails alone, with its own status in \`results\`.`,
   body: batchRequest(`POST /v1/${kind}`, example),
   response: { 200: answer(BatchResponse, results), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT) },

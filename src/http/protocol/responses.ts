@@ -69,12 +69,13 @@ export const IDEMPOTENT: ErrorCode[] = ['bad_request', 'idempotency_conflict', '
 
 /**
  * The options of an API route, declared alike by every route of one OpenAPI tag: the scope its key
- * needs (`null`: any valid key, the handler checks the rest), its schema (its input and every answer,
- * errors included: what validates the request and what the OpenAPI document shows) and any other config.
+ * needs (`null`: any valid key, the handler checks the rest), the operation's id and summary (every
+ * operation of the OpenAPI document has both), its schema (its input and every answer, errors
+ * included: what validates the request and what the document shows) and any other config.
  */
 export const routesTagged = (...tags: string[]) =>
-  <S extends FastifySchema>(scope: RequiredScope | null, schema: S, config: FastifyContextConfig = {}) =>
-    ({ config: { scope, ...config }, schema: { ...schema, tags } });
+  <S extends FastifySchema>(scope: RequiredScope | null, operationId: string, summary: string, schema: S, config: FastifyContextConfig = {}) =>
+    ({ config: { scope, ...config }, schema: { operationId, tags, summary, ...schema } });
 
 /** A path id as a number (its form checked by the route's schema); one outside the id range names no record. */
 export function recordId(params: { id: string }): number {

@@ -7,7 +7,7 @@ import { IdParams } from '../../schemas/common.js';
 import {
   deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, postArtworksWork, toArtwork, updateArtwork, type PostedArtwork,
 } from '../../store/artworks.js';
-import { batchSchema, runBatch } from '../protocol/batch.js';
+import { batchSchema, batchSummary, runBatch } from '../protocol/batch.js';
 import { pageMembers, pageRequest } from '../protocol/pagination.js';
 import { recordExists } from '../conditional/conditional-routes.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, routesTagged, sendJsonText } from '../protocol/responses.js';
@@ -23,8 +23,7 @@ const written = ({ artwork: { id, title, source_fingerprint, last_synced_at }, c
   ({ id, title, source_fingerprint, created, changed, last_synced_at });
 
 export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/artworks', route('artworks:write', {
-    operationId: 'postArtwork', summary: 'Create an artwork, or update the one with the same fingerprint',
+  app.post('/artworks', route('artworks:write', 'postArtwork', 'Create an artwork, or update the one with the same fingerprint', {
     description: 'Matches the artwork by `external_id`, else by its fingerprint (SHA-256 of slug(artist_name)|slug(title)|year). A new one is created (`created: true`); a known one gets the non-null fields sent merged in and `last_synced_at` refreshed (`created: false`). Either way the answer is 201.',
     body: ArtworkPost,
     response: {
@@ -37,7 +36,7 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(201).send({ id, title, source_fingerprint, created, last_synced_at });
   });
 
-  app.post('/artworks/batch', route('artworks:write', batchSchema('postArtworks', 'artworks', ARTWORK_EXAMPLE,
+  app.post('/artworks/batch', route('artworks:write', 'postArtworks', batchSummary('artworks'), batchSchema('artworks', ARTWORK_EXAMPLE,
     'One result per item, in input order: 201 (written), 400 (invalid) or 409 (ambiguous).')), async (request) => ({
     results: await runBatch(app.db, request.body.items, validateArtwork, (item: ArtworkPostBody) => artworkFromPost(item),
       function* (input) {
@@ -48,8 +47,7 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }),
   }));
 
-  app.get('/artworks', route('artworks:read', {
-    operationId: 'listArtworks', summary: 'List the artworks of the key\'s entity, by id (`page` or `after`)',
+  app.get('/artworks', route('artworks:read', 'listArtworks', 'List the artworks of the key\'s entity, by id (`page` or `after`)', {
     description: 'In id order. To read a whole catalog, start with `after=0` and pass each answer\'s `next_after` as `after` until `has_more` is false: a cursor page costs the same at any depth and never skips or repeats a record.',
     querystring: ArtworkListQuery,
     response: { 200: answer(ArtworkList, 'A page of artworks.', 'Link'), ...errors('bad_request', ...AUTHED) },
@@ -64,15 +62,13 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return sendJsonText(reply, `{"artworks":${artworks},${members.slice(1)}`);
   });
 
-  app.get('/artworks/:id', route('artworks:read', {
-    operationId: 'getArtwork', summary: 'Get one artwork',
+  app.get('/artworks/:id', route('artworks:read', 'getArtwork', 'Get one artwork', {
     description: 'An artwork of another entity is not found (404), as one that does not exist.',
     params: IdParams, response: { 200: answer(Artwork, 'The artwork.'), ...errors('not_found', ...AUTHED) },
   }, { exists: (request) => recordExists(() => getArtwork(app.db, request.auth.entity.id, recordId(request.params as { id: string }))) }),
   async (request) => presentArtwork(app.db, app.config.publicBaseUrl, await getArtwork(app.db, request.auth.entity.id, recordId(request.params))));
 
-  app.put('/artworks/:id', route('artworks:write', {
-    operationId: 'updateArtwork', summary: 'Change fields of an artwork; null clears a field',
+  app.put('/artworks/:id', route('artworks:write', 'updateArtwork', 'Change fields of an artwork; null clears a field', {
     description: 'Only the fields sent change; `null` clears an optional field (`title` cannot be cleared). A change of title, artist_name or creation_year recomputes the fingerprint: 409 `duplicate` when another artwork has it.',
     params: IdParams, body: ArtworkPut,
     response: { 200: answer(Artwork, 'The whole artwork after the change.'), ...errors(...WITH_BODY, 'not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
@@ -81,8 +77,7 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return presentArtwork(app.db, app.config.publicBaseUrl, toArtwork(artwork));
   });
 
-  app.delete('/artworks/:id', route('artworks:write', {
-    operationId: 'deleteArtwork', summary: 'Delete an artwork',
+  app.delete('/artworks/:id', route('artworks:write', 'deleteArtwork', 'Delete an artwork', {
     description: 'The changelog records the deletion (`action: delete`, each field\'s `new` null).',
     params: IdParams, response: { 200: answer(Deleted, 'The artwork is deleted.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
   }), async (request) => {

@@ -14,8 +14,7 @@ import { toCanonicalTimestamp } from '../../schemas/formats.js';
 const route = routesTagged('changelog');
 
 export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/changelog', route(ANY_READ, {
-    operationId: 'changelog', summary: 'Every API write of the key\'s entity, oldest first; poll it with `after`',
+  app.get('/changelog', route(ANY_READ, 'changelog', 'Every API write of the key\'s entity, oldest first; poll it with `after`', {
     description: 'One entry per record a write changed, in id order. To poll: start once (optionally with `since`), then always pass the last answer\'s `next_after` as `after`; never advance `since` to the last timestamp seen (entries of one millisecond share it). `limit` is a maximum: a page read by cursor (without `page`) also ends before about 1 MiB of entries (at least one), with `has_more` and `next_after` exact, so following `next_after` still reads every entry exactly once. A numbered page is never cut.',
     querystring: ChangelogQuery,
     response: { 200: answer(ChangelogPage, 'A page of changes.', 'Link'), ...errors('bad_request', ...AUTHED) },
@@ -32,8 +31,7 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return sendJsonSlices(reply, changelogPageJson(listed.chunks(), pageMembers(request, reply, paging, listed)));
   });
 
-  app.get('/sync/status', route(ANY_READ, {
-    operationId: 'syncStatus', summary: 'When artworks, artists and events were last synced, and how many there are',
+  app.get('/sync/status', route(ANY_READ, 'syncStatus', 'When artworks, artists and events were last synced, and how many there are', {
     description: '`last_synced` is the latest API write of that kind (null if never); `count` the records now.',
     response: { 200: answer(SyncStatus, 'The sync status.'), ...errors(...AUTHED) },
   }), async (request) => syncStatus(app.db, request.auth.entity.id));

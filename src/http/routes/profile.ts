@@ -7,14 +7,12 @@ import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, routesTagged } from '../
 const route = routesTagged('profile');
 
 export const profileRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/profile', route('profile:read', {
-    operationId: 'getProfile', summary: 'The profile of the key\'s entity',
+  app.get('/profile', route('profile:read', 'getProfile', 'The profile of the key\'s entity', {
     description: '`social_photo` and `social_micro` repeat `social_instagram` and `social_twitter`.',
     response: { 200: answer(Profile, 'The profile.'), ...errors(...AUTHED) },
   }), async (request) => getProfile(app.db, request.auth.entity.id));
 
-  app.put('/profile', route('profile:write', {
-    operationId: 'updateProfile', summary: 'Change profile fields; only the fields sent change',
+  app.put('/profile', route('profile:write', 'updateProfile', 'Change profile fields; only the fields sent change', {
     description: '`null` or `""` clears a field. name, slug, type, location_city and location_country are read only (the operator changes them). Setting `ical_url` adds a subscribe-to-calendar link to the public profile page.',
     body: ProfilePut,
     response: { 200: answer(ProfileUpdated, 'The whole profile after the change.'), ...errors(...WITH_BODY, ...IDEMPOTENT, ...AUTHED) },

@@ -10,8 +10,7 @@ const route = routesTagged('feeds');
 
 /** Every run of the entity (docs/api.md, Runs): feed runs, console imports, undos; only the kinds the key may read. Never kept, never 304. */
 export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/runs', route(null, {
-    operationId: 'listRuns', summary: 'The entity\'s runs (feeds, console imports, undos), newest first',
+  app.get('/runs', route(null, 'listRuns', 'The entity\'s runs (feeds, console imports, undos), newest first', {
     description: 'Only runs of the kinds (`artworks`, `events`) whose read scope the key holds. Cursor: pass `next_after` as `after`.',
     querystring: RunsQuery,
     response: { 200: answer(RunList, 'A page of runs.'), ...errors('bad_request', ...AUTHED) },
@@ -22,8 +21,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { runs: page.runs.map(runJson), has_more: page.hasMore, next_after: page.nextAfter };
   });
 
-  app.get('/runs/:id', route(null, {
-    operationId: 'getRun', summary: 'One run of the entity',
+  app.get('/runs/:id', route(null, 'getRun', 'One run of the entity', {
     description: 'Another entity\'s run is 404; a run of a kind whose read scope the key lacks is 403.',
     params: IdParams,
     response: { 200: answer(FeedRun, 'The run.'), ...errors('not_found', ...AUTHED) },

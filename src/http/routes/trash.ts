@@ -23,8 +23,7 @@ const kindsOf = (request: FastifyRequest, access: 'read' | 'write'): TrashKind[]
 
 /** The trash and restores (docs/api.md, Trash). Its list changes without the entity's data version: never kept, never 304. */
 export const trashRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/trash', route(null, {
-    operationId: 'listTrash', summary: 'Deleted artworks and events, newest delete first, until the purge',
+  app.get('/trash', route(null, 'listTrash', 'Deleted artworks and events, newest delete first, until the purge', {
     description: 'With `kind`, one kind (its read scope needed); without, every kind the key may read. Cursor: pass `next_after` as `after`.',
     querystring: TrashQuery,
     response: { 200: answer(TrashPage, 'A page of the trash.'), ...errors('bad_request', ...AUTHED) },
@@ -40,8 +39,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { items: page.items, has_more: page.hasMore, next_after: page.nextAfter };
   });
 
-  app.delete('/trash/:kind/:id', route(null, {
-    operationId: 'deleteFromTrash', summary: 'Remove a record from the trash for good now',
+  app.delete('/trash/:kind/:id', route(null, 'deleteFromTrash', 'Remove a record from the trash for good now', {
     description: 'Its images go with it unless another record uses them. Needs the kind\'s write scope; 404 when the trash does not hold it.',
     params: TrashParams,
     response: { 204: Type.Null({ description: 'Removed for good.' }), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
@@ -51,15 +49,13 @@ export const trashRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(204).send(null);
   });
 
-  app.post('/artworks/:id/restore', route('artworks:write', {
-    operationId: 'restoreArtwork', summary: 'Bring an artwork back from the trash, with its id and fields',
+  app.post('/artworks/:id/restore', route('artworks:write', 'restoreArtwork', 'Bring an artwork back from the trash, with its id and fields', {
     description: 'Recorded as a `create` in the changelog and sent as `artwork.created`. 409 `duplicate` (with `existing_id`) when a live artwork now has its identity; 404 when the trash does not hold it.',
     params: IdParams,
     response: { 200: answer(Artwork, 'The artwork, as GET shows it.'), ...errors('not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
   }), async (request) => presentArtwork(app.db, app.config.publicBaseUrl, toArtwork(await restoreArtwork(app.db, request.auth.actor, recordId(request.params)))));
 
-  app.post('/events/:id/restore', route('events:write', {
-    operationId: 'restoreEvent', summary: 'Bring an event back from the trash, with its id and fields',
+  app.post('/events/:id/restore', route('events:write', 'restoreEvent', 'Bring an event back from the trash, with its id and fields', {
     description: 'Recorded as a `create` in the changelog and sent as `event.created`. 409 `duplicate` (with `existing_id`) when a live event now has its slug; 404 when the trash does not hold it.',
     params: IdParams,
     response: { 200: answer(Event, 'The event, as GET shows it.'), ...errors('not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },

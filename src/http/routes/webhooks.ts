@@ -47,8 +47,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (problem) throw invalidFields([{ field: 'url', message: problem }]);
   };
 
-  app.post('/webhooks', route('webhooks:write', {
-    operationId: 'createWebhook', summary: 'Add a webhook endpoint; its secret is shown in this answer only',
+  app.post('/webhooks', route('webhooks:write', 'createWebhook', 'Add a webhook endpoint; its secret is shown in this answer only', {
     description: 'At most 10 endpoints per entity. Messages of the subscribed `events` (or `["*"]`) are POSTed to `url`, signed as the Standard Webhooks specification says.',
     body: WebhookPost,
     response: { 201: answer(WebhookEndpointWithSecret, 'The endpoint and its secret.'), ...errors(...WITH_BODY, ...IDEMPOTENT, ...AUTHED) },
@@ -61,18 +60,15 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(201).send(withSecret(row));
   });
 
-  app.get('/webhooks', route('webhooks:read', {
-    operationId: 'listWebhooks', summary: 'The entity\'s webhook endpoints (never a secret)',
+  app.get('/webhooks', route('webhooks:read', 'listWebhooks', 'The entity\'s webhook endpoints (never a secret)', {
     response: { 200: answer(WebhookList, 'The endpoints.'), ...errors(...AUTHED) },
   }, { ...uncached }), async (request, reply) => fresh(reply, { webhooks: (await listEndpoints(app.db, request.auth.entity.id)).map(toEndpoint) }));
 
-  app.get('/webhooks/:id', route('webhooks:read', {
-    operationId: 'getWebhook', summary: 'One webhook endpoint',
+  app.get('/webhooks/:id', route('webhooks:read', 'getWebhook', 'One webhook endpoint', {
     params: IdParams, response: { 200: answer(WebhookEndpoint, 'The endpoint.'), ...errors('not_found', ...AUTHED) },
   }, { ...uncached }), async (request, reply) => fresh(reply, toEndpoint(await getEndpoint(app.db, request.auth.entity.id, recordId(request.params)))));
 
-  app.put('/webhooks/:id', route('webhooks:write', {
-    operationId: 'updateWebhook', summary: 'Change an endpoint\'s url, events, description or enabled',
+  app.put('/webhooks/:id', route('webhooks:write', 'updateWebhook', 'Change an endpoint\'s url, events, description or enabled', {
     description: 'Only the fields sent change. Enabling a disabled endpoint clears `disabled_reason`.',
     params: IdParams, body: WebhookPut,
     response: { 200: answer(WebhookEndpoint, 'The endpoint after the change.'), ...errors(...WITH_BODY, 'not_found', ...IDEMPOTENT, ...AUTHED) },
@@ -83,8 +79,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return toEndpoint(await updateEndpoint(app.db, request.auth.entity.id, id, request.body));
   });
 
-  app.delete('/webhooks/:id', route('webhooks:write', {
-    operationId: 'deleteWebhook', summary: 'Remove an endpoint; its pending messages are not sent',
+  app.delete('/webhooks/:id', route('webhooks:write', 'deleteWebhook', 'Remove an endpoint; its pending messages are not sent', {
     params: IdParams, response: { 200: answer(Deleted, 'The endpoint is removed.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
   }), async (request) => {
     const id = recordId(request.params);
@@ -92,8 +87,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { deleted: true as const, id };
   });
 
-  app.post('/webhooks/:id/roll-secret', route('webhooks:write', {
-    operationId: 'rollWebhookSecret', summary: 'A new secret; the old one keeps signing for `expire_old_in`',
+  app.post('/webhooks/:id/roll-secret', route('webhooks:write', 'rollWebhookSecret', 'A new secret; the old one keeps signing for `expire_old_in`', {
     description: 'While the old secret lives, messages carry both signatures, space-separated, so a receiver can switch without losing one.',
     params: IdParams, body: RollSecret,
     response: { 200: answer(WebhookEndpointWithSecret, 'The endpoint and its new secret, shown this once.'), ...errors(...WITH_BODY, 'not_found', ...IDEMPOTENT, ...AUTHED) },
@@ -102,8 +96,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return withSecret(await rollSecret(app.db, request.auth.entity.id, recordId(request.params), grace));
   });
 
-  app.post('/webhooks/:id/test', route('webhooks:write', {
-    operationId: 'testWebhook', summary: 'Send a `webhook.test` message to the endpoint',
+  app.post('/webhooks/:id/test', route('webhooks:write', 'testWebhook', 'Send a `webhook.test` message to the endpoint', {
     params: IdParams, response: { 202: answer(WebhookMessage, 'The message, recorded and on its way.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
   }), async (request, reply) => {
     const id = recordId(request.params);
@@ -111,8 +104,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(202).send(toMessage(await sendTestMessage(app.db, request.auth.entity.id, id)));
   });
 
-  app.get('/webhooks/:id/messages', route('webhooks:read', {
-    operationId: 'listWebhookMessages', summary: 'The endpoint\'s messages, newest first, with every attempt',
+  app.get('/webhooks/:id/messages', route('webhooks:read', 'listWebhookMessages', 'The endpoint\'s messages, newest first, with every attempt', {
     description: 'Messages are kept 30 days. Page with `after` = the previous page\'s `next_after`.',
     params: IdParams, querystring: MessagesQuery,
     response: { 200: answer(WebhookMessagePage, 'A page of messages.'), ...errors('bad_request', 'not_found', ...AUTHED) },
@@ -123,8 +115,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     });
   });
 
-  app.post('/webhooks/:id/messages/:message_id/retry', route('webhooks:write', {
-    operationId: 'retryWebhookMessage', summary: 'Send a message again now, with a fresh retry schedule',
+  app.post('/webhooks/:id/messages/:message_id/retry', route('webhooks:write', 'retryWebhookMessage', 'Send a message again now, with a fresh retry schedule', {
     params: MessageParams, response: { 202: answer(WebhookMessage, 'The message, pending again.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
   }), async (request, reply) => {
     const id = recordId(request.params);
