@@ -62,11 +62,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/webhooks', route('webhooks:read', 'listWebhooks', 'The entity\'s webhook endpoints (never a secret)', {
     response: { 200: answer(WebhookList, 'The endpoints.'), ...errors(...AUTHED) },
-  }, { ...uncached }), async (request, reply) => fresh(reply, { webhooks: (await listEndpoints(app.db, request.auth.entity.id)).map(toEndpoint) }));
+  }, uncached), async (request, reply) => fresh(reply, { webhooks: (await listEndpoints(app.db, request.auth.entity.id)).map(toEndpoint) }));
 
   app.get('/webhooks/:id', route('webhooks:read', 'getWebhook', 'One webhook endpoint', {
     params: IdParams, response: { 200: answer(WebhookEndpoint, 'The endpoint.'), ...errors('not_found', ...AUTHED) },
-  }, { ...uncached }), async (request, reply) => fresh(reply, toEndpoint(await getEndpoint(app.db, request.auth.entity.id, recordId(request.params)))));
+  }, uncached), async (request, reply) => fresh(reply, toEndpoint(await getEndpoint(app.db, request.auth.entity.id, recordId(request.params)))));
 
   app.put('/webhooks/:id', route('webhooks:write', 'updateWebhook', 'Change an endpoint\'s url, events, description or enabled', {
     description: 'Only the fields sent change. Enabling a disabled endpoint clears `disabled_reason`.',
@@ -108,7 +108,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     description: 'Messages are kept 30 days. Page with `after` = the previous page\'s `next_after`.',
     params: IdParams, querystring: MessagesQuery,
     response: { 200: answer(WebhookMessagePage, 'A page of messages.'), ...errors('bad_request', 'not_found', ...AUTHED) },
-  }, { ...uncached }), async (request, reply) => {
+  }, uncached), async (request, reply) => {
     const page = await listMessages(app.db, request.auth.entity.id, recordId(request.params), { after: request.query.after, limit: request.query.limit });
     return fresh(reply, {
       messages: page.messages.map((message) => toMessage(message, message.attemptRows)), has_more: page.hasMore, next_after: page.nextAfter,
