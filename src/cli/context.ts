@@ -46,6 +46,9 @@ export function positiveId(raw: string, what = 'ID'): number {
   return id;
 }
 
+/** Commander's parser of an `--entity <id>` option: the id, or the operator's one-line error. */
+export const entityOption = (raw: string): number => positiveId(raw, '--entity');
+
 /** The entity a command names by --entity; a missing one is the operator's one-line error. */
 export async function existingEntity(db: Db, id: number): Promise<EntityRow> {
   const entity = await findEntity(db, id);
