@@ -1,5 +1,5 @@
 import type { Db, EntityRow } from '../db/types.js';
-import { invalidFields } from '../domain/errors.js';
+import { ApiError, invalidFields } from '../domain/errors.js';
 import type { HeaderReading } from '../import/columns.js';
 import type { Row } from '../import/rows.js';
 import { columnsOf } from '../import/planner.js';
@@ -28,24 +28,50 @@ export interface FeedPreviewAnswer {
   problems: { line: number | null; column: string | null; message: string; level: 'error' | 'warning' }[];
 }
 
-/** Fetches the feed's file (unconditionally) and reads it as a run would: its table, rows and reading. 400 when it cannot be read. */
-export async function readFeedFile(fetch: FeedFetcher, entity: EntityRow, spec: PreviewSpec, signal?: AbortSignal): Promise<{ rows: Row[]; reading: HeaderReading }> {
+/**
+ * A turn to parse a file in this process (the console's HeldImports.readTurn): the answer ends it, or
+ * undefined when none came in time.
+ */
+export type ReadTurn = () => Promise<(() => void) | undefined>;
+
+/** Seconds a preview refused a read turn asks its client to wait (as the console's Import does). */
+export const PREVIEW_BUSY_RETRY_S = 30;
+
+/**
+ * Fetches the feed's file (unconditionally) and reads it as a run would: its table, rows and reading. 400 when
+ * it cannot be read. The file is parsed in a read turn (docs/api.md, Feed preview): the process parses at
+ * most a few files at once, fairly between galleries; a preview that gets no turn is 503 with Retry-After.
+ */
+export async function readFeedFile(fetch: FeedFetcher, entity: EntityRow, spec: PreviewSpec, readTurn: ReadTurn, signal?: AbortSignal): Promise<{ rows: Row[]; reading: HeaderReading }> {
+  let fetched;
   try {
-    const fetched = await fetch(spec.url, { etag: null, lastModified: null }, signal);
+    fetched = await fetch(spec.url, { etag: null, lastModified: null }, signal);
     if (fetched.notModified) throw new RunFailed('HTTP 304');
+  } catch (error) {
+    throw unreadable(error);
+  }
+  const endTurn = await readTurn();
+  if (!endTurn) {
+    throw new ApiError('service_unavailable', `The server is reading other large files right now; try again in ${PREVIEW_BUSY_RETRY_S} seconds.`, { retry_after: PREVIEW_BUSY_RETRY_S });
+  }
+  try {
     const table = await read(fetched.bytes, spec);
-    const { rows, reading } = readFeedRows(table, spec, entity.default_currency);
+    const { rows, reading } = await readFeedRows(table, spec, entity.default_currency);
     return { rows, reading };
   } catch (error) {
-    if (error instanceof FetchFailed || error instanceof RunFailed) {
-      throw invalidFields([{ field: 'url', message: `the file cannot be read: ${explainFetchError(error.message)}` }]);
-    }
-    throw error;
+    throw unreadable(error);
+  } finally {
+    endTurn();
   }
 }
 
-export async function previewFeed(deps: { db: Db; fetch: FeedFetcher }, entity: EntityRow, spec: PreviewSpec): Promise<FeedPreviewAnswer> {
-  const { rows, reading } = await readFeedFile(deps.fetch, entity, spec);
+/** A fetch or read failure as the preview's 400; anything else as it is. */
+const unreadable = (error: unknown): unknown => (error instanceof FetchFailed || error instanceof RunFailed
+  ? invalidFields([{ field: 'url', message: `the file cannot be read: ${explainFetchError(error.message)}` }])
+  : error);
+
+export async function previewFeed(deps: { db: Db; fetch: FeedFetcher; readTurn: ReadTurn }, entity: EntityRow, spec: PreviewSpec): Promise<FeedPreviewAnswer> {
+  const { rows, reading } = await readFeedFile(deps.fetch, entity, spec, deps.readTurn);
   const actor = { entityId: entity.id, entitySlug: entity.slug, source: 'preview' };
   const preview = await previewImport(deps.db, actor, spec.kind, rows, columnsOf(reading), { prune: spec.mode === 'mirror', force: false, skipUnchanged: true });
   return feedPreviewOf(preview, rows, reading, spec.mode);

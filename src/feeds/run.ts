@@ -2,7 +2,7 @@ import { nowIso } from '../clock.js';
 import type { Db } from '../db/types.js';
 import { fieldNamed, type Kind } from '../import/columns.js';
 import { FileProblem, NotUtf8 } from '../import/problem.js';
-import { readTableRows } from '../import/rows.js';
+import { readTableRowsInTurns } from '../import/rows.js';
 import { readTable, type Table } from '../import/table.js';
 import type { Encoding } from '../import/text.js';
 import { columnsOf, worded, type RowIssue } from '../import/planner.js';
@@ -68,7 +68,7 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   const table = await read(fetched.bytes, feed);
   const entity = await findEntity(deps.db, feed.entity_id);
   if (!entity) throw new RunFailed('the account no longer exists', fetched.status);
-  const { rows, map, reading, newColumns } = readFeedRows(table, feed, entity.default_currency, fetched.status);
+  const { rows, map, reading, newColumns } = await readFeedRows(table, feed, entity.default_currency, fetched.status);
   if (!feed.mapping_frozen) await freezeFeedMapping(deps.db, feed.id, Object.fromEntries(table.columns.map((c) => [c, map.get(key(c)) ?? null])));
   // Each write names its run; what the feed creates or changes becomes its own (docs/api.md, Feeds; Runs).
   const actor = { entityId: entity.id, entitySlug: entity.slug, source: `feed:${feed.id}`, runId: run.id, feedId: feed.id };
@@ -139,14 +139,15 @@ export function columnMap(table: Table, kind: Kind, mapping: Record<string, stri
 /**
  * The rows of a feed's file, read as its mapping says (docs/api.md, Feeds): a frozen mapping as it is
  * (columns it does not name fill the field they are named after, or are new columns); a mapping not yet
- * frozen with the suggestions for the columns it leaves out, which the caller then stores.
+ * frozen with the suggestions for the columns it leaves out, which the caller then stores. Read a slice
+ * of rows per turn of the event loop: a feed's file may hold 400,000 rows.
  */
-export function readFeedRows(table: Table, feed: Pick<FeedRow, 'kind' | 'mapping' | 'mapping_frozen'>, defaultCurrency: string | null, status: number | null = null) {
+export async function readFeedRows(table: Table, feed: Pick<FeedRow, 'kind' | 'mapping' | 'mapping_frozen'>, defaultCurrency: string | null, status: number | null = null) {
   const mapping = JSON.parse(feed.mapping) as Record<string, string | null>;
   const frozen = columnMap(table, feed.kind, mapping);
   const given = feed.mapping_frozen ? frozen.map : new Map(Object.entries(mapping).map(([column, field]) => [key(column), field]));
   try {
-    const { rows, reading } = readTableRows(table, feed.kind, { map: given, defaultCurrency });
+    const { rows, reading } = await readTableRowsInTurns(table, feed.kind, { map: given, defaultCurrency });
     const map = new Map(table.columns.map((column, i) => [key(column), reading.fields[i] ?? null]));
     return { rows, map, reading, newColumns: feed.mapping_frozen ? frozen.newColumns : reading.unmapped };
   } catch (error) {

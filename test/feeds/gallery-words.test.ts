@@ -177,4 +177,24 @@ describe('POST /v1/feeds/preview (docs/api.md, Feed preview)', () => {
     claims.forEach((done) => done!());
     expect((await own.post('/v1/feeds/preview', { url: files.url('/slow.csv'), kind: 'artworks' })).status).toBe(200);
   });
+
+  test('parses its file in one of the process\'s read turns: it waits while two other files are read; one that gets none is 503 with Retry-After', async () => {
+    const other = await tenant(t);
+    const own = client(t, other.key);
+    files.set('/turns.csv', sheet);
+    // Another gallery reads two files (both of the process's turns), as the console's uploads do.
+    const turns = [(await t.app.heldImports.readTurn(-1))!, (await t.app.heldImports.readTurn(-1))!];
+    const refused = await own.post('/v1/feeds/preview', { url: files.url('/turns.csv'), kind: 'artworks' });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ error: 'service_unavailable', retry_after: 30 });
+    expect(refused.headers['retry-after']).toBe('30');
+    // Its import slot was let go with the refusal.
+    expect(t.app.heldImports.claim(other.entityId)).toBeDefined();
+    const waiting = own.post('/v1/feeds/preview', { url: files.url('/turns.csv'), kind: 'artworks' });
+    setTimeout(turns[0]!, 300);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.body.counts.rows).toBe(30);
+    turns[1]!();
+  });
 });

@@ -69,7 +69,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       const entity = await findEntity(app.db, entityId);
       if (!entity) return undefined;
-      return (await readFeedFile(app.feedFetch, entity, { ...spec, mapping: JSON.stringify(spec.mapping), mapping_frozen: 0 })).reading.mapping;
+      return (await readFeedFile(app.feedFetch, entity, { ...spec, mapping: JSON.stringify(spec.mapping), mapping_frozen: 0 }, () => app.heldImports.readTurn(entityId))).reading.mapping;
     } catch (error) {
       if (error instanceof ApiError) return undefined;
       throw error;
@@ -79,7 +79,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
   };
 
   app.post('/feeds/preview', route(null, 'previewFeed', 'Read a feed\'s file once and show what a run would write; nothing is written', {
-    description: 'The body of `POST /v1/feeds`, with an optional `feed_id` to preview a change of that feed (its stored mapping when none is sent). Holds one of the entity\'s two import slots while it reads (429 with `retry_after` when both are busy). 400 when the file cannot be fetched or read.',
+    description: 'The body of `POST /v1/feeds`, with an optional `feed_id` to preview a change of that feed (its stored mapping when none is sent). Holds one of the entity\'s two import slots while it reads (429 with `retry_after` when both are busy), and parses the file in one of the server\'s read turns (503 with `Retry-After` when none comes within 5 seconds). 400 when the file cannot be fetched or read.',
     body: FeedPreviewPost,
     response: { 200: answer(FeedPreview, 'The preview.'), ...errors(...WITH_BODY, ...AUTHED, 'not_found') },
   }), async (request) => {
@@ -95,7 +95,7 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       const entity = await findEntity(app.db, entityId);
       if (!entity) throw new ApiError('not_found', 'The account no longer exists.');
-      return await previewFeed({ db: app.db, fetch: app.feedFetch }, entity, {
+      return await previewFeed({ db: app.db, fetch: app.feedFetch, readTurn: () => app.heldImports.readTurn(entityId) }, entity, {
         url: body.url, kind: body.kind, encoding: body.encoding ?? 'utf-8', sheet: body.sheet ?? null, mode: body.mode ?? 'merge',
         mapping: useStored ? feed.mapping : JSON.stringify(body.mapping ?? {}), mapping_frozen: useStored ? feed.mapping_frozen : 0,
       });

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// A large feed file, turn by turn (issue #44): the longest event-loop turns of the server while
+// POST /v1/feeds/preview reads a 380,000-row CSV, and while a run of the same feed reads and applies it,
+// in the main thread's CPU ms (process.threadCpuUsage: what a turn cost, without the time the shared
+// machine's other processes took from it; wall-clock ms are given too but mean little on a loaded
+// machine). The server runs in this process (the real app on a socket); the file is served by a local
+// HTTP server; a chain of setImmediate callbacks sees each turn's end, as bench/console-import-turns.mjs.
+//
+//   node bench/feed-turns.mjs [--rows 380000] [--no-run] (npm run build first)
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../dist/config.js';
+import { buildApp } from '../dist/http/app.js';
+import { createEntity } from '../dist/store/entities.js';
+import { createFeed } from '../dist/store/feeds.js';
+import { createKey } from '../dist/store/keys.js';
+import { runFeed } from '../dist/feeds/run.js';
+import { SCOPES } from '../dist/schemas/keys.js';
+
+const { values: options } = parseArgs({ options: { rows: { type: 'string', default: '380000' }, 'no-run': { type: 'boolean', default: false } } });
+const rows = Number(options.rows);
+const lines = ['external_id,title,artist_name,creation_year,price,currency'];
+for (let i = 1; i <= rows; i++) lines.push(`F-${i},Study ${i},Artist ${i % 400},${1900 + (i % 120)},${1000 + i},EUR`);
+const body = Buffer.from(`${lines.join('\n')}\n`);
+lines.length = 0;
+const origin = http.createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/csv', 'content-length': body.length }).end(body));
+await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
+const fileUrl = `http://127.0.0.1:${origin.address().port}/inventory.csv`;
+
+const dir = mkdtempSync(join(tmpdir(), 'feed-turns-'));
+const app = await buildApp({ config: loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: 'silent', FETCH_ALLOW_PRIVATE: 'true' }), logger: false });
+const base = await app.listen({ port: 0, host: '127.0.0.1' });
+const entity = await createEntity(app.db, { type: 'gallery', name: `Feed Turns ${Date.now()}` });
+const { key } = await createKey(app.db, { entityId: entity.id, tier: 'partner', scopes: SCOPES, expiresAt: null });
+
+/** The turns of one phase: each turn's wall-clock and main-thread CPU ms, from one setImmediate to the next. */
+function meter() {
+  const turns = [];
+  let running = true;
+  let wall = performance.now();
+  let cpu = process.threadCpuUsage();
+  const tick = () => {
+    const nowWall = performance.now();
+    const nowCpu = process.threadCpuUsage();
+    turns.push({ wall: nowWall - wall, cpu: (nowCpu.user + nowCpu.system - cpu.user - cpu.system) / 1000 });
+    wall = nowWall;
+    cpu = nowCpu;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return () => { running = false; return turns; };
+}
+
+const summary = (turns) => {
+  const byCpu = [...turns].sort((a, b) => b.cpu - a.cpu);
+  const round = (n) => Math.round(n * 10) / 10;
+  return {
+    turns: turns.length,
+    longest_cpu_ms: round(byCpu[0].cpu), its_wall_ms: round(byCpu[0].wall),
+    turns_over_50ms_cpu: turns.filter((t) => t.cpu > 50).length,
+    turns_over_10ms_cpu: turns.filter((t) => t.cpu > 10).length,
+    cpu_ms_total: Math.round(turns.reduce((sum, t) => sum + t.cpu, 0)),
+  };
+};
+
+const phases = {};
+const mapping = { external_id: 'external_id', title: 'title', artist_name: 'artist_name', creation_year: 'creation_year', price: 'price', currency: 'currency' };
+let stop = meter();
+const answer = await fetch(`${base}/v1/feeds/preview`, {
+  method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+  body: JSON.stringify({ url: fileUrl, kind: 'artworks', mapping }),
+});
+const preview = await answer.json();
+if (answer.status !== 200) throw new Error(`preview answered ${answer.status}: ${JSON.stringify(preview)}`);
+phases.preview = { ...summary(stop()), counts: preview.counts };
+
+if (!options['no-run']) {
+  const { feed } = await createFeed(app.db, entity.id, { url: fileUrl, kind: 'artworks', mapping, encoding: 'utf-8', sheet: null, mode: 'merge', interval_minutes: 1440, paused: false }, new Date().toISOString());
+  stop = meter();
+  // The feed's job may start the run first: then its end is awaited through the API.
+  let run = await runFeed({ db: app.db, fetch: app.feedFetch }, feed.id);
+  while (!run?.finished_at) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const shown = await (await fetch(`${base}/v1/feeds/${feed.id}`, { headers: { authorization: `Bearer ${key}` } })).json();
+    run = shown.last_run?.finished_at ? shown.last_run : undefined;
+  }
+  phases.run = { ...summary(stop()), status: run.status, counts: typeof run.counts === 'string' ? JSON.parse(run.counts) : run.counts };
+}
+
+process.stdout.write(`${JSON.stringify({ rows, bytes: body.length, phases }, null, 2)}\n`);
+await app.close();
+origin.close();
+rmSync(dir, { recursive: true, force: true });
