@@ -6,7 +6,9 @@
 // machine). The server runs in this process (the real app on a socket); the file is served by a local
 // HTTP server; a chain of setImmediate callbacks sees each turn's end, as bench/console-import-turns.mjs.
 //
-//   node bench/feed-turns.mjs [--rows 380000] [--no-run] (npm run build first)
+//   node bench/feed-turns.mjs [--rows 380000] [--run-rows 40000] (npm run build first; --run-rows 0: no run). A run
+// writes each row it creates (380,000 creates take minutes): its file is --run-rows rows; the read of the
+// file, the step that was one block, is the preview's own function (readFeedRows).
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -20,15 +22,23 @@ import { createKey } from '../dist/store/keys.js';
 import { runFeed } from '../dist/feeds/run.js';
 import { SCOPES } from '../dist/schemas/keys.js';
 
-const { values: options } = parseArgs({ options: { rows: { type: 'string', default: '380000' }, 'no-run': { type: 'boolean', default: false } } });
+const { values: options } = parseArgs({ options: { rows: { type: 'string', default: '380000' }, 'run-rows': { type: 'string', default: '40000' } } });
 const rows = Number(options.rows);
-const lines = ['external_id,title,artist_name,creation_year,price,currency'];
-for (let i = 1; i <= rows; i++) lines.push(`F-${i},Study ${i},Artist ${i % 400},${1900 + (i % 120)},${1000 + i},EUR`);
-const body = Buffer.from(`${lines.join('\n')}\n`);
-lines.length = 0;
-const origin = http.createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/csv', 'content-length': body.length }).end(body));
+const runRows = Number(options['run-rows']);
+const file = (count) => {
+  const lines = ['external_id,title,artist_name,creation_year,price,currency'];
+  for (let i = 1; i <= count; i++) lines.push(`F-${i},Study ${i},Artist ${i % 400},${1900 + (i % 120)},${1000 + i},EUR`);
+  return Buffer.from(`${lines.join('\n')}\n`);
+};
+const files = { '/inventory.csv': file(rows), '/run.csv': runRows > 0 ? file(runRows) : Buffer.alloc(0) };
+const body = files['/inventory.csv'];
+const origin = http.createServer((request, response) => {
+  const served = files[request.url] ?? Buffer.alloc(0);
+  response.writeHead(200, { 'content-type': 'text/csv', 'content-length': served.length }).end(served);
+});
 await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
 const fileUrl = `http://127.0.0.1:${origin.address().port}/inventory.csv`;
+const runUrl = `http://127.0.0.1:${origin.address().port}/run.csv`;
 
 const dir = mkdtempSync(join(tmpdir(), 'feed-turns-'));
 const app = await buildApp({ config: loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: 'silent', FETCH_ALLOW_PRIVATE: 'true' }), logger: false });
@@ -77,8 +87,8 @@ const preview = await answer.json();
 if (answer.status !== 200) throw new Error(`preview answered ${answer.status}: ${JSON.stringify(preview)}`);
 phases.preview = { ...summary(stop()), counts: preview.counts };
 
-if (!options['no-run']) {
-  const { feed } = await createFeed(app.db, entity.id, { url: fileUrl, kind: 'artworks', mapping, encoding: 'utf-8', sheet: null, mode: 'merge', interval_minutes: 1440, paused: false }, new Date().toISOString());
+if (runRows > 0) {
+  const { feed } = await createFeed(app.db, entity.id, { url: runUrl, kind: 'artworks', mapping, encoding: 'utf-8', sheet: null, mode: 'merge', interval_minutes: 1440, paused: false }, new Date().toISOString());
   stop = meter();
   // The feed's job may start the run first: then its end is awaited through the API.
   let run = await runFeed({ db: app.db, fetch: app.feedFetch }, feed.id);
@@ -87,7 +97,7 @@ if (!options['no-run']) {
     const shown = await (await fetch(`${base}/v1/feeds/${feed.id}`, { headers: { authorization: `Bearer ${key}` } })).json();
     run = shown.last_run?.finished_at ? shown.last_run : undefined;
   }
-  phases.run = { ...summary(stop()), status: run.status, counts: typeof run.counts === 'string' ? JSON.parse(run.counts) : run.counts };
+  phases.run = { rows: runRows, ...summary(stop()), status: run.status, counts: typeof run.counts === 'string' ? JSON.parse(run.counts) : run.counts };
 }
 
 process.stdout.write(`${JSON.stringify({ rows, bytes: body.length, phases }, null, 2)}\n`);

@@ -156,6 +156,29 @@ export class HeldImports {
    * is false (busy).
    */
   admit(upload: HeldImport): boolean {
+    if (this.makeRoom(upload)) return true;
+    this.release(upload);
+    return false;
+  }
+
+  /**
+   * Keeps a preview just made (the plan the Preview and Apply steps read) within the budget, as `admit` a
+   * table: counted with its table, it makes room from idle held uploads. When it cannot, the preview is
+   * let go and its table stays held: 'too large' when the upload alone is past the budget (it never
+   * fits: the page says so), 'busy' when uploads being read or applied hold the rest (try again later).
+   */
+  admitPreview(upload: HeldImport): true | 'busy' | 'too large' {
+    if (heldBytes(upload) > this.budgetBytes) {
+      delete upload.preview;
+      return 'too large';
+    }
+    if (this.makeRoom(upload)) return true;
+    delete upload.preview;
+    return 'busy';
+  }
+
+  /** Lets idle held uploads other than `upload` go until the held bytes are within the budget; false when they cannot be. */
+  private makeRoom(upload: HeldImport): boolean {
     const all = () => [...this.held.values()];
     const total = () => all().reduce((sum, h) => sum + heldBytes(h), 0);
     while (total() > this.budgetBytes) {
@@ -167,9 +190,7 @@ export class HeldImports {
       const victim = idle.filter((h) => holding.get(h.entityId) === most).sort((a, b) => a.touched - b.touched)[0]!;
       this.held.delete(victim.id);
     }
-    if (total() <= this.budgetBytes) return true;
-    this.release(upload);
-    return false;
+    return total() <= this.budgetBytes;
   }
 
   /**
@@ -239,14 +260,20 @@ export class HeldImports {
 }
 
 /**
- * A held table's heap: what its packed rows hold, or for rows held as objects 118 bytes a cell, a row
- * counting one more for itself (measured, docs/performance.md, Bounds on held imports).
+ * A held upload's heap: its table's, and its preview's. A table's is what its packed rows hold, or for
+ * rows held as objects 118 bytes a cell, a row counting one more for itself (measured, docs/performance.md,
+ * Bounds on held imports). A preview holds each row as objects (its body, its plan): counted as the table
+ * as objects, 118 bytes a cell (791 bytes a row of 6 columns measured, 826 counted).
  */
-const heldBytes = (held: HeldImport): number => {
+export const heldBytes = (held: HeldImport): number => {
   if (!held.table) return 0;
   const { rows, columns } = held.table;
-  return rows.heldBytes?.() ?? rows.length * (columns.length + 1) * 118;
+  const asObjects = (count: number) => count * (columns.length + 1) * CELL_BYTES;
+  return (rows.heldBytes?.() ?? asObjects(rows.length)) + (held.preview ? asObjects(held.preview.total) : 0);
 };
+
+/** A cell's heap held as objects (a row counts one more cell for itself). */
+const CELL_BYTES = 118;
 
 /**
  * Held uploads that cannot make room: one being fetched, read (parsed: its bytes and its table are both in

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { signedIn, uploadToImport as upload, type ConsoleSession } from '../support/console.js';
 import { workbook, zipBomb } from '../support/spreadsheets.js';
+import { HELD_BUDGET_BYTES } from '../../src/console/held-imports.js';
 
 /** The Import page through real HTTP (docs/console.md, Import), on both dialects: upload → encoding → columns → preview → Apply → summary. */
 
@@ -234,6 +235,51 @@ describe('console import', { timeout: 120_000 }, () => {
     const before = await changelogTotal();
     expect((await viewer.request('POST', `/console/import?_csrf=${encodeURIComponent(viewer.csrf)}`, form)).status).toBe(403);
     expect(await changelogTotal()).toBe(before);
+  });
+
+  test('a held preview counts against the held budget with its table: it lets an idle upload go, is refused as busy or too large past it', async () => {
+    const held = t.app.heldImports;
+    // 1,000 rows of two columns: a packed table of a few dozen KB; its preview, rows as objects, 1,000 × 3 × 118 = 354,000 bytes.
+    const csv = Buffer.from(`Title,Inventory No.\n${Array.from({ length: 1000 }, (_, i) => `Budget Work ${i},BW-${i}`).join('\n')}\n`);
+    const columns = { column_0: 'title', column_1: 'external_id' };
+    const neighbour = await tenant(t, { name: 'Galerie Nachbar' });
+    const other = await signedIn(t, base, neighbour.entityId, 'editor');
+    held.budgetBytes = 600_000;
+    try {
+      const theirs = uploadId((await upload(other, 'theirs.csv', csv)).location);
+      expect((await other.post(`/console/import/${theirs}/columns`, columns)).status).toBe(303);
+      expect((await other.get(`/console/import/${theirs}/preview`)).status).toBe(200);
+      // A second previewed upload does not fit beside the first: the idle one is let go, its pages 404.
+      const mine = uploadId((await upload(editor, 'mine.csv', csv)).location);
+      expect((await editor.post(`/console/import/${mine}/columns`, columns)).status).toBe(303);
+      expect((await editor.get(`/console/import/${mine}/preview`)).text).toContain('would create 1000');
+      expect((await other.get(`/console/import/${theirs}/preview`)).status).toBe(404);
+
+      // Another gallery's file being fetched holds the rest (it cannot make room): busy, 503 with Retry-After.
+      const fetching = held.hold({
+        userId: -1, entityId: -1, session: 'fetching', name: 'feed.csv', kind: 'artworks', bytes: null, encoding: 'utf8', map: new Map(),
+        mirror: { prune: false, force: false }, fetching: true,
+        table: { format: 'csv', columns: ['title'], rows: Array.from({ length: 1100 }, (_, i) => ({ label: `row ${i + 2}`, line: i + 2, cells: ['A'] })) },
+      })!;
+      const again = uploadId((await upload(editor, 'again.csv', csv)).location);
+      const busy = await editor.post(`/console/import/${again}/columns`, columns);
+      expect(busy.status).toBe(503);
+      expect(busy.headers.get('retry-after')).toBe('30');
+      expect(busy.text).toContain('The server is holding other large imports right now');
+      expect((await editor.get(`/console/import/${again}/preview`)).location).toBe(`/console/import/${again}`);
+      held.release(fetching);
+      expect((await editor.post(`/console/import/${again}/columns`, columns)).status).toBe(303);
+
+      // Past the budget on its own, the preview is refused for good: the page says so and keeps the choices.
+      held.budgetBytes = 200_000;
+      const large = uploadId((await upload(editor, 'large.csv', csv)).location);
+      const tooLarge = await editor.post(`/console/import/${large}/columns`, columns);
+      expect(tooLarge.status).toBe(400);
+      expect(tooLarge.text).toContain('This file is too large to preview in the console: its 1,000 rows would hold about 1 MB, more than the 0 MB');
+      expect((await editor.get(`/console/import/${large}/preview`)).location).toBe(`/console/import/${large}`);
+    } finally {
+      held.budgetBytes = HELD_BUDGET_BYTES;
+    }
   });
 
   test('another user cannot open an upload by its id: 404', async () => {

@@ -12,7 +12,7 @@ import { countsLine } from '../../import/summary.js';
 import { encodingNamed } from '../../import/text.js';
 import { html, type Html } from '../../web/html.js';
 import { actorOf, consoleCookies } from '../guard.js';
-import type { HeldImport } from '../held-imports.js';
+import { heldBytes, type HeldImport } from '../held-imports.js';
 import { previewImport, startApply, type Preview } from '../../importer/index.js';
 import { csrfField, heading, notice, render, table } from '../layout.js';
 import { IMPORT_JS } from './import-script.js';
@@ -141,6 +141,16 @@ export async function importPage(app: FastifyInstance): Promise<void> {
       return columnsPage(request, reply, upload, `${error.message}${error.hint ? hintWords(error.hint) : ''}`);
     }
     upload.preview = await previewImport(app.db, actorOf(request), upload.kind, read.rows, columnsOf(read.reading), upload.mirror);
+    // The preview is held until Apply: it counts against the held budget with its table (docs/console.md, Import).
+    const holds = heldBytes(upload);
+    const admitted = held.admitPreview(upload);
+    if (admitted === 'too large') {
+      return columnsPage(request, reply, upload, `This file is too large to preview in the console: its ${upload.table.rows.length.toLocaleString('en')} rows would hold about ${Math.ceil(holds / MB)} MB, more than the ${Math.floor(held.budgetBytes / MB)} MB the server holds for imports. Import it in parts, or with the push command.`);
+    }
+    if (admitted === 'busy') {
+      reply.header('retry-after', String(READ_BUSY_RETRY_S));
+      return columnsPage(request, reply, upload, `The server is holding other large imports right now. Try again in ${READ_BUSY_RETRY_S} seconds.`, 503);
+    }
     return go(reply, `/console/import/${upload.id}/preview`);
   });
 
@@ -194,6 +204,8 @@ const uploadRefusal = (error: unknown): string => {
 
 const steps = (current: number, feed = false): Html => html`<ol class="steps" aria-label="Steps">${(feed ? ['Connect', 'Columns', 'Preview', 'Save'] : ['Upload', 'Columns', 'Preview', 'Apply']).map((label, i) =>
   html`<li${i === current ? html` aria-current="step" class="current"` : ''}>${label}</li>`)}</ol>`;
+
+const MB = 1024 * 1024;
 
 /** A file not read: the upload page with why, 400, or 503 with Retry-After when the server was busy reading others. */
 function refused(request: FastifyRequest, reply: FastifyReply, refusal: Refusal): FastifyReply {
@@ -271,7 +283,7 @@ function columnNote(column: string, kind: Kind, chosen: string): Html | string {
   return said ? html`<span class="hint column-note">Read as ${said}</span>` : '';
 }
 
-function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, problem?: string): FastifyReply {
+function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, problem?: string, status = 400): FastifyReply {
   const sheet = upload.table!;
   // Only what a person may write: never a read-only field (id, fingerprint, timestamps).
   const fields = CHOOSABLE[upload.kind];
@@ -289,7 +301,7 @@ function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldI
     return [html`<span><b>${column}</b>${columnNote(column, upload.kind, current)}</span>`, example(i), select];
   });
   return render(request, reply, {
-    title: 'Import: columns', section: upload.feed ? 'feeds' : 'import', status: problem ? 400 : 200,
+    title: 'Import: columns', section: upload.feed ? 'feeds' : 'import', status: problem ? status : 200,
     body: html`${heading('Match the columns', html`<b>${upload.name}</b>: ${sheet.rows.length.toLocaleString('en')} rows of ${KIND_LABEL[upload.kind].toLowerCase()}${upload.sheet === undefined ? '' : html` from the sheet <b>${upload.sheet}</b>`}${upload.encoding === 'latin1' ? ', read as Windows-1252' : ''}. Each column fills the field chosen beside it; suggestions are preselected.`)}
 ${steps(1, upload.feed !== undefined)}
 ${problem ? notice('error', problem) : ''}
