@@ -79,18 +79,23 @@ export async function previewFeed(deps: { db: Db; fetch: FeedFetcher; readTurn: 
 
 /** A preview's answer from a read file and its import preview: the one shape the API and the console's Connect show. */
 export function feedPreviewOf(preview: Preview, rows: Row[], reading: HeaderReading, mode: PreviewSpec['mode']): FeedPreviewAnswer {
-  const created = new Set(preview.creates.map((c) => c.label));
-  const updated = new Map(preview.updates.map((u) => [u.label, u.id!]));
-  const refused = new Set([...preview.refused, ...preview.duplicates].map((r) => r.label));
+  // The plan's lists are in file order: the shown rows, the file's first, are among the first of each list.
+  // Only those are read (sets of a 380,000-row file's labels held the event loop).
+  const first = <T>(list: readonly T[]) => list.slice(0, PREVIEW_ROWS);
+  const created = new Set(first(preview.creates).map((c) => c.label));
+  const updated = new Map(first(preview.updates).map((u) => [u.label, u.id!]));
+  const refused = new Set([...first(preview.refused), ...first(preview.duplicates)].map((r) => r.label));
   const shown = rows.slice(0, PREVIEW_ROWS).map((row) => {
     const action = refused.has(row.label) ? 'refused' as const : created.has(row.label) ? 'create' as const
       : updated.has(row.label) ? 'update' as const : 'unchanged' as const;
     const id = action === 'update' ? updated.get(row.label)! : action === 'unchanged' ? preview.sameIds.get(row.label) ?? null : null;
     return { line: row.line, action, id, fields: row.body };
   });
+  // Each row has a problem at least: the first PROBLEMS_KEPT by line are among the first rows of each list.
+  const kept = <T>(list: readonly T[]) => list.slice(0, PROBLEMS_KEPT);
   const problems = [
-    ...runProblems([...preview.refused, ...preview.duplicates], 'error'),
-    ...runProblems(preview.warnings, 'warning'),
+    ...runProblems([...kept(preview.refused), ...kept(preview.duplicates)], 'error'),
+    ...runProblems(kept(preview.warnings), 'warning'),
   ].sort((a, b) => (a.line ?? 0) - (b.line ?? 0)).slice(0, PROBLEMS_KEPT);
   if (preview.pruneBlocked) problems.unshift({ line: null, column: null, message: `nothing would be deleted: ${preview.pruneBlocked}`, level: 'error' });
   const deleting = mode === 'mirror' && !preview.pruneBlocked ? preview.deletions.length : 0;

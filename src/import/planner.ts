@@ -19,6 +19,9 @@ import { formatProblem, rowProblems, type FieldProblem, type Row, type RowProble
  */
 const SLICE = 20;
 
+/** Outcomes recorded between two yields: a push each, a few ms a slice. */
+const OUTCOMES_SLICE = 2_000;
+
 /** A row the plan refuses, leaves out as a duplicate, or writes with a warning: its problems in file order. */
 export interface RowIssue {
   label: string;
@@ -100,7 +103,7 @@ export async function checkRows(kind: Kind, rows: readonly Row[], entitySlug: st
     if (problems.length > 0) refused.push(issue(row, placed(row, problems, columnOf)));
     else candidates.push(candidate(kind, row, entitySlug));
   }
-  const duplicateOf = findDuplicates(kind, candidates);
+  const duplicateOf = await findDuplicates(kind, candidates);
   const duplicates = [...duplicateOf].map(([c, message]) => issue(c.row, [{ line: c.row.line, column: null, message, hint: null }]));
   const plan: Plan = {
     kind, columnOf, total: rows.length, refused, duplicates, candidates, send: candidates.filter((c) => !duplicateOf.has(c)), warnings: [],
@@ -140,7 +143,9 @@ export async function compareRows(plan: Plan, catalog: Catalog, read: RecordRead
     const record = listShows(kind, c.row.body) ? match.record : await read(match.record.id);
     return { action: 'match' as const, id: match.record.id, fields: changedFields(kind, record, c.input) };
   });
-  compared.forEach((outcome, i) => {
+  for (const [i, outcome] of compared.entries()) {
+    // The outcomes of a 380,000-row file at once held the event loop.
+    if (i % OUTCOMES_SLICE === OUTCOMES_SLICE - 1) await yieldToEventLoop();
     const c = plan.send[i]!;
     if (outcome.action === 'create') plan.creates.push({ label: c.row.label, line: c.row.line, title: c.input.title });
     else if (outcome.action === 'match' && outcome.fields.length > 0) plan.updates.push({ label: c.row.label, line: c.row.line, id: outcome.id, title: c.input.title, fields: outcome.fields });
@@ -149,7 +154,7 @@ export async function compareRows(plan: Plan, catalog: Catalog, read: RecordRead
       plan.same.add(c);
       plan.sameIds.set(c.row.label, outcome.id);
     }
-  });
+  }
   plan.refused.sort((a, b) => a.line - b.line);
   if (ambiguous.size > 0) {
     plan.send = plan.send.filter((c) => !ambiguous.has(c));
