@@ -290,7 +290,7 @@ function feedPanel(reply: FastifyReply, feed: FeedType): Html {
   const button = (action: string, label: string, extra: Html | string = '', cls = '') =>
     html`<form method="post" action="/console/feeds/${feed.id}/${action}" class="inline">${csrfField(reply)}${extra}<button type="submit"${cls ? html` class="${cls}"` : ''}>${label}</button></form>`;
   const problems = run && run.problems.length > 0
-    ? table(`Problems of the last run of feed ${feed.id}`, ['Line', 'Column', 'Problem'], run.problems.slice(0, 20).map((p) => [p.line ?? null, p.column ?? null, p.message]))
+    ? table(`Problems of the last run of feed ${feed.id}`, ['Line', 'Column', 'Problem'], run.problems.slice(0, 20).map((p) => ['line' in p ? p.line : null, 'line' in p ? p.column : null, p.message]))
     : '';
   return html`<section class="panel feed" id="feed-${feed.id}" aria-labelledby="feed-${feed.id}-title">
 <h2 id="feed-${feed.id}-title">${KIND_LABEL[feed.kind]} from <span class="url">${feed.url}</span></h2>
