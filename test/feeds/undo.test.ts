@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { feedFetcher } from '../../src/feeds/fetcher.js';
 import { runFeed } from '../../src/feeds/run.js';
+import { sweepFeedRuns } from '../../src/store/feeds.js';
 import { client, keyFor, tenant, type Tenant } from '../helpers.js';
 import { signedIn, uploadToImport, type ConsoleSession } from '../support/console.js';
 import { closeFeeds, startFeeds, type FeedsSetup } from '../support/feeds.js';
@@ -190,5 +191,35 @@ describe('undo of a run', { timeout: 120_000 }, () => {
     const late = await api.post(`/v1/runs/${older.id}/undo`, {});
     expect(late.status).toBe(409);
     expect(late.body.message).toContain('more than 30 days ago');
+  });
+});
+
+describe('runs kept while they may be undone', { timeout: 120_000 }, () => {
+  test('a deleted feed\'s runs stay in /v1/runs (of no feed) and can still be undone; the records it created go to the trash', async () => {
+    const g = await tenant(s.t);
+    const api = client(s.t, g.key);
+    const path = `/gone/${g.entityId}.csv`;
+    s.files.set(path, csv('title;external_id', 'Left;L1', 'Right;L2'));
+    const feedId = (await api.post('/v1/feeds', { url: s.files.url(path), kind: 'artworks', mapping: {} })).body.id as number;
+    await runFeed({ db: s.t.handle.db, fetch: allowAll }, feedId);
+    const [run] = (await api.get(`/v1/feeds/${feedId}/runs?limit=1`)).body.runs as Run[];
+    expect(run).toMatchObject({ status: 'applied', counts: { created: 2 } });
+    expect((await api.delete(`/v1/feeds/${feedId}`)).status).toBe(204);
+    expect((await api.get(`/v1/runs/${run!.id}`)).body).toMatchObject({ id: run!.id, kind: 'feed', feed_id: null, source: `feed:${feedId}` });
+    expect(await undo(api, run!.id)).toMatchObject({ status: 'applied', counts: { deleted: 2 } });
+    expect((await api.get('/v1/artworks')).body.total).toBe(0);
+  });
+
+  test('the runs sweep keeps runs for the longer of 90 days and TRASH_DAYS', async () => {
+    const g = await tenant(s.t);
+    const api = client(s.t, g.key);
+    const editor = await signedIn(s.t, base, g.entityId, 'editor');
+    const run = await importFile(editor, api, csv('title;external_id', 'Old;O1'));
+    const day = 86_400_000;
+    await sql`update feed_runs set finished_at = ${new Date(Date.now() - 100 * day).toISOString()} where id = ${run.id}`.execute(s.t.handle.db);
+    await sweepFeedRuns(s.t.handle.db, Date.now(), 120);
+    expect((await api.get(`/v1/runs/${run.id}`)).status).toBe(200);
+    await sweepFeedRuns(s.t.handle.db, Date.now(), 30);
+    expect((await api.get(`/v1/runs/${run.id}`)).status).toBe(404);
   });
 });
