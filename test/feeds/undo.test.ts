@@ -4,7 +4,8 @@ import { feedFetcher } from '../../src/feeds/fetcher.js';
 import { runFeed } from '../../src/feeds/run.js';
 import { sweepFeedRuns } from '../../src/store/feeds.js';
 import { client, keyFor, tenant, type Tenant } from '../helpers.js';
-import { signedIn, uploadToImport, type ConsoleSession } from '../support/console.js';
+import { signedIn } from '../support/console.js';
+import { importFile, waitForRun, type Run } from '../support/runs.js';
 import { closeFeeds, startFeeds, type FeedsSetup } from '../support/feeds.js';
 import { csv } from '../support/file-server.js';
 import { until } from '../support/until.js';
@@ -26,7 +27,6 @@ afterAll(async () => closeFeeds(s));
 
 const allowAll = feedFetcher(() => true);
 type Api = ReturnType<typeof client>;
-interface Run { id: number; kind: string; status: string; source: string; feed_id: number | null; undone_by: number | null; counts: Record<string, number> | null; problems: Array<Record<string, unknown>> }
 
 /** Undoes a run and waits for the undo run to end (the undo job runs in the app's job runner). */
 async function undo(api: Api, runId: number): Promise<Run> {
@@ -34,31 +34,6 @@ async function undo(api: Api, runId: number): Promise<Run> {
   expect(started.status, JSON.stringify(started.body)).toBe(202);
   expect(started.body).toMatchObject({ kind: 'undo', source: `undo:${runId}`, feed_id: null, status: expect.stringMatching(/^(queued|running|applied)$/) });
   return waitForRun(api, started.body.id as number);
-}
-
-async function waitForRun(api: Api, id: number): Promise<Run> {
-  let run: Run | undefined;
-  expect(await until(async () => {
-    run = (await api.get(`/v1/runs/${id}`)).body as Run;
-    return run.status !== 'queued' && run.status !== 'running';
-  })).toBe(true);
-  return run!;
-}
-
-/** A console import's Apply of a UTF-8 CSV whose headers are field names; the import run as /v1/runs shows it. */
-async function importFile(session: ConsoleSession, api: Api, text: string): Promise<Run> {
-  const uploaded = await uploadToImport(session, 'stock.csv', Buffer.from(text));
-  expect(uploaded.status).toBe(303);
-  const id = /\/console\/import\/([\w-]+)$/.exec(uploaded.location ?? '')![1]!;
-  const columns = await session.get(`/console/import/${id}`);
-  const names = [...columns.text.matchAll(/name="(column_\d+)"/g)].map((m) => m[1]!);
-  const form = Object.fromEntries(names.map((name) => [name, /<option value="([^"]*)" selected>/.exec(columns.text.split(`name="${name}"`)[1]!)![1]!]));
-  expect((await session.post(`/console/import/${id}/columns`, form)).status).toBe(303);
-  expect((await session.post(`/console/import/${id}/apply`)).status).toBe(303);
-  expect(await until(async () => !(await session.get(`/console/import/${id}/progress`)).text.includes('id="import-bar"'))).toBe(true);
-  const [run] = (await api.get('/v1/runs?limit=1')).body.runs as Run[];
-  expect(run).toMatchObject({ kind: 'import', status: 'applied' });
-  return run!;
 }
 
 const byExternalId = async (api: Api, externalId: string) =>
