@@ -141,7 +141,8 @@ export async function runUndo(db: Db, undoId: number, signal?: AbortSignal): Pro
     if (outcome !== 'none') count(progress.counts, outcome);
     else progress.counts.unchanged++;
     if (++step % PROGRESS_EVERY === 0) await recordUndoProgress(db, undo.id, progress.counts, progress.problems);
-    else if (step % 20 === 0) await yieldToEventLoop();
+    // On SQLite a record's transaction runs on the event loop (about 1.5 ms): a turn for requests after each.
+    await yieldToEventLoop();
   }
   progress.counts.rows += done.size;
   return { counts: progress.counts, problems: progress.problems };
