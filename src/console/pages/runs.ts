@@ -72,7 +72,7 @@ async function runPage(app: FastifyInstance, request: FastifyRequest<{ Params: {
   const underWay = run.status === 'queued' || run.status === 'running';
   return render(request, reply, {
     title, section: 'runs', status: outcome?.status ?? 200,
-    body: html`${heading(title, html`${what(run, emails)}, ${STATUS_WORDS[run.status]}${run.finished_at ? html`, ended ${when(run.finished_at)}` : ''}.`)}
+    body: html`<div class="trash">${heading(title, html`${what(run, emails)}, ${STATUS_WORDS[run.status]}${run.finished_at ? html`, ended ${when(run.finished_at)}` : ''}.`)}
 ${outcome ? notice(outcome.status < 400 ? 'ok' : 'error', outcome.message) : ''}
 ${underWay && run.kind === 'undo' ? notice('ok', html`The undo is under way, record by record. <a href="/console/runs/${run.id}">Reload</a> to see what it did.`) : ''}
 <div class="panel stack">
@@ -97,7 +97,7 @@ ${run.feed_id === null ? '' : html`<p>The feed is paused until you resume it; it
 <button type="submit" class="danger">Undo run ${run.id}</button>
 <a class="button secondary" href="/console/runs">Keep it</a>
 </form>
-</section>` : ''}`,
+</section>` : ''}</div>`,
   });
 }
 
