@@ -121,6 +121,19 @@ describe('undo of a run', { timeout: 120_000 }, () => {
     expect((await api.get(`/v1/artworks/${ids.M1}`)).body.title).toBe('Blue Hour (II)');
   });
 
+  test('an import of events: the new event goes to the trash, the changed city comes back', async () => {
+    const g = await tenant(s.t);
+    const api = client(s.t, g.key);
+    const editor = await signedIn(s.t, base, g.entityId, 'editor');
+    const show = (await api.post('/v1/events', { title: 'Spring Show', location_city: 'Berlin', start_date: '2099-04-01' })).body.id as number;
+    const run = await importFile(editor, api, csv('title;location_city;start_date', 'Spring Show;Hamburg;2099-04-01', 'Autumn Fair;Köln;2099-10-01'), 'events');
+    expect(run.counts).toMatchObject({ created: 1, updated: 1 });
+    const done = await undo(api, run.id);
+    expect(done).toMatchObject({ status: 'applied', counts: { deleted: 1, updated: 1 }, problems: [] });
+    expect((await api.get(`/v1/events/${show}`)).body.location_city).toBe('Berlin');
+    expect((await api.get('/v1/events')).body.events.map((e: { title: string }) => e.title)).toEqual(['Spring Show']);
+  });
+
   test('attacker pass: another entity\'s run 404, a read-only key 403, an undo while a run is queued or running 409, two undos at once: one 202, one 409', async () => {
     const g = await tenant(s.t);
     const api = client(s.t, g.key);

@@ -22,8 +22,8 @@ export async function waitForRun(api: Api, id: number): Promise<Run> {
 }
 
 /** A console import's Apply of a UTF-8 CSV whose headers are field names; the import run as /v1/runs shows it. */
-export async function importFile(session: ConsoleSession, api: Api, text: string): Promise<Run> {
-  const uploaded = await uploadToImport(session, 'stock.csv', Buffer.from(text));
+export async function importFile(session: ConsoleSession, api: Api, text: string, kind: 'artworks' | 'events' = 'artworks'): Promise<Run> {
+  const uploaded = await uploadToImport(session, 'stock.csv', Buffer.from(text), kind);
   expect(uploaded.status).toBe(303);
   const id = /\/console\/import\/([\w-]+)$/.exec(uploaded.location ?? '')![1]!;
   const columns = await session.get(`/console/import/${id}`);

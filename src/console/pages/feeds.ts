@@ -282,7 +282,9 @@ function runSummary(run: FeedRunType | null): Html {
   const counts = run.counts
     ? html`: ${run.counts.rows.toLocaleString('en')} rows, created ${run.counts.created}, updated ${run.counts.updated}, unchanged ${run.counts.unchanged}, deleted ${run.counts.deleted}, refused ${run.counts.refused}, duplicates ${run.counts.duplicates}`
     : '';
-  return html`<b>${STATUS_LABEL[run.status]}</b> ${when(run.finished_at ?? run.started_at)}${counts}`;
+  // The run's own page says what it did and offers its Undo (docs/console.md, Runs).
+  const undone = run.undone_by === null ? '' : html` (undone by <a href="/console/runs/${run.undone_by}">run ${run.undone_by}</a>)`;
+  return html`<b>${STATUS_LABEL[run.status]}</b> ${when(run.finished_at ?? run.started_at)}${counts} — <a href="/console/runs/${run.id}">run ${run.id}</a>${undone}`;
 }
 
 function feedPanel(reply: FastifyReply, feed: FeedType): Html {
