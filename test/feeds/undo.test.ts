@@ -8,7 +8,6 @@ import { signedIn } from '../support/console.js';
 import { importFile, waitForRun, type Run } from '../support/runs.js';
 import { closeFeeds, startFeeds, type FeedsSetup } from '../support/feeds.js';
 import { csv } from '../support/file-server.js';
-import { until } from '../support/until.js';
 
 /**
  * Undo of a whole run (docs/api.md, Runs: undo a run), through real HTTP: what the run created goes to

@@ -83,7 +83,7 @@ ${run.error ? html`<dt>Error</dt><dd>${run.error}</dd>` : ''}
 </dl>
 ${problemsTable(run)}
 </div>
-${plan ? html`<section class="panel stack" aria-labelledby="undo-title">
+${plan ? html`<section class="panel stack undo-plan" aria-labelledby="undo-title">
 <h2 id="undo-title">Undo this run?</h2>
 <p>Undoing puts the catalog back as it was before this run, record by record:</p>
 <ul>
