@@ -11,25 +11,11 @@ import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { BIN, benchTenant, startProcess, startService, stop } from './lib.mjs';
-import { STALL_BUDGET_MS, call, quantile, round, sleep, startProbe } from './probe.mjs';
+import { benchTenant, startService, stop } from './lib.mjs';
+import { STALL_BUDGET_MS, baselineProbe, call, round, sleep, startProbe, summary } from './probe.mjs';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '10000' }, 'database-url': { type: 'string' } } });
 const ROWS = Number(values.rows);
-
-const summary = (samples) => {
-  const all = [...samples.values()].flat().filter(Number.isFinite);
-  return { n: all.length, p50: round(quantile(all, 0.5)), p99: round(quantile(all, 0.99)), max: round(Math.max(...all)), over: all.filter((ms) => ms >= STALL_BUDGET_MS).length };
-};
-
-async function baselineProbe(seconds) {
-  const base = startProcess(process.execPath, [join(BIN, '..', '..', 'bench', 'baseline.mjs')], {});
-  const probe = startProbe(await base.url);
-  await sleep(seconds * 1000);
-  const samples = await probe.stop();
-  await stop(base.child);
-  return summary(samples);
-}
 
 const body = Buffer.from(['external_id,title,artist_name,creation_year,price,currency',
   ...Array.from({ length: ROWS }, (_, i) => `U-${i},Study ${i},Artist ${i % 300},${1950 + (i % 70)},${1000 + i},EUR`)].join('\n'));
