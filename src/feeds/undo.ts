@@ -189,6 +189,11 @@ async function undoRecord(db: Db, actor: Actor, record: RecordWrites, progress: 
         list(progress, problem(id, null, 'restored or deleted for good meanwhile: skipped'));
         return 'none';
       }
+      // Any other refusal of the store's rules is listed too: one record never stops the undo.
+      if (error instanceof ApiError) {
+        list(progress, problem(id, null, `not restored: ${error.message}`));
+        return 'none';
+      }
       throw error;
     }
   }
@@ -202,8 +207,8 @@ async function undoRecord(db: Db, actor: Actor, record: RecordWrites, progress: 
     try {
       await store.remove(db, actor, id);
     } catch (error) {
-      if (!(error instanceof ApiError && error.status === 404)) throw error;
-      list(progress, problem(id, null, 'deleted meanwhile: skipped'));
+      if (!(error instanceof ApiError)) throw error;
+      list(progress, problem(id, null, error.status === 404 ? 'deleted meanwhile: skipped' : `not moved to the trash: ${error.message}`));
       return 'none';
     }
     for (const field of edited) list(progress, problem(id, field, 'changed since the run; the record went to the trash all the same'));
