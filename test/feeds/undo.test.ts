@@ -101,8 +101,13 @@ describe('undo of a run', { timeout: 120_000 }, () => {
     expect(run).toMatchObject({ status: 'applied', counts: { updated: 1, deleted: 2 } });
     // A new work now holds M4's inventory number.
     const holder = (await api.post('/v1/artworks', { title: 'Another', external_id: 'M4' })).body.id as number;
+    const hook = await api.post('/v1/webhooks', { url: s.files.url('/hook'), events: ['*'] });
+    expect(hook.status).toBe(201);
 
     const done = await undo(api, run.id);
+    // Its writes are sent as any write's are; an undo sends no feed.run.* message.
+    const messages = (await api.get(`/v1/webhooks/${hook.body.id}/messages?limit=100`)).body.messages as Array<{ type: string }>;
+    expect(messages.map((m) => m.type).sort()).toEqual(['artwork.created', 'artwork.updated']);
     expect(done).toMatchObject({ status: 'applied', counts: { created: 1, updated: 1, deleted: 0 } });
     expect(done.problems).toEqual([{ id: ids.M4, field: null, message: `not restored: a live record (#${holder}) now has its identity`, level: 'warning' }]);
     expect((await api.get(`/v1/artworks/${ids.M1}`)).body.title).toBe('Blue Hour');
