@@ -20,6 +20,8 @@ describe('Undo in the console', { timeout: 120_000 }, () => {
     const api = client(t, g.key);
     const editor = await signedIn(t, base, g.entityId, 'editor');
     const run = await importFile(editor, api, csv('title;external_id', 'One;C1', 'Two;C2'));
+    // The import's summary names its run, whose page offers the Undo.
+    expect(run.summary).toContain(`This import is <a href="/console/runs/${run.id}">run ${run.id}</a>`);
     const page = await editor.get(`/console/runs/${run.id}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain('2 records</strong> it created go to the');

@@ -21,8 +21,8 @@ export async function waitForRun(api: Api, id: number): Promise<Run> {
   return run!;
 }
 
-/** A console import's Apply of a UTF-8 CSV whose headers are field names; the import run as /v1/runs shows it. */
-export async function importFile(session: ConsoleSession, api: Api, text: string, kind: 'artworks' | 'events' = 'artworks'): Promise<Run> {
+/** A console import's Apply of a UTF-8 CSV whose headers are field names; the import run as /v1/runs shows it, with the summary page's text. */
+export async function importFile(session: ConsoleSession, api: Api, text: string, kind: 'artworks' | 'events' = 'artworks'): Promise<Run & { summary: string }> {
   const uploaded = await uploadToImport(session, 'stock.csv', Buffer.from(text), kind);
   expect(uploaded.status).toBe(303);
   const id = /\/console\/import\/([\w-]+)$/.exec(uploaded.location ?? '')![1]!;
@@ -31,9 +31,10 @@ export async function importFile(session: ConsoleSession, api: Api, text: string
   const form = Object.fromEntries(names.map((name) => [name, /<option value="([^"]*)" selected>/.exec(columns.text.split(`name="${name}"`)[1]!)![1]!]));
   expect((await session.post(`/console/import/${id}/columns`, form)).status).toBe(303);
   expect((await session.post(`/console/import/${id}/apply`)).status).toBe(303);
-  expect(await until(async () => !(await session.get(`/console/import/${id}/progress`)).text.includes('id="import-bar"'))).toBe(true);
+  let summary = '';
+  expect(await until(async () => !(summary = (await session.get(`/console/import/${id}/progress`)).text).includes('id="import-bar"'))).toBe(true);
   const [run] = (await api.get('/v1/runs?limit=1')).body.runs as Run[];
   expect(run).toMatchObject({ kind: 'import', status: 'applied' });
-  return run!;
+  return { ...run!, summary };
 }
 
