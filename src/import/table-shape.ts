@@ -15,6 +15,8 @@ export interface Table {
 export interface TableRow {
   /** Where the row stands, for messages: `line 12` (CSV), `row 12` (Excel) or `item 3` (JSON). */
   label: string;
+  /** The number in the label: the line, row or item a problem names (src/import/planner.ts). */
+  line: number;
   /**
    * One value per column. CSV and Excel cells are text ('' = empty), converted to the fields' types
    * later; JSON values are sent as they are (undefined = the item lacks the key).

@@ -97,7 +97,7 @@ async function jsonTable(text: string): Promise<Table> {
   // A single object, string or number at the top is valid JSON that holds no array.
   if (!/^\s*\[/.test(text)) throw new FileProblem('a JSON file must hold an array of objects');
   const columns = [...seen];
-  return { format: 'json', columns, rows: items.map((item, i) => ({ label: `item ${i + 1}`, cells: columns.map((column) => item[column]) })) };
+  return { format: 'json', columns, rows: items.map((item, i) => ({ label: `item ${i + 1}`, line: i + 1, cells: columns.map((column) => item[column]) })) };
 }
 
 interface CsvRecord { record: string[]; info: { lines: number }; raw: string }
@@ -122,7 +122,8 @@ async function csvTable(text: string): Promise<Table> {
         } else if (record.some((cell) => cell.trim() !== '')) {
           // A row of empty cells (`;;;;` at the end of a spreadsheet export) is no row.
           checkCells(rows.length + 1, header.length, 'rows');
-          rows.push({ label: `line ${firstLine(info.lines, raw)}`, cells: record });
+          const line = firstLine(info.lines, raw);
+          rows.push({ label: `line ${line}`, line, cells: record });
         }
       }
     } catch (error) {

@@ -80,7 +80,7 @@ export async function xlsxTable(bytes: Buffer, sheetName: string | undefined, ch
       problem = error as FileProblem;
       return;
     }
-    rows.push({ label: `row ${number}${where}`, cells: columns.map((_, i) => filled[i] ?? '') });
+    rows.push({ label: `row ${number}${where}`, line: number, cells: columns.map((_, i) => filled[i] ?? '') });
   });
   if (problem) throw problem;
   if (!columns) throw new FileProblem(`the sheet ${JSON.stringify(sheet.name)} is empty`);

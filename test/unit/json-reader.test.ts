@@ -37,7 +37,7 @@ describe('JSON files read in slices', () => {
     const table = outcome as Awaited<ReturnType<typeof readTable>>;
     expect(table.columns).toEqual(['title', 'price', 'description', 'sold', 'tags']);
     expect(table.rows).toHaveLength(10_000);
-    expect(table.rows[9_999]).toEqual({ label: 'item 10000', cells: ['Work 9999', 9999, 'd'.repeat(480), false, null] });
+    expect(table.rows[9_999]).toEqual({ label: 'item 10000', line: 10_000, cells: ['Work 9999', 9999, 'd'.repeat(480), false, null] });
     // ~5 MB in 64 KB slices: about 80 turns; one block would be none.
     expect(turns).toBeGreaterThan(40);
   });

@@ -4,7 +4,8 @@ import { CHOOSABLE, suggestField, targetLabel, type Kind } from '../../import/co
 import { UPLOAD_MAX_BYTES } from '../../import/limits.js';
 import { FileProblem } from '../../import/problem.js';
 import { isPrivateColumn, nameHints } from '../../import/reading.js';
-import { readTableRows, tableRows } from '../../import/rows.js';
+import { columnsOf, rowLine, type HintWords, type RowIssue } from '../../import/planner.js';
+import { readTableRows } from '../../import/rows.js';
 import { PREVIEW_ROWS, feedPreviewOf, type FeedPreviewAnswer } from '../../feeds/preview.js';
 import { countsLine } from '../../import/summary.js';
 import { encodingNamed } from '../../import/text.js';
@@ -131,14 +132,14 @@ export async function importPage(app: FastifyInstance): Promise<void> {
       return [column.trim().toLowerCase(), CHOOSABLE[upload.kind].includes(field) ? field : null];
     }));
     upload.mirror = { prune: body.mirror === 'yes', force: body.force === 'yes' };
-    let rows;
+    let read;
     try {
-      rows = tableRows(upload.table, upload.kind, upload.map, { defaultCurrency: request.user.entity.default_currency });
+      read = readTableRows(upload.table, upload.kind, { map: upload.map, defaultCurrency: request.user.entity.default_currency });
     } catch (error) {
       if (!(error instanceof FileProblem)) throw error;
-      return columnsPage(request, reply, upload, error.message.replace(/ \(map a column with --map "COLUMN=FIELD"\)$/, ''));
+      return columnsPage(request, reply, upload, `${error.message}${error.hint ? hintWords(error.hint) : ''}`);
     }
-    upload.preview = await previewImport(app.db, actorOf(request), upload.kind, rows, upload.mirror);
+    upload.preview = await previewImport(app.db, actorOf(request), upload.kind, read.rows, columnsOf(read.reading), upload.mirror);
     return go(reply, `/console/import/${upload.id}/preview`);
   });
 
@@ -308,8 +309,17 @@ const planned = (caption: string, rows: { label: string; title: string; id?: num
   return html`${table(caption, ['Row', 'Title', 'Fields that change'], shown)}${rows.length > LISTED_ROWS ? html`<p class="hint">and ${(rows.length - LISTED_ROWS).toLocaleString('en')} more</p>` : ''}`;
 };
 
-const problems = (caption: string, rows: { label: string; message: string }[]): Html =>
-  html`${table(caption, ['Row', 'Reason'], rows.slice(0, LISTED_ROWS).map((r) => [r.label, r.message]))}${rows.length > LISTED_ROWS ? html`<p class="hint">and ${(rows.length - LISTED_ROWS).toLocaleString('en')} more</p>` : ''}`;
+/** The hints as this page words them: a column is matched to its field in the list above, not with a flag. */
+const hintWords: HintWords = (hint) => {
+  switch (hint.kind) {
+    case 'map-column': return hint.field === 'title' ? ': choose Title for one of them' : ': choose the field of each column';
+    case 'external-id': return '; give the row an external_id';
+    case 'currency': return ' (set one in a currency column, in the price, or as the default currency of your profile)';
+  }
+};
+
+const problems = (caption: string, rows: RowIssue[]): Html =>
+  html`${table(caption, ['Row', 'Reason'], rows.slice(0, LISTED_ROWS).map((r) => rowLine(r, hintWords)).map((r) => [r.label, r.message]))}${rows.length > LISTED_ROWS ? html`<p class="hint">and ${(rows.length - LISTED_ROWS).toLocaleString('en')} more</p>` : ''}`;
 
 function previewPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, preview: Preview, feed?: FeedPreviewAnswer): FastifyReply {
   const { kind } = preview;
