@@ -195,7 +195,8 @@ describe('console import', { timeout: 120_000 }, () => {
 
   test('while two files are being read in the process, an upload waits its turn; one that gets none is 503 with Retry-After', async () => {
     const csv = Buffer.from('Title,Artist\nBlue Hour,Anna Berg\n');
-    const turns = [(await t.app.heldImports.readTurn())!, (await t.app.heldImports.readTurn())!];
+    // Another gallery reads two files (both of the process's turns).
+    const turns = [(await t.app.heldImports.readTurn(-1))!, (await t.app.heldImports.readTurn(-1))!];
     const refused = await upload(editor, 'Waiting.csv', csv);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('30');
