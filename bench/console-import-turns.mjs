@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { meterTurns } from './lib.mjs';
 import { loadConfig } from '../dist/config.js';
 import { buildApp } from '../dist/http/app.js';
 import { hashPassword, newSecret, sha256 } from '../dist/domain/passwords.js';
@@ -37,23 +38,7 @@ browser.cookies.set('console_session', session);
 // As the sign-in's redirect does: the overview sets the session's CSRF secret.
 await browser.request('GET', '/console');
 
-/** The turns of one phase: each turn's wall-clock and main-thread CPU ms, from one setImmediate to the next. */
-function meter() {
-  const turns = [];
-  let running = true;
-  let wall = performance.now();
-  let cpu = process.threadCpuUsage();
-  const tick = () => {
-    const nowWall = performance.now();
-    const nowCpu = process.threadCpuUsage();
-    turns.push({ wall: nowWall - wall, cpu: (nowCpu.user + nowCpu.system - cpu.user - cpu.system) / 1000 });
-    wall = nowWall;
-    cpu = nowCpu;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return () => { running = false; return turns; };
-}
+const meter = meterTurns;
 
 const summary = (turns) => {
   const byWall = [...turns].sort((a, b) => b.wall - a.wall);

@@ -14,6 +14,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { meterTurns } from './lib.mjs';
 import { loadConfig } from '../dist/config.js';
 import { buildApp } from '../dist/http/app.js';
 import { createEntity } from '../dist/store/entities.js';
@@ -46,23 +47,7 @@ const base = await app.listen({ port: 0, host: '127.0.0.1' });
 const entity = await createEntity(app.db, { type: 'gallery', name: `Feed Turns ${Date.now()}` });
 const { key } = await createKey(app.db, { entityId: entity.id, tier: 'partner', scopes: SCOPES, expiresAt: null });
 
-/** The turns of one phase: each turn's wall-clock and main-thread CPU ms, from one setImmediate to the next. */
-function meter() {
-  const turns = [];
-  let running = true;
-  let wall = performance.now();
-  let cpu = process.threadCpuUsage();
-  const tick = () => {
-    const nowWall = performance.now();
-    const nowCpu = process.threadCpuUsage();
-    turns.push({ wall: nowWall - wall, cpu: (nowCpu.user + nowCpu.system - cpu.user - cpu.system) / 1000 });
-    wall = nowWall;
-    cpu = nowCpu;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return () => { running = false; return turns; };
-}
+const meter = meterTurns;
 
 const summary = (turns) => {
   const byCpu = [...turns].sort((a, b) => b.cpu - a.cpu);

@@ -117,3 +117,25 @@ export function analyze(databaseUrl) {
     await close();
   `);
 }
+
+/**
+ * The event-loop turns of one phase, in this process: each turn's wall-clock and main-thread CPU ms, from one
+ * setImmediate to the next (process.threadCpuUsage: what a turn cost, without the time the shared
+ * machine's other processes took from it). Call the answer to stop; it gives the turns.
+ */
+export function meterTurns() {
+  const turns = [];
+  let running = true;
+  let wall = performance.now();
+  let cpu = process.threadCpuUsage();
+  const tick = () => {
+    const nowWall = performance.now();
+    const nowCpu = process.threadCpuUsage();
+    turns.push({ wall: nowWall - wall, cpu: (nowCpu.user + nowCpu.system - cpu.user - cpu.system) / 1000 });
+    wall = nowWall;
+    cpu = nowCpu;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return () => { running = false; return turns; };
+}
