@@ -5,7 +5,7 @@ import { statement, type Params } from '../db/statement.js';
 import type { Database, Db, ImageStatus } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
 import { cancelJob, enqueueJob, jobsOfClause } from './jobs.js';
-import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
+import { isPostgres, lockForUpdate } from './sql.js';
 import { recordImageMessages } from './webhooks.js';
 
 /**
@@ -41,7 +41,7 @@ export const IMAGE_JOB = 'image';
  * The image jobs of the URLs (as `key`) a statement's CTE `queued` has just inserted, as more CTEs of
  * that PostgreSQL statement (store/jobs.ts writes them): one job per new URL, for the writing entity.
  */
-export const imageJobsClause = (entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at']) =>
+const imageJobsClause = (entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at']) =>
   jobsOfClause(IMAGE_JOB, 'queued', entityId, at);
 
 /** An image URL's job, for the writing entity, in the write's transaction. */
