@@ -175,10 +175,10 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
   const [row] = rows;
   if (row?.inserted_id != null) return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
   // Several works with the fingerprint and no external_id to choose (409 ambiguous): the general way says so.
-  const matches = rows.filter((match) => match.id != null) as Matched[];
-  const [existing] = matches;
-  if (!existing || (input.external_id == null && matches.length > 1)) return undefined;
-  return { existing, artist };
+  const matches = rows.filter((match) => match.id != null);
+  if (matches.length === 0 || (input.external_id == null && matches.length > 1)) return undefined;
+  const { inserted_id: _inserted, messages: _messages, images: _images, ...existing } = matches[0]!;
+  return { existing: existing as Matched, artist };
 }
 
 /** PostgreSQL: a re-post of the artwork the first statement found, in one more statement; undefined when it wrote nothing. */
