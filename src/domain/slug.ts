@@ -39,7 +39,7 @@ export function slugify(input: string): string {
 /**
  * An event's slug (docs/api.md, Slugs and fingerprints): the normalized slug of the entity's slug, a space and the title.
  * The title is slugged on its own and joined with `-`, which is the same string for every title a slug
- * keeps something of, and lets a symbol-only title (`???`) get its own slug (rule 8 of §4) instead of
+ * keeps something of, and lets a symbol-only title (`???`) get its own slug (step 4 of docs/api.md, Slugs and fingerprints) instead of
  * the entity's.
  */
 export const eventSlug = (entitySlug: string, title: string): string => `${entitySlug}-${slugify(title)}`;

@@ -99,7 +99,7 @@ let sharpLoaded: Promise<typeof SharpModule> | undefined;
 
 const ACCEPTED = new Set(['jpeg', 'png', 'webp', 'gif', 'tiff', 'heif']);
 
-/** The checked header of an original: its format must be one of §10's and its size within MAX_PIXELS. */
+/** The checked header of an original: its format must be one the API accepts (docs/api.md, Images) and its size within MAX_PIXELS. */
 async function inspect(sharp: typeof SharpModule, original: Buffer): Promise<{ width: number; height: number }> {
   let metadata: Metadata;
   try {

@@ -96,43 +96,43 @@ const eventOfEntity = statement((db, p: Params<{ entityId: number; slug: string 
 export const publicEvent = (db: Db, entityId: number, slug: string): Promise<EventRow | undefined> =>
   read(db, () => first(eventOfEntity, { entityId, slug }));
 
-/** Decisions §9: a feed holds events dated at most this many days ago or later, at most FEED_EVENTS_MAX. */
-export const FEED_WINDOW_DAYS = 365;
-export const FEED_EVENTS_MAX = 1_000;
-/** Descriptions are read one character past the feed's cut, so the feed knows to add "…". */
-const FEED_DESCRIPTION_READ = 2_001;
+/** docs/public-pages.md, Pages and feeds: a calendar holds events dated at most this many days ago or later, at most CALENDAR_EVENTS_MAX. */
+export const CALENDAR_WINDOW_DAYS = 365;
+export const CALENDAR_EVENTS_MAX = 1_000;
+/** Descriptions are read one character past the calendar's cut, so the calendar knows to add "…". */
+const CALENDAR_DESCRIPTION_READ = 2_001;
 
-export type FeedEventRow = Pick<EventRow, 'id' | 'slug' | 'title' | 'description' | 'location_city' | 'location_country' | 'start_date' | 'end_date' | 'updated_at'>;
+export type CalendarEventRow = Pick<EventRow, 'id' | 'slug' | 'title' | 'description' | 'location_city' | 'location_country' | 'start_date' | 'end_date' | 'updated_at'>;
 
-const feedColumns = (db: Db, entityId: Params<{ entityId: number }>['entityId'], when: '>=' | '<', day: Params<{ day: string }>['day']) =>
+const calendarColumns = (db: Db, entityId: Params<{ entityId: number }>['entityId'], when: '>=' | '<', day: Params<{ day: string }>['day']) =>
   byDate(db, entityId, when, day).where('start_date', 'is not', null)
     .select(['id', 'slug', 'title', 'location_city', 'location_country', 'start_date', 'end_date', 'updated_at'])
-    .select(sql<string | null>`substr(description, 1, ${sql.lit(FEED_DESCRIPTION_READ)})`.as('description'));
+    .select(sql<string | null>`substr(description, 1, ${sql.lit(CALENDAR_DESCRIPTION_READ)})`.as('description'));
 
-const feedUpcoming = statementPerPageSize(FEED_EVENTS_MAX, (db, p: Params<{ entityId: number; day: string }>, limit) =>
-  feedColumns(db, p.entityId, '>=', p.day).orderBy((eb) => eb.fn.coalesce('end_date', 'start_date')).orderBy('id').limit(sql.lit(limit)), { cost: 'scan' });
-const feedPast = statementPerPageSize(FEED_EVENTS_MAX, (db, p: Params<{ entityId: number; day: string; from: string }>, limit) =>
-  feedColumns(db, p.entityId, '<', p.day).where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), '>=', p.from))
+const calendarUpcoming = statementPerPageSize(CALENDAR_EVENTS_MAX, (db, p: Params<{ entityId: number; day: string }>, limit) =>
+  calendarColumns(db, p.entityId, '>=', p.day).orderBy((eb) => eb.fn.coalesce('end_date', 'start_date')).orderBy('id').limit(sql.lit(limit)), { cost: 'scan' });
+const calendarPast = statementPerPageSize(CALENDAR_EVENTS_MAX, (db, p: Params<{ entityId: number; day: string; from: string }>, limit) =>
+  calendarColumns(db, p.entityId, '<', p.day).where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), '>=', p.from))
     .orderBy((eb) => eb.fn.coalesce('end_date', 'start_date'), 'desc').orderBy('id', 'desc').limit(sql.lit(limit)), { cost: 'scan' });
 
 const DAY_MS = 86_400_000;
 const daysFrom = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
-const distance = (from: number, e: FeedEventRow) => Math.abs(Date.parse(e.end_date ?? e.start_date!) - from);
+const distance = (from: number, e: CalendarEventRow) => Math.abs(Date.parse(e.end_date ?? e.start_date!) - from);
 
 /**
- * The events of a feed (docs/public-pages.md, Pages and feeds): dated, their date (end, else start) at most 365 days past or
+ * The events of a calendar (docs/public-pages.md, Pages and feeds): dated, their date (end, else start) at most 365 days past or
  * later, the 1,000 nearest to today, in start-date order; descriptions read to 2,001 characters only.
  */
-export function feedEvents(db: Db, entityId: number, today: string): Promise<FeedEventRow[]> {
+export function calendarEvents(db: Db, entityId: number, today: string): Promise<CalendarEventRow[]> {
   return read(db, function* () {
-    const upcoming = yield* all(feedUpcoming(FEED_EVENTS_MAX), { entityId, day: today });
-    const past = yield* all(feedPast(FEED_EVENTS_MAX), { entityId, day: today, from: daysFrom(today, -FEED_WINDOW_DAYS) });
+    const upcoming = yield* all(calendarUpcoming(CALENDAR_EVENTS_MAX), { entityId, day: today });
+    const past = yield* all(calendarPast(CALENDAR_EVENTS_MAX), { entityId, day: today, from: daysFrom(today, -CALENDAR_WINDOW_DAYS) });
     // Each event's distance computed once, not in every comparison (2,000 rows: ~40,000 date parses).
     const from = Date.parse(today);
     return [...upcoming, ...past]
       .map((event) => ({ event, distance: distance(from, event) }))
       .sort((a, b) => a.distance - b.distance || a.event.id - b.event.id)
-      .slice(0, FEED_EVENTS_MAX)
+      .slice(0, CALENDAR_EVENTS_MAX)
       .map(({ event }) => event)
       .sort((a, b) => (a.start_date! < b.start_date! ? -1 : a.start_date! > b.start_date! ? 1 : a.id - b.id));
   });

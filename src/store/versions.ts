@@ -6,7 +6,7 @@ import { first } from '../db/work.js';
 /**
  * The version of everything an entity's API answers show (docs/api.md, Conditional requests): the
  * sum of its stats slots' `version` — every API write bumps it in the write's own transaction, in
- * any process, and so does an image state change (§10) — and the entity row's `updated_at` (operator
+ * any process, and so does an image state change (docs/api.md, Images) — and the entity row's `updated_at` (operator
  * edits, pause). One indexed query: the entity by primary key, its slots next to each other in theirs.
  */
 const entityVersionRow = statement((db, p: Params<{ entityId: number }>) => db.selectFrom('entities')

@@ -2,13 +2,13 @@ import type { EntityRow, EventRow } from '../db/types.js';
 import { eventPath, formatPlace, profilePath } from './format.js';
 
 /**
- * A small RFC 5545 writer for the public feeds. ical-generator folded the whole calendar text one
+ * A small RFC 5545 writer for the public calendars. ical-generator folded the whole calendar text one
  * character at a time (string concatenation over megabytes): 1,000 events × 10 KB took seconds of
  * event loop. Here each line is escaped with one regex and folded by slicing its UTF-8 bytes, so the
  * cost is linear and small (docs/architecture.md, Stack deviation: our own iCalendar writer).
  */
 
-/** The fields of an event a feed shows. */
+/** The fields of an event a calendar shows. */
 export type FeedEvent = Pick<EventRow, 'id' | 'slug' | 'title' | 'description' | 'location_city' | 'location_country' | 'start_date' | 'end_date' | 'updated_at'>;
 
 const FOLD = Buffer.from('\r\n ');
@@ -29,8 +29,8 @@ export function escapeText(value: string): string {
 /**
  * Writes content lines into one growing Buffer, each folded at 75 octets as it is copied in: a cut
  * never falls inside a UTF-8 sequence (continuation bytes are 10xxxxxx), and each continuation line
- * starts with a space that counts in its 75. One Buffer per feed, not one per line, per event and per
- * feed: rebuilding a feed of 1,000 events after every write allocated ~4 times its 2.4 MB each time,
+ * starts with a space that counts in its 75. One Buffer per calendar, not one per line, per event and per
+ * calendar: rebuilding a calendar of 1,000 events after every write allocated ~4 times its 2.4 MB each time,
  * and the mark-compacts that followed were the stall scenario's worst answers (docs/performance.md).
  */
 class LineWriter {
@@ -114,11 +114,11 @@ function writeEvent(out: LineWriter, { entity, baseUrl }: FeedContext, host: str
   out.line('END:VEVENT');
 }
 
-/** About what a feed of these events takes, so that its Buffer rarely grows: text plus ~350 bytes of lines an event. */
+/** About what a calendar of these events takes, so that its Buffer rarely grows: text plus ~350 bytes of lines an event. */
 const sizeHint = (events: readonly FeedEvent[]): number =>
   events.reduce((sum, e) => sum + 400 + 1.1 * (e.title.length + (e.description?.length ?? 0)), 400);
 
-/** Writing gives the event loop back after this long, so a cold feed never holds other requests. */
+/** Writing gives the event loop back after this long, so a cold calendar never holds other requests. */
 const SLICE_MS = 4;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -126,7 +126,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * A calendar of the dated events, in the given order, written in slices of a few milliseconds with
  * the event loop given back between them (docs/architecture.md, The event-loop budget).
  */
-export async function calendarFeed(context: FeedContext, events: FeedEvent[]): Promise<Buffer> {
+export async function calendarText(context: FeedContext, events: FeedEvent[]): Promise<Buffer> {
   const out = new LineWriter(sizeHint(events));
   const host = new URL(context.baseUrl).hostname || 'art-catalog';
   writeHeader(out, context);
@@ -142,13 +142,13 @@ export async function calendarFeed(context: FeedContext, events: FeedEvent[]): P
   return out.finish();
 }
 
-/** Longest description a feed carries (docs/public-pages.md, Pages and feeds), in characters, the ellipsis included. */
-export const FEED_DESCRIPTION_MAX = 2_000;
+/** Longest description a calendar carries (docs/public-pages.md, Pages and feeds), in characters, the ellipsis included. */
+export const CALENDAR_DESCRIPTION_MAX = 2_000;
 
-/** A description cut to FEED_DESCRIPTION_MAX characters (UTF-16 units) with "…", never inside a surrogate pair. */
+/** A description cut to CALENDAR_DESCRIPTION_MAX characters (UTF-16 units) with "…", never inside a surrogate pair. */
 export function cutDescription(text: string | null): string | null {
-  if (text === null || text.length <= FEED_DESCRIPTION_MAX) return text;
-  let end = FEED_DESCRIPTION_MAX - 1;
+  if (text === null || text.length <= CALENDAR_DESCRIPTION_MAX) return text;
+  let end = CALENDAR_DESCRIPTION_MAX - 1;
   const last = text.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
   return `${text.slice(0, end)}…`;

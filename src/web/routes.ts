@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import type { ArtworkListItemType } from '../schemas/artworks.js';
 import { listArtworks } from '../store/artworks.js';
 import {
-  feedEvents, platformVersion, profileEvents, publicArtwork, publicEntity, publicEvent, activeEntities, sitemapRecords,
+  calendarEvents, platformVersion, profileEvents, publicArtwork, publicEntity, publicEvent, activeEntities, sitemapRecords,
   type PublicEntity,
 } from '../store/public.js';
 import { todayUtc } from '../clock.js';
@@ -17,7 +17,7 @@ import { FAVICON_SVG, SITE_CSS } from './assets.js';
 import { prepareFormatters } from './format.js';
 import { PageCache, type Built } from './cache.js';
 import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, bytesFor } from '../protocol/compression.js';
-import { calendarFeed, cutDescription } from './ical.js';
+import { calendarText, cutDescription } from './ical.js';
 import { artworkPage, eventPage, homePage, notFoundPage, profilePage } from './pages.js';
 import { ifNoneMatch } from '../protocol/if-none-match.js';
 import { addressRateLimit } from '../protocol/rate-limit.js';
@@ -196,8 +196,8 @@ async function routes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: SlugParams }>('/profiles/:slug/events.ics', { schema: hide }, async (request, reply) => {
     const today = todayUtc();
     return forEntity(request, reply, `feed|${today}`, ics('events.ics'), async ({ entity }) => {
-      const events = (await feedEvents(app.db, entity.id, today)).map((e) => ({ ...e, description: cutDescription(e.description) }));
-      return calendarFeed({ entity, baseUrl: baseUrl() }, events);
+      const events = (await calendarEvents(app.db, entity.id, today)).map((e) => ({ ...e, description: cutDescription(e.description) }));
+      return calendarText({ entity, baseUrl: baseUrl() }, events);
     });
   });
 
@@ -209,7 +209,7 @@ async function routes(app: FastifyInstance): Promise<void> {
     forRecord(request, reply, `event.ics|${request.params.event_slug}`, ics('event.ics'),
       // Only a dated event has a calendar entry.
       async ({ entity }) => { const event = await publicEvent(app.db, entity.id, request.params.event_slug); return event?.start_date ? event : undefined; },
-      ({ entity }, event) => calendarFeed({ entity, baseUrl: baseUrl() }, [event])));
+      ({ entity }, event) => calendarText({ entity, baseUrl: baseUrl() }, [event])));
 }
 
 /**

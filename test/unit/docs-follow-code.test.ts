@@ -114,6 +114,20 @@ describe('comments cite sections that exist', () => {
     expect(broken).toEqual([]);
   });
 
+  test('no file cites the unpublished decisions by number: a "§" follows an RFC (the repository\'s own docs are cited by heading)', () => {
+    const stray: string[] = [];
+    const files = ['src', 'test', 'bench', 'scripts', 'eslint'].flatMap((dir) => sourceFiles(join(ROOT, dir))).filter((file) => file !== import.meta.filename);
+    for (const file of files) {
+      const joined = readFileSync(file, 'utf8').replace(/\n\s*(?:\*|\/\/)\s?/g, ' ');
+      for (const m of joined.matchAll(/§\s?\d+/g)) {
+        // "RFC 9110 §13.1.2", and later in a file that names its RFC, "(§3.3.5 form 2)".
+        if (!/RFC \d+/.test(joined.slice(0, m.index))) stray.push(`${relative(ROOT, file)}: …${joined.slice(Math.max(0, m.index - 30), m.index)}${m[0]}`);
+      }
+      if (/decisions(\.md)?\s*§/i.test(joined)) stray.push(`${relative(ROOT, file)}: cites decisions`);
+    }
+    expect(stray).toEqual([]);
+  });
+
   test('a citation is read to the end of its section name, across a wrapped comment', () => {
     expect(citations('// see (docs/api.md, Import: price on request) and\n * (docs/deploy.md, Sign-in\n * limits). "docs/api.md, Service unavailable (503)"'))
       .toEqual([{ document: 'api.md', section: 'Import' }, { document: 'deploy.md', section: 'Sign-in limits' }, { document: 'api.md', section: 'Service unavailable' }]);

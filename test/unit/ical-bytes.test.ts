@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { calendarFeed, type FeedEvent } from '../../src/web/ical.js';
+import { calendarText, type FeedEvent } from '../../src/web/ical.js';
 
 // The feed's exact bytes for a fixed catalog, frozen: the writer may change how it builds them (it went
 // from a Buffer per line to one growing Buffer, docs/performance.md), never what it writes. If the
@@ -26,7 +26,7 @@ function fixture(): FeedEvent[] {
 
 describe('calendar feed bytes', () => {
   test('a fixed catalog gives the same bytes as the writer always wrote', async () => {
-    const feed = await calendarFeed({ entity: { name: 'Galerie Müller; Söhne', slug: 'galerie-muller-sohne' }, baseUrl: 'https://catalog.example' }, fixture());
+    const feed = await calendarText({ entity: { name: 'Galerie Müller; Söhne', slug: 'galerie-muller-sohne' }, baseUrl: 'https://catalog.example' }, fixture());
     expect(feed.length).toBe(FEED_LENGTH);
     expect(createHash('sha256').update(feed).digest('hex')).toBe(FEED_SHA256);
     for (const line of feed.toString('utf8').split('\r\n')) expect(Buffer.byteLength(line)).toBeLessThanOrEqual(75);
