@@ -241,6 +241,8 @@ interface InsertMany extends ItemArrays { entityId: number; fingerprintVersion: 
  * Inserts the items no artwork matches (the rule of `insertUnlessMatched`), in item order, so ids
  * follow the items; an item a unique index refuses (a concurrent POST of the same work) is skipped.
  * `offset 0` keeps each test an index lookup per item: as a join, PostgreSQL would hash the whole catalog.
+ * Planned per run: a named statement's generic plan, settled while a new catalog was small, scanned
+ * the table for each item as it grew (5,000 artworks by batch into a new catalog: 5.6–11 s, 2.4 s planned per run).
  */
 const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuery(db, sql<{ id: number; source_fingerprint: string }>`
   insert into artworks (${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))},
@@ -254,7 +256,7 @@ const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuer
       and (i.external_id is null or m.external_id is null) offset 0)
   order by i.n
   on conflict do nothing
-  returning id, source_fingerprint`));
+  returning id, source_fingerprint`), { planPerRun: true });
 
 /** A POST merged into the artwork it matches (docs/api.md, Artworks): the row to save and what to record. */
 function mergePost(actor: Actor, existing: ArtworkRow, input: ArtworkInput, artist: Partial<ArtworkRow>, newArtist: Change | null, at: string): ArtworkWrite {
