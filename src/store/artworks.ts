@@ -77,14 +77,19 @@ const insertUnlessMatched = statement(insertNewArtwork);
 
 /**
  * The artworks a POST with these keys may update, as `findMatch` looks for them (with an external_id,
- * the one that has it first), each with its row version (`xmin`), which any later write changes.
+ * the one that has it first), each with its row version (`xmin`), which any later write changes: two
+ * index probes, run only when the statement's insert (`inserted`) wrote nothing.
  */
 const matchesOf = (p: Params<MatchKey>) => sql`
-  select m.*, cast(m.xmin as text) as row_version from artworks m
-  where m.entity_id = ${p.entityId} and (m.external_id = cast(${p.externalId} as text)
-    or (m.source_fingerprint = ${p.fingerprint} and (cast(${p.externalId} as text) is null or m.external_id is null)))
-  order by m.external_id is not distinct from cast(${p.externalId} as text) desc, m.id
-  limit 2`;
+  select * from (
+    (select m.*, cast(m.xmin as text) as row_version, 0 as match_rank from artworks m
+      where not exists (select 1 from inserted) and m.entity_id = ${p.entityId} and m.external_id = cast(${p.externalId} as text))
+    union all
+    (select m.*, cast(m.xmin as text) as row_version, 1 as match_rank from artworks m
+      where not exists (select 1 from inserted) and m.entity_id = ${p.entityId} and m.source_fingerprint = ${p.fingerprint}
+        and (cast(${p.externalId} as text) is null or m.external_id is null)
+      order by m.id limit 2)) as found
+  order by match_rank, id limit 2`;
 
 type Recorded = { messages: number | string; images: number | string };
 type Matched = ArtworkRow & { row_version: string };
@@ -100,7 +105,7 @@ const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & Recorde
   ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`)}
   select i.id as inserted_id, m.*, ${RECORDED}
   from (select 1) as one left join inserted i on true
-  left join (${matchesOf(p)}) m on not exists (select 1 from inserted)`), { signal: recordedSignals });
+  left join (${matchesOf(p)}) m on true`), { signal: recordedSignals });
 
 /**
  * PostgreSQL: a re-post's update and its record in one statement, if the row is still the version
@@ -177,7 +182,7 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
   // Several works with the fingerprint and no external_id to choose (409 ambiguous): the general way says so.
   const matches = rows.filter((match) => match.id != null);
   if (matches.length === 0 || (input.external_id == null && matches.length > 1)) return undefined;
-  const { inserted_id: _inserted, messages: _messages, images: _images, ...existing } = matches[0]!;
+  const { inserted_id: _inserted, messages: _messages, images: _images, match_rank: _rank, ...existing } = matches[0]! as typeof matches[0] & { match_rank?: number };
   return { existing: existing as Matched, artist };
 }
 
@@ -241,8 +246,6 @@ interface InsertMany extends ItemArrays { entityId: number; fingerprintVersion: 
  * Inserts the items no artwork matches (the rule of `insertUnlessMatched`), in item order, so ids
  * follow the items; an item a unique index refuses (a concurrent POST of the same work) is skipped.
  * `offset 0` keeps each test an index lookup per item: as a join, PostgreSQL would hash the whole catalog.
- * Planned per run: a named statement's generic plan, settled while a new catalog was small, scanned
- * the table for each item as it grew (5,000 artworks by batch into a new catalog: 5.6–11 s, 2.4 s planned per run).
  */
 const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuery(db, sql<{ id: number; source_fingerprint: string }>`
   insert into artworks (${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))},
@@ -256,7 +259,7 @@ const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuer
       and (i.external_id is null or m.external_id is null) offset 0)
   order by i.n
   on conflict do nothing
-  returning id, source_fingerprint`), { planPerRun: true });
+  returning id, source_fingerprint`));
 
 /** A POST merged into the artwork it matches (docs/api.md, Artworks): the row to save and what to record. */
 function mergePost(actor: Actor, existing: ArtworkRow, input: ArtworkInput, artist: Partial<ArtworkRow>, newArtist: Change | null, at: string): ArtworkWrite {
