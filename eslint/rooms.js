@@ -12,7 +12,7 @@ export const ROOMS = {
   secrets: [[], 'the server key and what it seals, for any caller that keeps a secret at rest'],
   client: [['schemas'], 'the client ships without the server'],
   db: [['domain', 'schemas', 'secrets'], 'the database layer knows no resource (a migration may seal what it moves)'],
-  import: [['domain', 'schemas'], 'one file reader for push and the console, with neither inside'],
+  import: [['domain', 'schemas'], 'one file reader and planner for push, the console and feeds, with none of them inside'],
   store: [['db', 'domain', 'schemas', 'secrets'], 'the store answers to any caller'],
   jobs: [['db', 'domain', 'store'], 'the one job queue serves images, feeds and webhooks alike'],
   coordination: [['db', 'domain', 'store'], 'shared state (counters, locks) knows no HTTP'],

@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { connect, type DatabaseHandle } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -45,6 +46,9 @@ export function positiveId(raw: string, what = 'ID'): number {
   return id;
 }
 
+/** Commander's parser of an `--entity <id>` option: the id, or the operator's one-line error. */
+export const entityOption = (raw: string): number => positiveId(raw, '--entity');
+
 /** The entity a command names by --entity; a missing one is the operator's one-line error. */
 export async function existingEntity(db: Db, id: number): Promise<EntityRow> {
   const entity = await findEntity(db, id);
@@ -52,10 +56,30 @@ export async function existingEntity(db: Db, id: number): Promise<EntityRow> {
   return entity;
 }
 
-/** Rows of one entity (`--entity ID`), after checking it exists: `entity 7 does not exist` otherwise. */
-export function listOfEntity<T>(entityId: number, list: (db: Db, entityId: number) => Promise<T[]>): Promise<T[]> {
-  return withDatabase(async ({ db }) => {
-    await existingEntity(db, entityId);
-    return list(db, entityId);
-  });
+/**
+ * `<parent> list --entity ID [--json]`: the rows of one entity, after checking it exists (`no entity
+ * with id 7` otherwise), one line each, or `none` when it has none.
+ */
+export function entityListCommand<T>(parent: Command, description: string, rows: RowsOfEntity<T>): void {
+  parent.command('list')
+    .description(description)
+    .requiredOption('--entity <id>', 'entity id')
+    .option('--json', 'print a JSON array')
+    .action(async (opts: { entity: string; json?: boolean }) => {
+      const entityId = positiveId(opts.entity, '--entity');
+      const found = await withDatabase(async ({ db }) => {
+        await existingEntity(db, entityId);
+        return rows.list(db, entityId);
+      });
+      output(opts.json, found.map(rows.json), () => (found.length === 0 ? rows.none : found.map(rows.line).join('\n')));
+    });
+}
+
+interface RowsOfEntity<T> {
+  list: (db: Db, entityId: number) => Promise<T[]>;
+  /** A row as `--json` prints it, and as a line of text. */
+  json: (row: T) => unknown;
+  line: (row: T) => string;
+  /** The text when there are none. */
+  none: string;
 }

@@ -4,7 +4,7 @@ import { nowIso } from '../clock.js';
 import { openImageStore } from '../images/store/index.js';
 import { sweepImages } from '../images/sweep.js';
 import { imageReport, retryImages } from '../store/images.js';
-import { output, positiveId, printable, withDatabase } from './context.js';
+import { entityOption, output, printable, withDatabase } from './context.js';
 import { cliIo } from './io.js';
 
 /** `images status|retry|sweep`: what an operator does about the image pipeline (docs/api.md, Images; docs/operations.md, Command line). */
@@ -13,11 +13,10 @@ export function registerImageCommands(program: Command): void {
 
   images.command('status')
     .description('count records by image state (pending, ready, failed) and list the failed images with their error')
-    .option('--entity <id>', 'only the records of this gallery or artist')
+    .option('--entity <id>', 'only the records of this gallery or artist', entityOption)
     .option('--json', 'print one JSON object')
-    .action(async (opts: { entity?: string; json?: boolean }) => {
-      const entityId = opts.entity === undefined ? undefined : positiveId(opts.entity, '--entity');
-      const report = await withDatabase(({ db }) => imageReport(db, entityId));
+    .action(async (opts: { entity?: number; json?: boolean }) => {
+      const report = await withDatabase(({ db }) => imageReport(db, opts.entity));
       output(opts.json, report, () => [
         `pending ${report.counts.pending}\tready ${report.counts.ready}\tfailed ${report.counts.failed}`,
         ...report.failed.map((f) => {
@@ -30,12 +29,11 @@ export function registerImageCommands(program: Command): void {
 
   images.command('retry')
     .description('fetch images again now, their retry schedule started anew (all, or only failed ones)')
-    .option('--entity <id>', 'only the images of this gallery or artist')
+    .option('--entity <id>', 'only the images of this gallery or artist', entityOption)
     .option('--failed', 'only the failed images')
     .option('--json', 'print one JSON object')
-    .action(async (opts: { entity?: string; failed?: boolean; json?: boolean }) => {
-      const entityId = opts.entity === undefined ? undefined : positiveId(opts.entity, '--entity');
-      const queued = await withDatabase(({ db }) => retryImages(db, { entityId, failedOnly: opts.failed === true }, nowIso()));
+    .action(async (opts: { entity?: number; failed?: boolean; json?: boolean }) => {
+      const queued = await withDatabase(({ db }) => retryImages(db, { entityId: opts.entity, failedOnly: opts.failed === true }, nowIso()));
       output(opts.json, { queued }, () => `${queued} image${queued === 1 ? '' : 's'} queued; a running server fetches them`);
     });
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { JOB_KINDS } from '../http/jobs.js';
 import { queueGauges } from '../store/jobs.js';
-import { output, positiveId, withDatabase } from './context.js';
+import { entityOption, output, withDatabase } from './context.js';
 
 /**
  * `jobs [--entity ID] [--json]`: the queue seen from outside, the numbers /metrics has (docs/operations.md,
@@ -10,15 +10,14 @@ import { output, positiveId, withDatabase } from './context.js';
 export function registerJobsCommand(program: Command): void {
   program.command('jobs')
     .description('the background job queue by kind: waiting, running, failed in the last hour, oldest due')
-    .option('--entity <id>', 'only the jobs of this gallery or artist')
+    .option('--entity <id>', 'only the jobs of this gallery or artist', entityOption)
     .option('--json', 'print one JSON object')
-    .action(async (opts: { entity?: string; json?: boolean }) => {
-      const entityId = opts.entity === undefined ? undefined : positiveId(opts.entity, '--entity');
+    .action(async ({ entity: entityId, json }: { entity?: number; json?: boolean }) => {
       const gauges = await withDatabase(({ db }) => queueGauges(db, JOB_KINDS, Date.now(), entityId));
       const kinds = gauges.map((g) => ({
         kind: g.kind, queued: g.queued, running: g.running, failed_last_hour: g.failedLastHour, oldest_due_seconds: g.oldestDueSeconds,
       }));
-      output(opts.json, { ...(entityId === undefined ? {} : { entity_id: entityId }), kinds }, () => table([
+      output(json, { ...(entityId === undefined ? {} : { entity_id: entityId }), kinds }, () => table([
         ['kind', 'queued', 'running', 'failed (1 h)', 'oldest due (s)'],
         ...kinds.map((k) => [k.kind, String(k.queued), String(k.running), String(k.failed_last_hour), String(k.oldest_due_seconds)]),
       ]));

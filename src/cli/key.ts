@@ -3,7 +3,7 @@ import { DEFAULT_ROLL_GRACE, KEY_FORMAT, PREFIX_FORMAT, ROLL_GRACE, SCOPES, TIER
 import { toCanonicalTimestamp } from '../schemas/formats.js';
 import type { ApiKeyRow } from '../db/types.js';
 import { createKey, keyScopes, listKeys, revokeKey, rollKey } from '../store/keys.js';
-import { CliError, existingEntity, listOfEntity, output, positiveId, withDatabase } from './context.js';
+import { CliError, entityListCommand, existingEntity, output, positiveId, withDatabase } from './context.js';
 
 function parseTier(raw: string): Tier {
   if (!TIERS.includes(raw as Tier)) throw new CliError(`--tier must be one of ${TIERS.join(', ')} (got "${raw}")`);
@@ -68,16 +68,10 @@ export function registerKeyCommands(program: Command): void {
         () => `${clear}\n(${tier} key ${row.prefix} for entity ${entityId}: ${scopes.join(' ')}; shown once, store it now)`);
     });
 
-  key.command('list')
-    .description('list the keys of an entity (never the full keys)')
-    .requiredOption('--entity <id>', 'entity id')
-    .option('--json', 'print a JSON array')
-    .action(async (opts: { entity: string; json?: boolean }) => {
-      const entityId = positiveId(opts.entity, '--entity');
-      const rows = await listOfEntity(entityId, listKeys);
-      output(opts.json, rows.map(describe), () => (rows.length === 0 ? 'no keys' : rows.map((k) =>
-        `${k.prefix}\t${k.tier}\t${keyScopes(k).join(',')}\t${k.revoked_at ? `revoked ${k.revoked_at}` : k.expires_at ? `expires ${k.expires_at}` : 'active'}`).join('\n')));
-    });
+  entityListCommand(key, 'list the keys of an entity (never the full keys)', {
+    list: listKeys, json: describe, none: 'no keys',
+    line: (k) => `${k.prefix}\t${k.tier}\t${keyScopes(k).join(',')}\t${k.revoked_at ? `revoked ${k.revoked_at}` : k.expires_at ? `expires ${k.expires_at}` : 'active'}`,
+  });
 
   key.command('revoke')
     .description('revoke a key by its prefix (or the whole key); it gets 401 from then on')

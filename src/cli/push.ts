@@ -7,11 +7,12 @@ import { BATCH_MAX } from '../schemas/batch.js';
 import { CliError, printable } from './context.js';
 import { cliIo, setExitCode } from './io.js';
 import { parseColumnMap, readHeader, type ColumnMap, type HeaderReading } from '../import/columns.js';
-import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from '../import/plan.js';
+import { Catalog, type Candidate, type Listed } from '../import/plan.js';
+import { checkRows, columnsOf, compareRows, mirrorDeletions, namedRecords, refusalProblems, rowLine, type ColumnOf, type HintWords, type Plan, type RowIssue } from '../import/planner.js';
 import { PUSH_MAX_BYTES, megabytes } from '../import/limits.js';
 import { FileProblem } from '../import/problem.js';
 import { countsLine, overPruneLimit } from '../import/summary.js';
-import { formatProblem, readFileTable, readTableRows, rowProblems, type Kind, type Row, type RowProblem } from '../import/rows.js';
+import { readFileTable, readTableRows, type Kind, type Row, type RowProblem } from '../import/rows.js';
 import { encodingNamed, ENCODINGS, type Encoding } from '../import/text.js';
 import { progressReporter, type Counts, type Progress } from './progress.js';
 
@@ -118,30 +119,27 @@ function* batches(rows: Candidate[]): Generator<Candidate[]> {
   if (batch.length > 0) yield batch;
 }
 
-const resultProblem = (result: BatchItemResultType): string => {
-  const problem = (result.details ?? [{ field: '', message: result.message ?? `refused (${result.status})` }]).map(formatProblem).join('; ');
-  return result.candidates ? `${problem} (matches #${result.candidates.join(', #')}; give the row an external_id)` : problem;
+/** The hints as `push` words them: its flags. */
+const hintWords: HintWords = (hint) => {
+  switch (hint.kind) {
+    case 'map-column': return hint.field === 'title' ? ' (map one with --map "COLUMN=title")' : ' (map a column with --map "COLUMN=FIELD")';
+    case 'external-id': return '; give the row an external_id';
+    case 'currency': return ' (name it in a currency column, in the price, or as the profile\'s default_currency)';
+  }
 };
 
-/** Runs `work` over `items`, `limit` at a time, keeping the order of the answers. */
-async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
+/** A row the server refused, its problems placed in the file as the planner places its own. */
+const refusedRow = (row: Row, result: BatchItemResultType, columnOf: ColumnOf): RowIssue => ({
+  label: row.label, line: row.line,
+  problems: refusalProblems(row, { ...result, message: result.message ?? `refused (${result.status})` }, columnOf),
+});
 
 export async function runPush(file: string, options: PushOptions, progress: Progress): Promise<Summary> {
   const { kind } = options;
   const baseUrl = checkBaseUrl(options.baseUrl);
   const unusable = (error: unknown): unknown =>
-    (error instanceof FileProblem || (error as NodeJS.ErrnoException).code !== undefined ? stop(`cannot push ${file}: ${(error as Error).message}`) : error);
+    (error instanceof FileProblem ? stop(`cannot push ${file}: ${error.message}${error.hint ? hintWords(error.hint) : ''}`)
+      : (error as NodeJS.ErrnoException).code !== undefined ? stop(`cannot push ${file}: ${(error as Error).message}`) : error);
   // The file and its header first: a file that cannot be pushed says so before any request.
   const reading = { ...(options.map ? { map: options.map } : {}), suggest: options.suggest ?? true, strict: options.strict ?? false };
   let table;
@@ -162,35 +160,23 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
     throw stop(`${baseUrl} refused the request (403 forbidden: the key ${me.key.prefix} lacks the scope ${missing.join(' and ')}; it has ${me.key.scopes.join(', ') || 'none'})`);
   }
   // The cells once the profile's default currency is known: it says which dollar `$` is (docs/push.md, How values are read).
-  let rows: Row[];
+  let read;
   try {
-    rows = readTableRows(table, kind, { ...reading, defaultCurrency: me.entity.default_currency }).rows;
+    read = readTableRows(table, kind, { ...reading, defaultCurrency: me.entity.default_currency });
   } catch (error) {
     throw unusable(error);
   }
+  const { rows } = read;
   lackingCurrency(rows, progress);
   // The server's pages read last time come back as 304s when nothing changed (docs/api.md, Conditional requests).
   const answers = new AnswerStore(baseUrl, options.key);
   const client = new ArtCatalogClient({ baseUrl, key: options.key, etags: answers.load(), onRetry: (event) => progress.note(describeRetry(event)) });
   const fatal = (error: unknown): never => { throw stop(describeFailure(error, baseUrl)); };
 
-  const summary: Summary = { total: rows.length, created: 0, updated: 0, unchanged: 0, duplicate: 0, failed: 0, deleted: 0, failures: [] };
-  const candidates: Candidate[] = [];
-  const problems = new Map<string, string>();
-  for (const row of rows) {
-    const found = rowProblems(kind, row);
-    if (found.length > 0) problems.set(row.label, found.join('; '));
-    else candidates.push(candidate(kind, row, me.entity.slug));
-  }
-  const duplicates = findDuplicates(kind, candidates);
-  for (const [c, message] of duplicates) problems.set(c.row.label, message);
-  summary.duplicate = duplicates.size;
-  const toSend = candidates.filter((c) => !duplicates.has(c));
-  const fail = (label: string, message: string) => {
-    summary.failed++;
-    problems.set(label, message);
-  };
-  summary.failed = problems.size - duplicates.size;
+  // The same planner as the console's Import and feeds (src/import/planner.ts); the server is read over HTTP.
+  const plan = await checkRows(kind, rows, me.entity.slug, columnsOf(read.reading));
+  const summary: Summary = { total: rows.length, created: 0, updated: 0, unchanged: 0, duplicate: plan.duplicates.length, failed: plan.refused.length, deleted: 0, failures: [] };
+  const refusedByServer: RowIssue[] = [];
 
   // The server's records, for a dry run's comparison and for --prune.
   let catalog: Catalog | undefined;
@@ -208,27 +194,27 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
 
   let deletions: Listed[] = [];
   if (catalog && options.prune) {
-    if (problems.size > duplicates.size) {
+    if (plan.refused.length > 0) {
       summary.prune_skipped = `${summary.failed} row${summary.failed === 1 ? ' is' : 's are'} invalid: a record they name would be deleted`;
     } else {
-      const named = new Set(candidates.flatMap((c) => {
-        const match = catalog.match(c.identity);
-        return match.action === 'match' ? [match.record.id] : match.action === 'ambiguous' ? match.candidates : [];
-      }));
-      deletions = catalog.records.filter((record) => !named.has(record.id));
+      deletions = mirrorDeletions(catalog, namedRecords(plan, catalog));
       checkPruneLimit(deletions.length, catalog.records.length, kind, options.force);
     }
   }
 
   if (options.dryRun) {
     summary.dry_run = true;
-    summary.plan = await planChanges(client, catalog!, toSend, summary, fail).catch(fatal);
+    summary.plan = await planChanges(client, catalog!, plan, summary).catch(fatal);
     if (client.etags) answers.save(client.etags);
     for (const record of deletions) summary.plan.push({ action: 'delete', id: record.id, title: record.title });
     summary.deleted = deletions.length;
   } else {
     if (catalog && client.etags) answers.save(client.etags);
-    const sentIds = await send(client, kind, toSend, summary, fail, progress, deletions.length).catch(fatal);
+    const refuse = (row: Row, result: BatchItemResultType) => {
+      summary.failed++;
+      refusedByServer.push(refusedRow(row, result, plan.columnOf));
+    };
+    const sentIds = await send(client, kind, plan.send, summary, refuse, progress, deletions.length).catch(fatal);
     if (catalog && options.prune && !summary.prune_skipped) {
       if (summary.failed > 0) {
         summary.prune_skipped = 'some rows failed: a record they name would be deleted';
@@ -236,20 +222,19 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
         // What the server matched is what the file names; records created since the listing are not touched.
         deletions = catalog.records.filter((record) => !sentIds.has(record.id));
         checkPruneLimit(deletions.length, catalog.records.length, kind, options.force);
-        await prune(client, kind, deletions, summary, progress, toSend.length).catch(fatal);
+        await prune(client, kind, deletions, summary, progress, plan.send.length).catch(fatal);
       }
     }
   }
-  summary.failures = rows.filter((row) => problems.has(row.label)).map((row) => ({ label: row.label, message: problems.get(row.label)! }));
+  summary.failures = [...plan.refused, ...plan.duplicates, ...refusedByServer].sort((a, b) => a.line - b.line).map((row) => rowLine(row, hintWords));
   return summary;
 }
 
-const NO_CURRENCY = 'price: no currency';
 const DIMENSION_FIELDS = new Set(['dimensions', 'height', 'width', 'depth']);
 
 /** Prices that name no currency when the profile has no default currency either: sent without one, and counted. */
 function lackingCurrency(rows: Row[], progress: Progress): void {
-  const lacking = rows.filter((row) => row.warnings?.some((w) => w.startsWith(NO_CURRENCY))).length;
+  const lacking = rows.filter((row) => row.warnings?.some((w) => w.hint?.kind === 'currency')).length;
   if (lacking > 0) {
     progress.note(`${lacking} row${lacking === 1 ? ' has' : 's have'} a price without a currency (sent without one: name it in a currency column, in the price, or as the profile's default_currency)`);
   }
@@ -285,7 +270,7 @@ function checkPruneLimit(deleting: number, total: number, kind: Kind, force: boo
 
 /** Sends the rows in batches, each with its own Idempotency-Key kept across retries; returns the ids written. */
 async function send(client: ArtCatalogClient, kind: Kind, rows: Candidate[], summary: Summary,
-  fail: (label: string, message: string) => void, progress: Progress, extraSteps: number): Promise<Set<number>> {
+  refuse: (row: Row, result: BatchItemResultType) => void, progress: Progress, extraSteps: number): Promise<Set<number>> {
   const ids = new Set<number>();
   const total = rows.length + extraSteps;
   let done = 0;
@@ -295,7 +280,7 @@ async function send(client: ArtCatalogClient, kind: Kind, rows: Candidate[], sum
     const { results } = await (kind === 'artworks' ? client.postArtworks : client.postEvents)(items, { idempotencyKey: randomUUID() });
     for (const result of results) {
       const row = batch[result.index]!.row;
-      if (result.status !== 201) fail(row.label, resultProblem(result));
+      if (result.status !== 201) refuse(row, result);
       else if (result.created) summary.created++;
       else if (result.changed) summary.updated++;
       else summary.unchanged++;
@@ -322,27 +307,18 @@ async function prune(client: ArtCatalogClient, kind: Kind, records: Listed[], su
 }
 
 /** A dry run: what a push would create, update or leave unchanged, from the server's current records. */
-async function planChanges(client: ArtCatalogClient, catalog: Catalog, rows: Candidate[], summary: Summary,
-  fail: (label: string, message: string) => void): Promise<Planned[]> {
-  const { kind } = catalog;
-  const get = kind === 'artworks' ? client.getArtwork : client.getEvent;
-  const matches = rows.map((c) => ({ c, match: catalog.match(c.identity) }));
-  // The list shows most fields; a row that sets one it does not show is compared with the full record.
-  const planned = await mapLimit(matches, 4, async ({ c, match }): Promise<Planned | undefined> => {
-    if (match.action === 'create') return { action: 'create', label: c.row.label, title: c.input.title };
-    if (match.action === 'ambiguous') {
-      fail(c.row.label, `matches several ${kind} (#${match.candidates.join(', #')}) by artist, title and year; give the row an external_id`);
-      return undefined;
-    }
-    const record = listShows(kind, c.row.body) ? match.record : await get(match.record.id) as Record<string, unknown>;
-    const fields = changedFields(kind, record, c.input);
-    return fields.length > 0 ? { action: 'update', label: c.row.label, id: match.record.id, title: c.input.title, fields } : undefined;
-  });
-  const plan = planned.filter((p) => p !== undefined);
-  summary.created = plan.filter((p) => p.action === 'create').length;
-  summary.updated = plan.filter((p) => p.action === 'update').length;
-  summary.unchanged = rows.length - summary.created - summary.updated - matches.filter((m) => m.match.action === 'ambiguous').length;
-  return plan;
+async function planChanges(client: ArtCatalogClient, catalog: Catalog, plan: Plan, summary: Summary): Promise<Planned[]> {
+  const get = plan.kind === 'artworks' ? client.getArtwork : client.getEvent;
+  // Four reads of a full record at a time, for rows that set a field the list does not show.
+  await compareRows(plan, catalog, async (id) => await get(id), { concurrency: 4 });
+  summary.created = plan.creates.length;
+  summary.updated = plan.updates.length;
+  summary.unchanged = plan.unchanged;
+  summary.failed = plan.refused.length;
+  return [
+    ...plan.creates.map((p) => ({ action: 'create' as const, label: p.label, title: p.title, line: p.line })),
+    ...plan.updates.map((p) => ({ action: 'update' as const, label: p.label, id: p.id!, title: p.title, fields: p.fields!, line: p.line })),
+  ].sort((a, b) => a.line - b.line).map(({ line: _line, ...planned }) => planned);
 }
 
 export function formatSummary(s: Summary): string {

@@ -4,7 +4,7 @@ import { newSecret, sha256 } from '../domain/passwords.js';
 import { isEmailAddress } from '../domain/text.js';
 import { EmailTaken, INVITE_TTL_MS, inviteUser, listUsers, removeUser } from '../store/users.js';
 import { loadConfig } from '../config.js';
-import { CliError, existingEntity, listOfEntity, output, positiveId, printable, withDatabase } from './context.js';
+import { CliError, entityListCommand, existingEntity, output, positiveId, printable, withDatabase } from './context.js';
 import { cliIo } from './io.js';
 
 const ROLES: readonly Role[] = ['owner', 'editor', 'viewer'];
@@ -58,16 +58,10 @@ export function registerUserCommands(program: Command): void {
         () => `${link}\n(${row.role} invite for ${row.email}, valid until ${expiresAt}; it works once)`);
     });
 
-  user.command('list')
-    .description('list the console users of an entity')
-    .requiredOption('--entity <id>', 'entity id')
-    .option('--json', 'print a JSON array')
-    .action(async (opts: { entity: string; json?: boolean }) => {
-      const entityId = positiveId(opts.entity, '--entity');
-      const rows = await listOfEntity(entityId, listUsers);
-      output(opts.json, rows.map(describe), () => (rows.length === 0 ? 'no users' : rows.map((u) =>
-        `${u.email}\t${u.role}\t${u.password_hash ? 'active' : `invited until ${u.invite_expires_at ?? '-'}`}`).join('\n')));
-    });
+  entityListCommand(user, 'list the console users of an entity', {
+    list: listUsers, json: describe, none: 'no users',
+    line: (u) => `${u.email}\t${u.role}\t${u.password_hash ? 'active' : `invited until ${u.invite_expires_at ?? '-'}`}`,
+  });
 
   user.command('remove')
     .description('remove a user; their sessions end at once')

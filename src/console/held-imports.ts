@@ -17,14 +17,23 @@ import type { ApplyJob, MirrorChoice, Preview } from '../importer/index.js';
 const MAX_HELD = 16;
 export const PER_ENTITY = 2;
 const HOLD_MS = 30 * 60_000;
-/** Files read (parsed) at once in this process, across galleries; another read waits READ_WAIT_MS for its turn, then is refused as busy. */
+/**
+ * Files read (parsed) at once in this process, across galleries; another read waits READ_WAIT_MS for its
+ * turn, then is refused as busy. Turns go round-robin between the galleries that wait, and a gallery
+ * that already reads waits behind those that do not: one gallery's uploads cannot take every turn.
+ */
 export const MAX_READS = 2;
 const READ_WAIT_MS = 5_000;
 /**
- * Cells of held tables in this process, a row counting one more for itself: about 107 bytes of heap each
- * (two short cells a row, measured with node --expose-gc), so held tables stay near 150 MB.
+ * The heap held tables may hold in this process, in bytes. Tables are held packed
+ * (src/import/packed-rows.ts): about the file's text, 21.5 MB for the 19 MB CSV of 380,000 short rows
+ * that held 134 MB as objects (counted 25 MB: the count errs high), and at worst (a 20 MB file of wide
+ * characters, two bytes each) ~45 MB. 64 MB holds two such CSVs, or one worst case beside a small one;
+ * with two reads in flight (each its bytes, its text and its table being built, ~90 MB) and the server's
+ * own ~150 MB, the process stays under 400 MB (docs/performance.md, Bounds on held imports). Counted in
+ * bytes, not cells: packed, a cell costs what its text does.
  */
-export const CELL_BUDGET = 1_400_000;
+export const HELD_BUDGET_BYTES = 64 * 1024 * 1024;
 
 export interface HeldImport {
   id: string;
@@ -62,54 +71,103 @@ export class HeldImports {
   private readonly held = new Map<string, HeldImport>();
   /** Feed previews in flight per gallery (POST /v1/feeds/preview): each holds one of its slots while it reads its file. */
   private readonly previews = new Map<number, number>();
-  /** Reads under way in this process, and the reads waiting for a turn (oldest first). */
-  private reads = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** The bytes held tables may hold (HELD_BUDGET_BYTES; tests lower it to see what happens past it). */
+  budgetBytes = HELD_BUDGET_BYTES;
+  /** Reads under way in this process, per gallery. */
+  private readonly reading = new Map<number, number>();
+  /** Reads waiting for a turn, per gallery (oldest first); the map's order is the galleries' turn order. */
+  private readonly waiting = new Map<number, (() => void)[]>();
 
   /**
-   * A turn to read (parse) a file: at most MAX_READS at once in this process. Waits up to READ_WAIT_MS for
-   * one; undefined when none came (the page answers busy). The answer ends the turn; call it once.
+   * A turn to read (parse) a file for gallery `entityId`: at most MAX_READS at once in this process. Waits
+   * up to READ_WAIT_MS for one; undefined when none came (the page answers busy). The answer ends the turn;
+   * call it once.
    */
-  async readTurn(waitMs = READ_WAIT_MS): Promise<(() => void) | undefined> {
-    if (this.reads >= MAX_READS) {
+  async readTurn(entityId: number, waitMs = READ_WAIT_MS): Promise<(() => void) | undefined> {
+    if (this.readsUnderWay() >= MAX_READS || this.waiting.size > 0) {
       const turn = await new Promise<boolean>((resolve) => {
         const go = () => {
           clearTimeout(timer);
           resolve(true);
         };
         const timer = setTimeout(() => {
-          this.waiting.splice(this.waiting.indexOf(go), 1);
+          const queue = this.waiting.get(entityId)!;
+          queue.splice(queue.indexOf(go), 1);
+          if (queue.length === 0) this.waiting.delete(entityId);
           resolve(false);
         }, waitMs);
-        this.waiting.push(go);
+        const queue = this.waiting.get(entityId);
+        if (queue) queue.push(go);
+        else this.waiting.set(entityId, [go]);
+        this.handOver();
       });
-      // A turn handed over by an ending read already counts in `reads`.
+      // A turn handed over already counts in `reading`.
       if (!turn) return undefined;
     } else {
-      this.reads++;
+      this.reading.set(entityId, (this.reading.get(entityId) ?? 0) + 1);
     }
     let ended = false;
     return () => {
       if (ended) return;
       ended = true;
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.reads--;
+      const left = this.reading.get(entityId)! - 1;
+      if (left > 0) this.reading.set(entityId, left);
+      else this.reading.delete(entityId);
+      this.handOver();
     };
   }
 
+  /** Reads waiting for a turn. */
+  waitingReads(): number {
+    let waiting = 0;
+    for (const queue of this.waiting.values()) waiting += queue.length;
+    return waiting;
+  }
+
+  private readsUnderWay(): number {
+    let reads = 0;
+    for (const count of this.reading.values()) reads += count;
+    return reads;
+  }
+
   /**
-   * Keeps a table just read within CELL_BUDGET: the oldest idle held uploads of any gallery are let go
-   * first; if the held tables are still past it, `upload` is let go too and the answer is false (busy).
+   * Free turns go to waiting galleries: first to those reading the fewest files now, among them in turn
+   * order; the gallery served goes to the end of the order.
+   */
+  private handOver(): void {
+    while (this.readsUnderWay() < MAX_READS && this.waiting.size > 0) {
+      let next: number | undefined;
+      for (const entityId of this.waiting.keys()) {
+        if (next === undefined || (this.reading.get(entityId) ?? 0) < (this.reading.get(next) ?? 0)) next = entityId;
+      }
+      const queue = this.waiting.get(next!)!;
+      const go = queue.shift()!;
+      this.waiting.delete(next!);
+      if (queue.length > 0) this.waiting.set(next!, queue);
+      this.reading.set(next!, (this.reading.get(next!) ?? 0) + 1);
+      go();
+    }
+  }
+
+  /**
+   * Keeps a table just read within the budget: idle held uploads are let go first from the gallery
+   * whose tables hold the most, the oldest of it first, so one gallery's many large files make room from
+   * its own before another's; if the held tables are still past it, `upload` is let go too and the answer
+   * is false (busy).
    */
   admit(upload: HeldImport): boolean {
-    const total = () => [...this.held.values()].reduce((sum, h) => sum + cellsOf(h), 0);
-    while (total() > CELL_BUDGET) {
-      const oldest = [...this.held.values()].filter((h) => h !== upload && cellsOf(h) > 0 && !running(h)).sort((a, b) => a.touched - b.touched)[0];
-      if (!oldest) break;
-      this.held.delete(oldest.id);
+    const all = () => [...this.held.values()];
+    const total = () => all().reduce((sum, h) => sum + heldBytes(h), 0);
+    while (total() > this.budgetBytes) {
+      const idle = all().filter((h) => h !== upload && heldBytes(h) > 0 && !running(h));
+      if (idle.length === 0) break;
+      const holding = new Map<number, number>();
+      for (const h of all()) holding.set(h.entityId, (holding.get(h.entityId) ?? 0) + heldBytes(h));
+      const most = Math.max(...idle.map((h) => holding.get(h.entityId)!));
+      const victim = idle.filter((h) => holding.get(h.entityId) === most).sort((a, b) => a.touched - b.touched)[0]!;
+      this.held.delete(victim.id);
     }
-    if (total() <= CELL_BUDGET) return true;
+    if (total() <= this.budgetBytes) return true;
     this.release(upload);
     return false;
   }
@@ -180,8 +238,15 @@ export class HeldImports {
   }
 }
 
-/** A held table's cells, a row counting one more for itself (its label and its object). */
-const cellsOf = (held: HeldImport): number => (held.table ? held.table.rows.length * (held.table.columns.length + 1) : 0);
+/**
+ * A held table's heap: what its packed rows hold, or for rows held as objects 118 bytes a cell, a row
+ * counting one more for itself (measured, docs/performance.md, Bounds on held imports).
+ */
+const heldBytes = (held: HeldImport): number => {
+  if (!held.table) return 0;
+  const { rows, columns } = held.table;
+  return rows.heldBytes?.() ?? rows.length * (columns.length + 1) * 118;
+};
 
 /**
  * Held uploads that cannot make room: one being fetched, read (parsed: its bytes and its table are both in

@@ -10,7 +10,7 @@ import type { HeldImport, HeldImports } from './held-imports.js';
  * upload waits for (pages/import.ts), so no page sees a file half read.
  *
  * Reads are bounded in this process (docs/console.md, Import): at most MAX_READS at once (another waits its
- * turn briefly), and the held tables' cells within CELL_BUDGET. Past either the upload is let go and the
+ * turn briefly), and the held tables within HELD_BUDGET_BYTES. Past either the upload is let go and the
  * answer is busy: the page answers 503 or 429 with Retry-After.
  */
 export function readUpload(held: HeldImports, upload: HeldImport, options: { offerEncoding: boolean }): Promise<Refusal | undefined> {
@@ -31,7 +31,7 @@ export const READ_BUSY_RETRY_S = 30;
 const BUSY: Refusal = { problem: `The server is reading other large files right now. Try again in ${READ_BUSY_RETRY_S} seconds.`, busy: true };
 
 async function read(held: HeldImports, upload: HeldImport, options: { offerEncoding: boolean }): Promise<Refusal | undefined> {
-  const endTurn = await held.readTurn();
+  const endTurn = await held.readTurn(upload.entityId);
   if (!endTurn) {
     held.release(upload);
     return BUSY;

@@ -2,10 +2,11 @@ import type { Db, EntityRow } from '../db/types.js';
 import { invalidFields } from '../domain/errors.js';
 import type { HeaderReading } from '../import/columns.js';
 import type { Row } from '../import/rows.js';
+import { columnsOf } from '../import/planner.js';
 import { previewImport, type Preview } from '../importer/index.js';
 import type { FeedRow } from '../store/feeds.js';
 import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
-import { PROBLEMS_KEPT, RunFailed, read, readFeedRows, rowProblems } from './run.js';
+import { PROBLEMS_KEPT, RunFailed, read, readFeedRows, runProblems } from './run.js';
 
 /**
  * The feed preview (docs/api.md, Feed preview): the file read once, as a run would read it, compared
@@ -43,15 +44,10 @@ export async function readFeedFile(fetch: FeedFetcher, entity: EntityRow, spec: 
   }
 }
 
-const lineOf = (label: string): number | null => {
-  const found = /\d+/.exec(label);
-  return found ? Number(found[0]) : null;
-};
-
 export async function previewFeed(deps: { db: Db; fetch: FeedFetcher }, entity: EntityRow, spec: PreviewSpec): Promise<FeedPreviewAnswer> {
   const { rows, reading } = await readFeedFile(deps.fetch, entity, spec);
   const actor = { entityId: entity.id, entitySlug: entity.slug, source: 'preview' };
-  const preview = await previewImport(deps.db, actor, spec.kind, rows, { prune: spec.mode === 'mirror', force: false, skipUnchanged: true });
+  const preview = await previewImport(deps.db, actor, spec.kind, rows, columnsOf(reading), { prune: spec.mode === 'mirror', force: false, skipUnchanged: true });
   return feedPreviewOf(preview, rows, reading, spec.mode);
 }
 
@@ -60,17 +56,15 @@ export function feedPreviewOf(preview: Preview, rows: Row[], reading: HeaderRead
   const created = new Set(preview.creates.map((c) => c.label));
   const updated = new Map(preview.updates.map((u) => [u.label, u.id!]));
   const refused = new Set([...preview.refused, ...preview.duplicates].map((r) => r.label));
-  const columnOf = new Map<string, string>();
-  Object.entries(reading.mapping).forEach(([column, field]) => { if (field) columnOf.set(field, column); });
   const shown = rows.slice(0, PREVIEW_ROWS).map((row) => {
     const action = refused.has(row.label) ? 'refused' as const : created.has(row.label) ? 'create' as const
       : updated.has(row.label) ? 'update' as const : 'unchanged' as const;
     const id = action === 'update' ? updated.get(row.label)! : action === 'unchanged' ? preview.sameIds.get(row.label) ?? null : null;
-    return { line: lineOf(row.label), action, id, fields: row.body };
+    return { line: row.line, action, id, fields: row.body };
   });
   const problems = [
-    ...[...preview.refused, ...preview.duplicates].flatMap(({ label, message }) => rowProblems(label, message, columnOf, 'error')),
-    ...preview.warnings.flatMap(({ label, message }) => rowProblems(label, message, columnOf, 'warning')),
+    ...runProblems([...preview.refused, ...preview.duplicates], 'error'),
+    ...runProblems(preview.warnings, 'warning'),
   ].sort((a, b) => (a.line ?? 0) - (b.line ?? 0)).slice(0, PROBLEMS_KEPT);
   if (preview.pruneBlocked) problems.unshift({ line: null, column: null, message: `nothing would be deleted: ${preview.pruneBlocked}`, level: 'error' });
   const deleting = mode === 'mirror' && !preview.pruneBlocked ? preview.deletions.length : 0;

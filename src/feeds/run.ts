@@ -5,16 +5,17 @@ import { FileProblem, NotUtf8 } from '../import/problem.js';
 import { readTableRows } from '../import/rows.js';
 import { readTable, type Table } from '../import/table.js';
 import type { Encoding } from '../import/text.js';
-import { applyPreview, previewImport } from '../importer/index.js';
+import { columnsOf, worded, type RowIssue } from '../import/planner.js';
+import { applyPreview, previewImport, runHintWords } from '../importer/index.js';
 import { findEntity } from '../store/entities.js';
 import { finishFeedRun, freezeFeedMapping, recentFeedDeletes, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
 import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
 
 /**
  * One run of a feed (docs/api.md, Feeds), for the job that holds the feed's lease: fetch the file
- * conditionally, read it with the import's reader, check the saved mapping against its columns, and
- * apply it with the console's Apply (src/importer/index.ts: the same planner and writer), each
- * written record's changelog entry saying `feed:<id>`. A fetch error, an unreadable file or a mapped
+ * conditionally, read it with the import's reader, check the saved mapping against its columns, plan
+ * it with the one planner (src/import/planner.ts) and apply it with the console's Apply
+ * (src/importer/index.ts), each written record's changelog entry saying `feed:<id>`. A fetch error, an unreadable file or a mapped
  * column gone ends the run `failed` before anything is written.
  */
 
@@ -67,24 +68,19 @@ async function execute(deps: FeedRunDeps, feed: FeedRow, run: FeedRunRow, signal
   const table = await read(fetched.bytes, feed);
   const entity = await findEntity(deps.db, feed.entity_id);
   if (!entity) throw new RunFailed('the account no longer exists', fetched.status);
-  const { rows, map, newColumns } = readFeedRows(table, feed, entity.default_currency, fetched.status);
+  const { rows, map, reading, newColumns } = readFeedRows(table, feed, entity.default_currency, fetched.status);
   if (!feed.mapping_frozen) await freezeFeedMapping(deps.db, feed.id, Object.fromEntries(table.columns.map((c) => [c, map.get(key(c)) ?? null])));
   // Each write names its run; what the feed creates or changes becomes its own (docs/api.md, Feeds; Runs).
   const actor = { entityId: entity.id, entitySlug: entity.slug, source: `feed:${feed.id}`, runId: run.id, feedId: feed.id };
   // Past its delete limit over 24 hours, a mirror deletes nothing and lists what it would (docs/api.md, Feeds: mass deletes).
   const recentDeletes = feed.mode === 'mirror' ? await recentFeedDeletes(deps.db, entity.id, feed.id, nowIso()) : 0;
   const mirror = { prune: feed.mode === 'mirror', force: false, skipUnchanged: true, ownerFeedId: feed.id, recentDeletes };
-  const preview = await previewImport(deps.db, actor, feed.kind, rows, mirror);
+  const preview = await previewImport(deps.db, actor, feed.kind, rows, columnsOf(reading), mirror);
   const job = await applyPreview(deps.db, actor, preview, mirror);
-  const columnOf = new Map<string, string>();
-  for (const column of table.columns) {
-    const field = map.has(key(column)) ? map.get(key(column)) : fieldNamed(column, feed.kind);
-    if (field) columnOf.set(field, column);
-  }
-  const refusedLabels = new Set(job.failures.map(({ label }) => label));
+  const refused = new Set(job.failures.map(({ label }) => label));
   const problems = [
-    ...job.failures.flatMap(({ label, message }) => rowProblems(label, message, columnOf, 'error')),
-    ...rows.filter((row) => row.warnings && !refusedLabels.has(row.label)).flatMap((row) => rowProblems(row.label, row.warnings!.join('; '), columnOf, 'warning')),
+    ...runProblems(job.failures, 'error'),
+    ...runProblems(preview.warnings.filter((row) => !refused.has(row.label)), 'warning'),
   ].slice(0, PROBLEMS_KEPT);
   const limitHit = preview.pruneLimitHit === true;
   if (job.pruneSkipped && !limitHit) problems.unshift({ line: null, column: null, message: `nothing deleted: ${job.pruneSkipped}`, level: 'error' });
@@ -155,17 +151,11 @@ export function readFeedRows(table: Table, feed: Pick<FeedRow, 'kind' | 'mapping
     return { rows, map, reading, newColumns: feed.mapping_frozen ? frozen.newColumns : reading.unmapped };
   } catch (error) {
     if (!(error instanceof FileProblem)) throw error;
-    throw new RunFailed(error.message.replace(/ \(map (a column|one) with --map "COLUMN=[a-z]+"\)$/, ''), status);
+    // The file's problem as it is: a feed's mapping is changed in its settings, so no advice to map a column.
+    throw new RunFailed(error.message, status);
   }
 }
 
-/** An import's `line 12` / `row 12` / `item 3` and `field: reason; field: reason` as the run's problems. */
-export function rowProblems(label: string, message: string, columnOf: Map<string, string>, level: 'error' | 'warning') {
-  const line = Number(/\d+/.exec(label)?.[0] ?? NaN);
-  // Parts are `field: reason`; a reason may hold a `; ` of its own.
-  return message.split(/; (?=[a-z_]+: )/).map((part) => {
-    const field = /^([a-z_]+): /.exec(part)?.[1];
-    const column = field ? columnOf.get(field) ?? field : null;
-    return { line: Number.isNaN(line) ? null : line, column, message: part, level };
-  });
-}
+/** The planner's problems of some rows as a run's (docs/api.md, Feeds): one per problem, with its line, column and level. */
+export const runProblems = (rows: readonly RowIssue[], level: 'error' | 'warning'): RunOutcome['problems'] =>
+  rows.flatMap((row) => row.problems.map((p) => ({ line: p.line, column: p.column, message: worded(p, runHintWords), level })));

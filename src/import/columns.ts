@@ -155,12 +155,12 @@ export function readHeader(columns: readonly string[], kind: Kind, options: Head
       return `${quoted(column)}${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`;
     });
     const listed = unknown.length > 10 ? [...unknown.slice(0, 10), `and ${unknown.length - 10} more`] : unknown;
-    throw new FileProblem(`unknown column${unknown.length > 1 ? 's' : ''} ${listed.join(', ')}; the ${kind} fields are ${WRITABLE[kind].join(', ')}`
-      + ' (map a column with --map "COLUMN=FIELD")');
+    throw new FileProblem(`unknown column${unknown.length > 1 ? 's' : ''} ${listed.join(', ')}; the ${kind} fields are ${WRITABLE[kind].join(', ')}`,
+      { hint: { kind: 'map-column', field: null } });
   }
   if (!seen.has('title')) {
-    const hint = read.unmapped.length > 0 ? `; the columns left out are ${read.unmapped.slice(0, 10).map(quoted).join(', ')} (map one with --map "COLUMN=title")` : '';
-    throw new FileProblem(`no title column: every row needs a title${hint}`);
+    const leftOut = read.unmapped.length > 0 ? `; the columns left out are ${read.unmapped.slice(0, 10).map(quoted).join(', ')}` : '';
+    throw new FileProblem(`no title column: every row needs a title${leftOut}`, leftOut ? { hint: { kind: 'map-column', field: 'title' } } : {});
   }
   return {
     fields: read.fields,

@@ -10,8 +10,8 @@ import type { Row } from './rows.js';
 
 /**
  * Which record each row of an import file denotes, by the server's own matching rules (docs/api.md, Artworks; docs/api.md, Events),
- * computed on the client: to report rows of one file that would overwrite each other, and — for
- * `--dry-run` and `--prune` — to compare the file with the records the server lists.
+ * computed before anything is sent: to report rows of one file that would overwrite each other, and to
+ * compare the file with the records the server lists (the planner's steps, src/import/planner.ts).
  */
 
 /** What names a record: the artwork's `external_id` when it has one, else its fingerprint or the event's slug. */

@@ -6,6 +6,7 @@ import { EventPost } from '../schemas/events.js';
 import { compileBodyValidator } from '../schemas/validator.js';
 import { EXTRA_TARGETS, readHeader, type ColumnMap, type HeaderOptions, type HeaderReading, type Kind } from './columns.js';
 import { readRegularFile } from './open.js';
+import type { Hint } from './problem.js';
 import {
   quoteCell, readAvailability, readCurrency, readEdition, readMeasure, readPrice, readUnit, readYear, readYesNo, type Unit,
 } from './values.js';
@@ -16,13 +17,23 @@ export type { Kind } from './columns.js';
 export interface Row {
   /** Where the row stands, for messages: `line 12` (CSV), `row 12` (Excel) or `item 3` (JSON). */
   label: string;
+  /** The number in the label (src/import/table-shape.ts). */
+  line: number;
   body: Record<string, unknown>;
   /** Cells that could not be read as their field (a price with cents, a word that is no availability): the row is refused. */
-  problems: string[];
+  problems: FieldProblem[];
   /** What the row is written with but should be told (level `warning`: "price: no currency"). */
-  warnings?: string[];
+  warnings?: FieldProblem[];
 }
 
+/** What is wrong with one field of a row (`field` '' for the row as a whole), before the planner places it in the file. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+  hint?: Hint;
+}
+
+/** A row's problems in one line, as `push` and the console list them: `label` and `field: reason; field: reason`. */
 export interface RowProblem {
   label: string;
   message: string;
@@ -58,10 +69,10 @@ export function readTableRows(table: Table, kind: Kind, options: RowOptions = {}
   const { fields, hints } = reading;
   const text = table.format !== 'json';
   const defaultCurrency = options.defaultCurrency ?? null;
-  const rows = table.rows.map(({ label, cells }) => {
+  const rows = table.rows.map(({ label, line, cells }): Row => {
     const body: Record<string, unknown> = {};
-    const problems: string[] = [];
-    const warnings: string[] = [];
+    const problems: FieldProblem[] = [];
+    const warnings: FieldProblem[] = [];
     const views = new Views();
     let onRequest = false;
     let hidden = false;
@@ -80,7 +91,7 @@ export function readTableRows(table: Table, kind: Kind, options: RowOptions = {}
       // An empty cell means "not sent".
       if (cell.trim() === '') continue;
       const value = cell.trim();
-      const problem = (message: string) => problems.push(`${field}: ${message}`);
+      const problem = (message: string) => problems.push({ field, message });
       if (INTEGER_FIELDS.has(field) && /^-?\d+$/.test(value)) {
         body[field] = Number(value);
         if (field === 'price') priceColumn = i;
@@ -170,11 +181,11 @@ export function readTableRows(table: Table, kind: Kind, options: RowOptions = {}
         // A row's currency: its currency column, its price cell's sign or code, the price column's name, the entity's default.
         const currency = priceCurrency ?? hints[priceColumn]?.currency ?? defaultCurrency ?? undefined;
         if (currency) body.currency = currency;
-        else warnings.push('price: no currency (set one in a currency column, in the price, or as the default currency of your profile)');
+        else warnings.push({ field: 'price', message: 'no currency', hint: { kind: 'currency' } });
       }
     }
     views.into(body);
-    return warnings.length > 0 ? { label, body, problems, warnings } : { label, body, problems };
+    return warnings.length > 0 ? { label, line, body, problems, warnings } : { label, line, body, problems };
   });
   return { rows, reading };
 }
@@ -235,8 +246,8 @@ const validators = {
   events: { schema: compileBodyValidator(EventPost, 'row'), rules: eventFromPost },
 } as const;
 
-/** The problems the server would answer 400 for, found before sending: `field: problem` each. */
-export function checkRow(kind: Kind, body: unknown): string[] {
+/** The problems the server would answer 400 for, found before sending. */
+export function checkFields(kind: Kind, body: unknown): FieldProblem[] {
   const { schema, rules } = validators[kind];
   const problems = schema(body);
   if (problems.length === 0) {
@@ -244,14 +255,17 @@ export function checkRow(kind: Kind, body: unknown): string[] {
       rules(structuredClone(body) as never);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      return (error.extras.details ?? [{ field: '', message: error.message }]).map(formatProblem);
+      return error.extras.details ?? [{ field: '', message: error.message }];
     }
   }
-  return problems.map(formatProblem);
+  return problems;
 }
 
-/** Every problem of a row: its cells' and the server's rules', in one line. */
-export const rowProblems = (kind: Kind, row: Row): string[] => [...row.problems, ...checkRow(kind, row.body)];
+/** `checkFields` as `field: problem` lines. */
+export const checkRow = (kind: Kind, body: unknown): string[] => checkFields(kind, body).map(formatProblem);
+
+/** Every problem of a row: its cells' and the server's rules'. */
+export const rowProblems = (kind: Kind, row: Row): FieldProblem[] => [...row.problems, ...checkFields(kind, row.body)];
 
 export const formatProblem = ({ field, message }: { field: string; message: string }): string =>
   (field ? `${field}: ${message}` : message);

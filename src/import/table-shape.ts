@@ -9,17 +9,44 @@ export interface Table {
   format: 'csv' | 'json' | 'xlsx';
   /** Column names as the file writes them (JSON: every key used by some item, in order of appearance). */
   columns: string[];
-  rows: TableRow[];
+  rows: TableRows;
+}
+
+/**
+ * A table's rows, read one at a time. The readers hold them packed (src/import/packed-rows.ts), each row
+ * made again when it is read; an array of rows is one too.
+ */
+export interface TableRows extends Iterable<TableRow> {
+  readonly length: number;
+  at(index: number): TableRow | undefined;
+  map<T>(read: (row: TableRow, index: number) => T): T[];
+  slice(start?: number, end?: number): TableRow[];
+  find(test: (row: TableRow) => boolean): TableRow | undefined;
+  /** Each column's first value that is neither empty nor missing, when noted while reading. */
+  firstValues?(): unknown[];
+  /** About the heap the rows hold, when they know it. */
+  heldBytes?(): number;
 }
 
 export interface TableRow {
   /** Where the row stands, for messages: `line 12` (CSV), `row 12` (Excel) or `item 3` (JSON). */
   label: string;
+  /** The number in the label: the line, row or item a problem names (src/import/planner.ts). */
+  line: number;
   /**
    * One value per column. CSV and Excel cells are text ('' = empty), converted to the fields' types
    * later; JSON values are sent as they are (undefined = the item lacks the key).
    */
   cells: unknown[];
+}
+
+/**
+ * Each column's first value that is neither empty nor missing (the columns step shows it): noted by the
+ * readers as they read, as finding it again would parse every row of a column left empty.
+ */
+export function firstValues(table: Table): unknown[] {
+  const { rows } = table;
+  return rows.firstValues?.() ?? table.columns.map((_, i) => rows.find((row) => row.cells[i] !== undefined && row.cells[i] !== '')?.cells[i]);
 }
 
 /** A file's columns are bounded (docs/api.md, Bounds on what a file may hold): past a bound, one message and nothing read further. */

@@ -3,11 +3,12 @@ import { JSONParser, TokenType } from '@streamparser/json';
 import { parse } from 'csv-parse';
 import { MAX_COLUMNS, MAX_JSON_DEPTH, MAX_RECORD_CHARS } from './limits.js';
 import { FileProblem } from './problem.js';
-import { checkCells, checkColumnName, checkColumns, tooManyColumns, type Table, type TableRow } from './table-shape.js';
+import { PackedCells, PackedItems } from './packed-rows.js';
+import { checkCells, checkColumnName, checkColumns, tooManyColumns, type Table } from './table-shape.js';
 import { decodeFile, detectDelimiter, type Encoding } from './text.js';
 import { xlsxTable } from './xlsx.js';
 
-export type { Table, TableRow } from './table-shape.js';
+export type { Table, TableRow, TableRows } from './table-shape.js';
 
 export interface ReadOptions {
   /** The file's name: its extension tells JSON and Excel from CSV. */
@@ -30,10 +31,12 @@ export async function readTable(bytes: Buffer, { name, encoding = 'utf8', sheet,
   }
   if (bytes.subarray(0, 4).equals(ZIP_MAGIC) || extension === '.xlsx') return xlsxTable(bytes, sheet, chooseSheet);
   if (sheet !== undefined) throw new FileProblem('a sheet was named, but this is not an Excel (.xlsx) file');
-  const text = decodeFile(bytes, encoding);
-  if (text.trim() === '') throw new FileProblem('the file is empty');
-  const isJson = extension === '.json' || /^\s*\[/.test(text);
-  const table = isJson ? await jsonTable(text) : await csvTable(text);
+  // The file's text in parts of about a megabyte (text.ts).
+  const parts = await decodeFile(bytes, encoding);
+  const head = parts.find((part) => part.trim() !== '');
+  if (head === undefined) throw new FileProblem('the file is empty');
+  const isJson = extension === '.json' || /^\s*\[/.test(head);
+  const table = isJson ? await jsonTable(parts, head) : await csvTable(parts);
   if (table.rows.length === 0) throw new FileProblem(isJson ? 'the file holds no items' : 'the file has a header row but no data rows');
   return table;
 }
@@ -42,15 +45,21 @@ export async function readTable(bytes: Buffer, { name, encoding = 'utf8', sheet,
 const SLICE = 64 * 1024;
 const yieldTurn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** The text's parts in slices of at most SLICE characters, in order. */
+function* slices(parts: string[]): Generator<string> {
+  for (const part of parts) for (let at = 0; at < part.length; at += SLICE) yield part.slice(at, at + SLICE);
+}
+
 /**
  * A JSON array of objects, parsed in slices as the CSV is: `JSON.parse` holds the event loop for the whole
  * file, and for a file of many differently keyed items (50,000 one-key objects, 650 KB) that is 40-100 ms
  * before the key bound can refuse it. Keys are bounded item by item as the items come (docs/architecture.md,
  * The event-loop budget).
  */
-async function jsonTable(text: string): Promise<Table> {
+async function jsonTable(parts: string[], head: string): Promise<Table> {
   const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
-  const items: Record<string, unknown>[] = [];
+  // Each item is packed as it comes: the parsed objects are not held side by side.
+  let items = new PackedItems((n) => `item ${n}`);
   const seen = new Set<string>();
   let problem: Error | undefined;
   parser.onError = (error) => {
@@ -80,36 +89,38 @@ async function jsonTable(text: string): Promise<Table> {
         if (seen.size > MAX_COLUMNS) throw tooManyColumns('the items use', 'distinct keys');
       }
       checkCells(items.length + 1, seen.size, 'items');
-      items.push(item);
+      items.push(items.length + 1, item);
     } catch (error) {
       // A bound passed: what was read so far is let go, and the rest of the file is not read.
-      items.length = 0;
+      items = new PackedItems((n) => `item ${n}`);
       problem = error as Error;
     }
   };
-  for (let at = 0; at < text.length && problem === undefined; at += SLICE) {
-    parser.write(text.slice(at, at + SLICE));
+  for (const slice of slices(parts)) {
+    if (problem !== undefined) break;
+    parser.write(slice);
     await yieldTurn();
   }
   // The parser ends by itself once the top-level value closes.
   if (problem === undefined && !parser.isEnded) parser.end();
   if (problem !== undefined) throw problem;
   // A single object, string or number at the top is valid JSON that holds no array.
-  if (!/^\s*\[/.test(text)) throw new FileProblem('a JSON file must hold an array of objects');
-  const columns = [...seen];
-  return { format: 'json', columns, rows: items.map((item, i) => ({ label: `item ${i + 1}`, cells: columns.map((column) => item[column]) })) };
+  if (!/^\s*\[/.test(head)) throw new FileProblem('a JSON file must hold an array of objects');
+  items.columns = [...seen];
+  return { format: 'json', columns: items.columns, rows: items };
 }
 
 interface CsvRecord { record: string[]; info: { lines: number }; raw: string }
 
 /** A CSV, parsed as a stream in slices so that a large file never holds the event loop for long. */
-async function csvTable(text: string): Promise<Table> {
+async function csvTable(parts: string[]): Promise<Table> {
   const parser = parse({
-    delimiter: detectDelimiter(text), columns: false, skip_empty_lines: true, info: true, raw: true,
+    // The first part holds the header: a megabyte decodes to more characters than the header scan reads.
+    delimiter: detectDelimiter(parts[0]!), columns: false, skip_empty_lines: true, info: true, raw: true,
     relax_column_count: false, trim: false, max_record_size: MAX_RECORD_CHARS,
   });
   let header: string[] | undefined;
-  const rows: TableRow[] = [];
+  let rows = new PackedCells((n) => `line ${n}`);
   // Each record becomes its row as it is read, within the slice that read it.
   parser.on('readable', () => {
     let parsed: CsvRecord | null;
@@ -122,12 +133,12 @@ async function csvTable(text: string): Promise<Table> {
         } else if (record.some((cell) => cell.trim() !== '')) {
           // A row of empty cells (`;;;;` at the end of a spreadsheet export) is no row.
           checkCells(rows.length + 1, header.length, 'rows');
-          rows.push({ label: `line ${firstLine(info.lines, raw)}`, cells: record });
+          rows.push(firstLine(info.lines, raw), record);
         }
       }
     } catch (error) {
       // A bound passed: the parser stops with it, and the rows read so far are let go.
-      rows.length = 0;
+      rows = new PackedCells((n) => `line ${n}`);
       parser.destroy(error as Error);
     }
   });
@@ -142,8 +153,9 @@ async function csvTable(text: string): Promise<Table> {
   // Awaited below; the handler keeps an early error from being reported as unhandled meanwhile.
   done.catch(() => undefined);
   try {
-    for (let at = 0; at < text.length && failure === undefined; at += SLICE) {
-      if (!parser.write(text.slice(at, at + SLICE))) await Promise.race([new Promise((resolve) => parser.once('drain', resolve)), done]);
+    for (const slice of slices(parts)) {
+      if (failure !== undefined) break;
+      if (!parser.write(slice)) await Promise.race([new Promise((resolve) => parser.once('drain', resolve)), done]);
       await yieldTurn();
     }
     parser.end();

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { setImmediate } from 'node:timers/promises';
 import { NotUtf8 } from './problem.js';
 
 /**
@@ -17,15 +18,25 @@ const ENCODING_NAMES: Record<string, Encoding | undefined> = {
 
 export const encodingNamed = (name: string): Encoding | undefined => ENCODING_NAMES[name.toLowerCase().replace(/[-_ ]/g, '')];
 
-export function decodeFile(bytes: Uint8Array, encoding: Encoding): string {
-  if (encoding === 'latin1') return new TextDecoder('windows-1252').decode(bytes);
-  if (!isUtf8(bytes)) {
+export async function decodeFile(bytes: Uint8Array, encoding: Encoding): Promise<string[]> {
+  if (encoding === 'utf8' && !isUtf8(bytes)) {
     const offset = firstInvalidUtf8(bytes);
     throw new NotUtf8(countNewlines(bytes, offset) + 1, bytes[offset]!);
   }
-  // TextDecoder drops a leading byte-order mark.
-  return new TextDecoder('utf-8').decode(bytes);
+  // A megabyte per turn of the event loop, and the parts never joined: a 19 MB file decoded in one call
+  // held the loop 24-53 ms on a loaded machine, and joining the parts 25 ms more. TextDecoder drops a
+  // leading byte-order mark.
+  const decoder = new TextDecoder(encoding === 'latin1' ? 'windows-1252' : 'utf-8');
+  const parts: string[] = [];
+  for (let at = 0; at < bytes.length; at += DECODE_SLICE) {
+    parts.push(decoder.decode(bytes.subarray(at, at + DECODE_SLICE), { stream: true }));
+    if (at + DECODE_SLICE < bytes.length) await setImmediate();
+  }
+  parts.push(decoder.decode());
+  return parts;
 }
+
+const DECODE_SLICE = 1024 * 1024;
 
 /** The offset of the first byte that does not belong to a well-formed UTF-8 sequence (RFC 3629). */
 export function firstInvalidUtf8(bytes: Uint8Array): number {

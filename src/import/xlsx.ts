@@ -2,6 +2,7 @@ import type ExcelJS from 'exceljs';
 import { FileProblem, SheetToChoose } from './problem.js';
 import { MAX_COLUMNS } from './limits.js';
 import { checkCells, checkColumns, tooManyColumns, type Table } from './table-shape.js';
+import { PackedCells } from './packed-rows.js';
 import { checkArchive } from './zip.js';
 
 /**
@@ -35,7 +36,7 @@ export async function xlsxTable(bytes: Buffer, sheetName: string | undefined, ch
   }
   const where = sheets.length > 1 ? ` of sheet ${JSON.stringify(sheet.name)}` : '';
   let columns: string[] | undefined;
-  const rows: Table['rows'] = [];
+  const rows = new PackedCells((n) => `row ${n}${where}`);
   let problem: FileProblem | undefined;
   sheet.eachRow({ includeEmpty: false }, (row, number) => {
     if (problem) return;
@@ -80,7 +81,7 @@ export async function xlsxTable(bytes: Buffer, sheetName: string | undefined, ch
       problem = error as FileProblem;
       return;
     }
-    rows.push({ label: `row ${number}${where}`, cells: columns.map((_, i) => filled[i] ?? '') });
+    rows.push(number, columns.map((_, i) => filled[i] ?? ''));
   });
   if (problem) throw problem;
   if (!columns) throw new FileProblem(`the sheet ${JSON.stringify(sheet.name)} is empty`);

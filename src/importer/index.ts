@@ -2,8 +2,9 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ArtworkInput } from '../domain/artwork.js';
 import { ApiError } from '../domain/errors.js';
 import type { Db } from '../db/types.js';
-import { candidate, Catalog, changedFields, findDuplicates, listShows, type Candidate, type Listed } from '../import/plan.js';
-import { formatProblem, rowProblems, type Kind, type Row, type RowProblem } from '../import/rows.js';
+import { Catalog, type Candidate, type Listed } from '../import/plan.js';
+import { checkRows, compareRows, mirrorDeletions, namedRecords, refusalProblems, rowLine, type ColumnOf, type HintWords, type Plan, type RowIssue } from '../import/planner.js';
+import type { Kind, Row } from '../import/rows.js';
 import { overPruneLimit, type ImportCounts } from '../import/summary.js';
 import { deleteArtwork, getArtwork, listArtworks, postArtworksWork, postArtworkWork } from '../store/artworks.js';
 import { itemsPerTransaction, writeEach } from '../store/batch.js';
@@ -28,6 +29,18 @@ import { nowIso } from '../clock.js';
  */
 const BATCH = 20;
 
+/**
+ * The hints as the API's runs word them (docs/api.md, Runs: a run's `problems`): a feed's run and a
+ * console import's run alike.
+ */
+export const runHintWords: HintWords = (hint) => {
+  switch (hint.kind) {
+    case 'external-id': return '; give the row an external_id';
+    case 'currency': return ' (set one in a currency column, in the price, or as the default currency of your profile)';
+    case 'map-column': return '';
+  }
+};
+
 /** A record a mirror would delete. */
 export interface Deletion {
   id: number;
@@ -35,35 +48,14 @@ export interface Deletion {
   external_id: string | null;
 }
 
-export interface PlannedRow {
-  label: string;
-  title: string;
-  id?: number;
-  fields?: string[];
-}
-
-export interface Preview {
-  kind: Kind;
-  total: number;
-  creates: PlannedRow[];
-  updates: PlannedRow[];
-  unchanged: number;
-  refused: RowProblem[];
-  duplicates: RowProblem[];
+/** A plan (src/import/planner.ts) against the store's records, with what a mirror would delete. */
+export interface Preview extends Plan {
   /** With mirror: the records the file does not name. */
   deletions: Deletion[];
   /** With mirror: why nothing will be deleted, when so. */
   pruneBlocked?: string;
   /** With mirror: the deletions are past the limit (the console: more than half, not confirmed; a feed: docs/api.md, Feeds). */
   pruneLimitHit?: boolean;
-  /** The rows Apply writes, in file order. */
-  send: Candidate[];
-  /** The rows of `send` equal to their stored record (a feed's run does not write them). */
-  same: Set<Candidate>;
-  /** The record each unchanged row matched, by the row's label (the feed preview shows it). */
-  sameIds: Map<string, number>;
-  /** Rows written with a warning (level `warning`: "price: no currency"), in file order. */
-  warnings: RowProblem[];
 }
 
 export interface MirrorChoice {
@@ -121,52 +113,21 @@ export async function readCatalog(db: Db, entityId: number, kind: Kind, entitySl
 const getRecord = (db: Db, kind: Kind, entityId: number, id: number): Promise<Record<string, unknown>> =>
   (kind === 'artworks' ? getArtwork(db, entityId, id) : getEvent(db, entityId, id));
 
-/** What Apply would do, computed from the store's records: nothing is written. */
-export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[], mirror: MirrorChoice): Promise<Preview> {
-  const refused: RowProblem[] = [];
-  const candidates: Candidate[] = [];
-  for (const [i, row] of rows.entries()) {
-    if (i % BATCH === 0) await yieldToEventLoop();
-    const problems = rowProblems(kind, row);
-    if (problems.length > 0) refused.push({ label: row.label, message: problems.join('; ') });
-    else candidates.push(candidate(kind, row, actor.entitySlug));
-  }
-  const duplicateOf = findDuplicates(kind, candidates);
-  const duplicates = [...duplicateOf].map(([c, message]) => ({ label: c.row.label, message }));
-  const send = candidates.filter((c) => !duplicateOf.has(c));
-
+/**
+ * What Apply would do, planned from the store's records (src/import/planner.ts, the planner `push`
+ * uses too): nothing is written. `columnOf` places each problem in its column.
+ */
+export async function previewImport(db: Db, actor: Actor, kind: Kind, rows: Row[], columnOf: ColumnOf, mirror: MirrorChoice): Promise<Preview> {
+  const checked = await checkRows(kind, rows, actor.entitySlug, columnOf);
   const catalog = await readCatalog(db, actor.entityId, kind, actor.entitySlug);
-  const preview: Preview = { kind, total: rows.length, creates: [], updates: [], unchanged: 0, refused, duplicates, deletions: [], send, same: new Set(), sameIds: new Map(), warnings: [] };
-  const named = new Set<number>();
-  for (const [i, c] of send.entries()) {
-    if (i % BATCH === 0) await yieldToEventLoop();
-    const match = catalog.match(c.identity);
-    if (match.action === 'create') {
-      preview.creates.push({ label: c.row.label, title: c.input.title });
-    } else if (match.action === 'ambiguous') {
-      match.candidates.forEach((id) => named.add(id));
-      refused.push({ label: c.row.label, message: `matches several ${kind} (#${match.candidates.join(', #')}) by artist, title and year; give the row an external_id` });
-    } else {
-      named.add(match.record.id);
-      // The list shows most fields; a row that sets one it does not show is compared with the whole record.
-      const record = listShows(kind, c.row.body) ? match.record : await getRecord(db, kind, actor.entityId, match.record.id);
-      const fields = changedFields(kind, record, c.input);
-      if (fields.length > 0) preview.updates.push({ label: c.row.label, id: match.record.id, title: c.input.title, fields });
-      else {
-        preview.unchanged++;
-        preview.same.add(c);
-        preview.sameIds.set(c.row.label, match.record.id);
-      }
-    }
-  }
-  const refusedLabels = new Set(refused.map((r) => r.label));
-  preview.send = send.filter((c) => !refusedLabels.has(c.row.label));
-  preview.warnings = preview.send.filter((c) => c.row.warnings?.length).map((c) => ({ label: c.row.label, message: c.row.warnings!.join('; ') }));
+  const plan = await compareRows(checked, catalog, (id) => getRecord(db, kind, actor.entityId, id));
+  const preview: Preview = { ...plan, deletions: [] };
   if (mirror.prune) {
     const owned = mirror.ownerFeedId === undefined ? undefined : await feedOwnedIds(db, mirror.ownerFeedId, kind);
-    preview.deletions = catalog.records.filter((r) => !named.has(r.id) && (!owned || owned.has(r.id)))
+    preview.deletions = mirrorDeletions(catalog, namedRecords(plan, catalog), owned)
       .map(({ id, title, external_id }) => ({ id, title, external_id: typeof external_id === 'string' ? external_id : null }));
     const recent = mirror.recentDeletes ?? 0;
+    const { refused } = preview;
     if (refused.length > 0) {
       preview.pruneBlocked = `${refused.length} row${refused.length === 1 ? ' is' : 's are'} refused: a record they name would be deleted`;
     } else if (owned && preview.deletions.length > 0 && preview.deletions.length + recent > feedDeleteLimit(owned.size)) {
@@ -187,7 +148,8 @@ export interface ApplyJob {
   done: number;
   steps: number;
   counts: ImportCounts;
-  failures: RowProblem[];
+  /** The rows refused, left out as duplicates or refused by a write, in file order. */
+  failures: RowIssue[];
   finished: boolean;
   /** Why the mirror deleted nothing, when so. */
   pruneSkipped?: string;
@@ -210,11 +172,6 @@ function writeBatch(db: Db, actor: Actor, kind: Kind, batch: Candidate[]) {
   return writeEach<Candidate, Written>(db, batch,
     function* (c) { const p = yield* postEventWork(db, actor, c.input); return { id: p.event.id, created: p.created, changed: p.changed }; });
 }
-
-const refusalText = (error: ApiError): string => {
-  const problem = (error.extras.details ?? [{ field: '', message: error.message }]).map(formatProblem).join('; ');
-  return error.extras.candidates ? `${problem} (matches #${error.extras.candidates.join(', #')}; give the row an external_id)` : problem;
-};
 
 /** A new Apply of a preview, before its first write. */
 export function newApplyJob(preview: Preview, mirror: MirrorChoice): ApplyJob {
@@ -252,10 +209,10 @@ async function importRun(db: Db, actor: Actor, preview: Preview, mirror: MirrorC
     throw failure;
   } finally {
     const { total, created, updated, unchanged, deleted, failed, duplicate } = job.counts;
-    const lineOf = (label: string) => Number(/\d+/.exec(label)?.[0] ?? NaN) || null;
+    // One problem per row, its parts in one message, as the console's summary lists them.
     const problems = [
-      ...job.failures.map(({ label, message }) => ({ line: lineOf(label), column: null, message, level: 'error' as const })),
-      ...preview.warnings.map(({ label, message }) => ({ line: lineOf(label), column: null, message, level: 'warning' as const })),
+      ...job.failures.map((row) => ({ line: row.line, column: null, message: rowLine(row, runHintWords).message, level: 'error' as const })),
+      ...preview.warnings.map((row) => ({ line: row.line, column: null, message: rowLine(row, runHintWords).message, level: 'warning' as const })),
     ].slice(0, 100);
     await finishImportRun(db, runId, {
       counts: { rows: total, created, updated, unchanged, deleted, refused: failed, duplicates: duplicate }, problems, error,
@@ -284,10 +241,11 @@ async function applyRows(db: Db, actor: Actor, preview: Preview, mirror: MirrorC
     job.counts.unchanged += preview.send.length - send.length;
     job.done += preview.send.length - send.length;
   }
-  await runApply(db, actor, { kind: preview.kind, send }, deleting, job);
+  await runApply(db, actor, { kind: preview.kind, send, columnOf: preview.columnOf }, deleting, job);
 }
 
-async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kind' | 'send'>, deleting: Preview['deletions'], job: ApplyJob): Promise<void> {
+async function runApply(db: Db, actor: Actor, preview: Pick<Preview, 'kind' | 'send' | 'columnOf'>, deleting: Preview['deletions'], job: ApplyJob): Promise<void> {
+  const { kind, send } = preview;
   const size = itemsPerTransaction(db);
   for (let at = 0; at < send.length; at += size) {
     const batch = send.slice(at, at + size);
@@ -295,7 +253,8 @@ async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kin
     outcomes.forEach((outcome, i) => {
       if ('error' in outcome) {
         job.counts.failed++;
-        job.failures.push({ label: batch[i]!.row.label, message: refusalText(outcome.error) });
+        const { row } = batch[i]!;
+        job.failures.push({ label: row.label, line: row.line, problems: refusalProblems(row, { message: outcome.error.message, ...outcome.error.extras }, preview.columnOf) });
       } else if (outcome.value.created) job.counts.created++;
       else if (outcome.value.changed) job.counts.updated++;
       else job.counts.unchanged++;
@@ -314,7 +273,7 @@ async function runApply(db: Db, actor: Actor, { kind, send }: Pick<Preview, 'kin
       if (i % BATCH === BATCH - 1) await yieldToEventLoop();
     }
   }
-  job.failures.sort((a, b) => labelOrder(a.label) - labelOrder(b.label));
+  job.failures.sort((a, b) => a.line - b.line);
 }
 
 /**
@@ -339,6 +298,3 @@ export async function removeUnchanged(db: Db, actor: Actor, kind: Kind, id: numb
     throw error;
   }
 }
-
-/** `line 12`, `row 12`, `item 3` in file order. */
-const labelOrder = (label: string): number => Number(/\d+/.exec(label)?.[0] ?? 0);

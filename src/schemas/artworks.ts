@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { RecordImage, imageStatusQuery } from './images.js';
 import {
-  CurrencyCode, HttpUrl, Id, LongText, Nullable, Page, ReadOnlyEcho, Ref, StringEnum, Text, Timestamp, cursorQuery, pageQuery,
+  CurrencyCode, HttpUrl, Id, LongText, Nullable, Page, ReadOnlyEcho, Ref, StringEnum, Text, Timestamp, WriteBodies, cursorQuery, pageQuery,
 } from './common.js';
 
 /** `not_for_sale`: on loan, in a private collection, kept by the gallery; public pages show no price or offer (docs/api.md, Artworks). */
@@ -94,16 +94,10 @@ export const ARTWORK_EXAMPLE = {
   image_url: 'https://gallery.example/img/ap-1990.jpg', external_url: 'https://gallery.example/works/ap-1990',
 };
 
-export const ArtworkPost = Type.Object(
-  { title: Title, ...optionalFields, ...readOnlyFields },
-  { additionalProperties: false, examples: [ARTWORK_EXAMPLE] },
-);
+export const { post: ArtworkPost, put: ArtworkPut } = WriteBodies(Title, { ...optionalFields, ...readOnlyFields }, {
+  post: ARTWORK_EXAMPLE, put: { price: 950000, availability: 'reserved' },
+});
 export type ArtworkPostBody = Static<typeof ArtworkPost>;
-
-export const ArtworkPut = Type.Object(
-  { title: Type.Optional(Title), ...optionalFields, ...readOnlyFields },
-  { additionalProperties: false, examples: [{ price: 950000, availability: 'reserved' }] },
-);
 export type ArtworkPutBody = Static<typeof ArtworkPut>;
 
 export const WRITABLE_ARTWORK_FIELDS = ['title', ...Object.keys(optionalFields)] as (keyof ArtworkFields)[];

@@ -1,4 +1,4 @@
-import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
+import Type, { type Static, type TArray, type TBoolean, type TObject, type TObjectOptions, type TProperties, type TSchema, type TUnsafe } from 'typebox';
 
 /**
  * Building blocks of the contract. Custom `format`s (uri, date, date-time, iso4217, iso3166-alpha2)
@@ -92,6 +92,27 @@ export const cursorQuery = {
     description: 'A record id: only records with a greater id, in id order. Start with 0 (or omit it), then pass the previous answer\'s `next_after`. Not with `page`.',
   })),
 };
+
+/**
+ * A record's write bodies: POST needs the title, PUT takes any field sent (the title too, which it
+ * cannot clear); both refuse unknown fields. `fields` lists the rest, the read-only ones included.
+ */
+export function WriteBodies<T extends TSchema, F extends TProperties>(title: T, fields: F, examples: { post: unknown; put: unknown }) {
+  return {
+    post: Type.Object({ title, ...fields }, { additionalProperties: false, examples: [examples.post] }),
+    put: Type.Object({ title: Type.Optional(title), ...fields }, { additionalProperties: false, examples: [examples.put] }),
+  };
+}
+
+/**
+ * A page of a list read newest first by a cursor (runs, webhook messages, the trash): its items under
+ * `member`, whether older ones follow, and the `next_after` to pass as `after` for them.
+ */
+export function NewestFirstPage<K extends string, T extends TSchema, N extends TSchema>(member: K, item: T, nextAfter: N, options: TObjectOptions):
+  TObject<{ [P in K]: TArray<TUnsafe<Static<T>>> } & { has_more: TBoolean; next_after: TUnsafe<Static<N> | null> }> {
+  return Type.Object({ [member]: Type.Array(Ref(item)), has_more: Type.Boolean(), next_after: Nullable(nextAfter) } as
+    { [P in K]: TArray<TUnsafe<Static<T>>> } & { has_more: TBoolean; next_after: TUnsafe<Static<N> | null> }, options);
+}
 
 export const Page = {
   total: Type.Integer({ minimum: 0, description: 'How many records the list has in all (with its filters).' }),

@@ -2,7 +2,7 @@ import Type, { type Static } from 'typebox';
 import { RecordImage, imageStatusQuery } from './images.js';
 import {
   CountryCode, HttpUrl, Id, IsoDate, LongText, Nullable, Page, QueryBoolean, ReadOnlyEcho, Ref, StringEnum, Text,
-  Timestamp, cursorQuery, pageQuery,
+  Timestamp, WriteBodies, cursorQuery, pageQuery,
 } from './common.js';
 
 export const EVENT_TYPES = ['exhibition', 'opening', 'talk', 'workshop', 'other'] as const;
@@ -37,17 +37,11 @@ const readOnlyFields = {
   updated_at: ReadOnlyEcho(),
 };
 
-export const EventPost = Type.Object(
-  { title: EventTitle, ...eventFields, ...readOnlyFields },
-  { additionalProperties: false, examples: [EVENT_EXAMPLE] },
-);
-export type EventPostBody = Static<typeof EventPost>;
-
 /** PUT /v1/events/:id (docs/api.md, Events): any writable field; null clears; title cannot be cleared. */
-export const EventPut = Type.Object(
-  { title: Type.Optional(EventTitle), ...eventFields, ...readOnlyFields },
-  { additionalProperties: false, examples: [{ title: 'Summer Exhibition 2027', end_date: '2027-09-15' }] },
-);
+export const { post: EventPost, put: EventPut } = WriteBodies(EventTitle, { ...eventFields, ...readOnlyFields }, {
+  post: EVENT_EXAMPLE, put: { title: 'Summer Exhibition 2027', end_date: '2027-09-15' },
+});
+export type EventPostBody = Static<typeof EventPost>;
 export type EventPutBody = Static<typeof EventPut>;
 export const WRITABLE_EVENT_FIELDS = ['title', ...Object.keys(eventFields)] as (keyof EventFields)[];
 

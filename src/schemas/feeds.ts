@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { HttpUrl, ID_MAX, Id, Nullable, PathId, Ref, StringEnum, Timestamp } from './common.js';
+import { HttpUrl, ID_MAX, Id, NewestFirstPage, Nullable, PathId, Ref, StringEnum, Timestamp } from './common.js';
 
 /** Feeds (docs/api.md, Feeds): a file at a URL, read on a schedule and applied like the console's Import. */
 
@@ -129,22 +129,18 @@ export const FeedPreview = Type.Object({
 
 export const FeedList = Type.Object({ feeds: Type.Array(Ref(Feed)) }, { $id: 'FeedList', description: 'The entity\'s feeds, at most 10.' });
 
-export const FeedRunList = Type.Object({
-  runs: Type.Array(Ref(FeedRun)),
-  has_more: Type.Boolean(),
-  next_after: Nullable(Type.Integer({ minimum: 1, description: 'The last run\'s id: pass it as `after` for older runs.' })),
-}, { $id: 'FeedRunList', description: 'A feed\'s runs, newest first.' });
+const olderRuns = Type.Integer({ minimum: 1, description: 'The last run\'s id: pass it as `after` for older runs.' });
+
+export const FeedRunList = NewestFirstPage('runs', FeedRun, olderRuns, { $id: 'FeedRunList', description: 'A feed\'s runs, newest first.' });
 
 export const RunsQuery = Type.Object({
   after: Type.Optional(Type.Integer({ minimum: 1, maximum: ID_MAX, description: 'A run id: only older runs. Pass the previous answer\'s `next_after`.' })),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Runs per page, 1 to 100 (default 20).' }),
 });
 
-export const RunList = Type.Object({
-  runs: Type.Array(Ref(FeedRun)),
-  has_more: Type.Boolean(),
-  next_after: Nullable(Type.Integer({ minimum: 1, description: 'The last run\'s id: pass it as `after` for older runs.' })),
-}, { $id: 'RunList', description: 'The entity\'s runs of the kinds the key may read, newest first.' });
+export const RunList = NewestFirstPage('runs', FeedRun, olderRuns, {
+  $id: 'RunList', description: 'The entity\'s runs of the kinds the key may read, newest first.',
+});
 
 export const RunParams = Type.Object({
   id: PathId(),

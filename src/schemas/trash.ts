@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { Id, Nullable, PathId, Ref, StringEnum, Timestamp } from './common.js';
+import { Id, NewestFirstPage, Nullable, PathId, StringEnum, Timestamp } from './common.js';
 
 /** The trash (docs/api.md, Trash): deleted artworks and events, kept TRASH_DAYS before the purge. */
 
@@ -15,11 +15,9 @@ export const TrashItem = Type.Object({
   purge_at: { ...Timestamp, description: 'When the purge removes it for good (TRASH_DAYS after the delete).' },
 }, { $id: 'TrashItem', description: 'A deleted record in the trash.' });
 
-export const TrashPage = Type.Object({
-  items: Type.Array(Ref(TrashItem)),
-  has_more: Type.Boolean(),
-  next_after: Nullable(Type.String({ description: 'Pass it as `after` for the next (older) page.' })),
-}, { $id: 'TrashPage', description: 'A page of the trash, newest delete first.' });
+export const TrashPage = NewestFirstPage('items', TrashItem, Type.String({ description: 'Pass it as `after` for the next (older) page.' }), {
+  $id: 'TrashPage', description: 'A page of the trash, newest delete first.',
+});
 
 export const TrashQuery = Type.Object({
   kind: Type.Optional(StringEnum(TRASH_KINDS, { description: 'One kind; without it, every kind the key may read.' })),

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Id, Nullable, PathId, Ref, StringEnum, Timestamp } from './common.js';
+import { Id, NewestFirstPage, Nullable, PathId, Ref, StringEnum, Timestamp } from './common.js';
 
 /** The event types a webhook endpoint may subscribe to (docs/api.md, Webhooks). */
 export const WEBHOOK_TYPES = [
@@ -82,11 +82,9 @@ export const WebhookMessage = Type.Object({
   attempts: Type.Array(Ref(WebhookAttempt)),
 }, { $id: 'WebhookMessage', description: 'A message to an endpoint and its attempts.' });
 
-export const WebhookMessagePage = Type.Object({
-  messages: Type.Array(Ref(WebhookMessage)),
-  has_more: Type.Boolean(),
-  next_after: Nullable(Type.Integer({ minimum: 1, description: 'Pass as `after` for the next (older) page.' })),
-}, { $id: 'WebhookMessagePage', description: 'An endpoint\'s messages, newest first.' });
+export const WebhookMessagePage = NewestFirstPage('messages', WebhookMessage,
+  Type.Integer({ minimum: 1, description: 'Pass as `after` for the next (older) page.' }),
+  { $id: 'WebhookMessagePage', description: 'An endpoint\'s messages, newest first.' });
 
 export const MessagesQuery = Type.Object({
   after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'The previous page\'s `next_after`.' })),

@@ -4,7 +4,8 @@ import { client, keyFor, startApp, tenant, type Reply, type TestApp } from '../h
 
 /** Fixed-window rate limits per key (docs/api.md, Authentication; docs/api.md, Rate limits). */
 
-const WINDOW_S = 3;
+// Long enough that 35 concurrent requests on a loaded machine land in one window, short enough to await its end.
+const WINDOW_S = 6;
 const LIMITS = { free: 3, subscriber: 5, partner: 7 } as const;
 
 /** The app with the default limits (free: 30) and a short window, so a reset can be awaited. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { artworkFromPost } from '../../src/domain/artwork.js';
 import { changedFields, listShows } from '../../src/import/plan.js';
-import { checkRow, isPriceOnRequest, tableRows } from '../../src/import/rows.js';
+import { checkRow, formatProblem, isPriceOnRequest, tableRows } from '../../src/import/rows.js';
 import { readTable } from '../../src/import/table.js';
 
 /**
@@ -28,7 +28,7 @@ describe('price on request in a price column', () => {
   test('a number is a price; other words are still refused; a price_display column wins over the word', async () => {
     const [priced, word, both] = await rows('title,price,price_display\nA,12500,\nB,ask us,\nC,POA,hidden\n');
     expect(priced!.body).toEqual({ title: 'A', price: 12500 });
-    expect(word!.problems.join(' ')).toMatch(/^price: "ask us" in column "price" is not a price/);
+    expect(word!.problems.map(formatProblem).join(' ')).toMatch(/^price: "ask us" in column "price" is not a price/);
     expect(both!.body).toEqual({ title: 'C', price_display: 'hidden' });
   });
 });

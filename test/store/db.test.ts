@@ -532,10 +532,14 @@ describe('scans run off the event loop (SQLite reader thread)', () => {
 
   it.runIf(DIALECT === 'sqlite')('while a long scan runs, timers and point reads on the event loop go on', async () => {
     const started = performance.now();
-    const scan = read(db, () => first(slowCount, { upTo: 3_000_000 }));
+    let scanned: number | undefined;
+    const scan = read(db, () => first(slowCount, { upTo: 3_000_000 })).then((row) => {
+      scanned = performance.now() - started;
+      return row;
+    });
     const delays: number[] = [];
     let last = performance.now();
-    while (performance.now() - started < 150) {
+    while (scanned === undefined) {
       await new Promise((resolve) => setTimeout(resolve, 1));
       const now = performance.now();
       delays.push(now - last);
@@ -543,9 +547,10 @@ describe('scans run off the event loop (SQLite reader thread)', () => {
       await read(db, () => all(pointTitles, { entityId: 1 }));
     }
     expect(Number((await scan)?.n)).toBe(3_000_000);
-    expect(performance.now() - started).toBeGreaterThan(150);
-    // The event loop never stalled for the scan's duration.
-    expect(Math.max(...delays)).toBeLessThan(100);
+    // Measured against the scan's own time, which a loaded machine stretches as much as the turns: a scan on
+    // the event loop would be one turn as long as the whole scan; off it, timers and point reads go on.
+    expect(delays.length).toBeGreaterThan(5);
+    expect(Math.max(...delays)).toBeLessThan(scanned / 2);
   });
 
   it.runIf(DIALECT === 'sqlite')('the WAL is checkpointed by the reader thread soon after a commit, not by the main connection', async () => {

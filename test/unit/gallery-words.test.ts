@@ -5,6 +5,7 @@ import {
   readAvailability, readCurrency, readEdition, readMeasure, readPrice, readYear, readYesNo,
 } from '../../src/import/values.js';
 import { FileProblem } from '../../src/import/problem.js';
+import { cpuMs } from '../support/cpu.js';
 
 const mapping = (columns: string[], options = {}) => readHeader(columns, 'artworks', options).mapping;
 
@@ -82,12 +83,11 @@ describe('column names in six languages', () => {
     expect(readHeader(['Name', 'Start', 'Künstler'], 'events').mapping).toEqual({ Name: 'title', Start: 'start_date', Künstler: null });
   });
 
-  test('bounded: a 200-column header holding every word is read at once', () => {
+  test('bounded: a 200-column header holding every word is read at once', async () => {
     const words = 'title artist künstler year jahr price prix preis edition auflage stock inventory cost consignor notes'.split(' ');
     const columns = Array.from({ length: 200 }, (_, i) => `${words.join(' ')} ${i}`.slice(0, 200));
-    const started = performance.now();
-    expect(() => readHeader(columns, 'artworks')).toThrow(/no title column/);
-    expect(performance.now() - started).toBeLessThan(200);
+    const { ms } = await cpuMs(() => expect(() => readHeader(columns, 'artworks')).toThrow(/no title column/));
+    expect(ms).toBeLessThan(200);
   });
 });
 

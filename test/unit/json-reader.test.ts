@@ -37,7 +37,7 @@ describe('JSON files read in slices', () => {
     const table = outcome as Awaited<ReturnType<typeof readTable>>;
     expect(table.columns).toEqual(['title', 'price', 'description', 'sold', 'tags']);
     expect(table.rows).toHaveLength(10_000);
-    expect(table.rows[9_999]).toEqual({ label: 'item 10000', cells: ['Work 9999', 9999, 'd'.repeat(480), false, null] });
+    expect(table.rows.at(9_999)).toEqual({ label: 'item 10000', line: 10_000, cells: ['Work 9999', 9999, 'd'.repeat(480), false, null] });
     // ~5 MB in 64 KB slices: about 80 turns; one block would be none.
     expect(turns).toBeGreaterThan(40);
   });
@@ -63,7 +63,7 @@ describe('JSON files read in slices', () => {
   test('a "__proto__" key is a column like any other, and no item gets a prototype from the file', async () => {
     const table = await readTable(Buffer.from('[{"__proto__": {"title": "planted"}, "medium": "Oil"}]'), { name: 'odd.json' });
     expect(table.columns).toEqual(['__proto__', 'medium']);
-    expect(table.rows[0]!.cells).toEqual([{ title: 'planted' }, 'Oil']);
+    expect(table.rows.at(0)!.cells).toEqual([{ title: 'planted' }, 'Oil']);
     expect(({} as Record<string, unknown>).title).toBeUndefined();
   });
 });

@@ -1,10 +1,13 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sha256 } from '../../domain/passwords.js';
-import { CHOOSABLE, suggestField, targetLabel, type Kind } from '../../import/columns.js';
+import { CHOOSABLE, suggestField, targetLabel, type HeaderReading, type Kind } from '../../import/columns.js';
 import { UPLOAD_MAX_BYTES } from '../../import/limits.js';
 import { FileProblem } from '../../import/problem.js';
 import { isPrivateColumn, nameHints } from '../../import/reading.js';
-import { readTableRows, tableRows } from '../../import/rows.js';
+import { columnsOf, rowLine, type HintWords, type RowIssue } from '../../import/planner.js';
+import { readTableRows, type Row, type RowOptions } from '../../import/rows.js';
+import { firstValues, type Table } from '../../import/table-shape.js';
 import { PREVIEW_ROWS, feedPreviewOf, type FeedPreviewAnswer } from '../../feeds/preview.js';
 import { countsLine } from '../../import/summary.js';
 import { encodingNamed } from '../../import/text.js';
@@ -131,14 +134,14 @@ export async function importPage(app: FastifyInstance): Promise<void> {
       return [column.trim().toLowerCase(), CHOOSABLE[upload.kind].includes(field) ? field : null];
     }));
     upload.mirror = { prune: body.mirror === 'yes', force: body.force === 'yes' };
-    let rows;
+    let read;
     try {
-      rows = tableRows(upload.table, upload.kind, upload.map, { defaultCurrency: request.user.entity.default_currency });
+      read = await readRowsInTurns(upload.table, upload.kind, { map: upload.map, defaultCurrency: request.user.entity.default_currency });
     } catch (error) {
       if (!(error instanceof FileProblem)) throw error;
-      return columnsPage(request, reply, upload, error.message.replace(/ \(map a column with --map "COLUMN=FIELD"\)$/, ''));
+      return columnsPage(request, reply, upload, `${error.message}${error.hint ? hintWords(error.hint) : ''}`);
     }
-    upload.preview = await previewImport(app.db, actorOf(request), upload.kind, rows, upload.mirror);
+    upload.preview = await previewImport(app.db, actorOf(request), upload.kind, read.rows, columnsOf(read.reading), upload.mirror);
     return go(reply, `/console/import/${upload.id}/preview`);
   });
 
@@ -269,13 +272,30 @@ function columnNote(column: string, kind: Kind, chosen: string): Html | string {
   return said ? html`<span class="hint column-note">Read as ${said}</span>` : '';
 }
 
+/** Rows read per turn of the event loop: a table's 400,000 rows read at once held it over a second. */
+const ROWS_PER_TURN = 2_000;
+
+/** The table's rows as request bodies (`readTableRows`), a slice of rows per turn of the event loop; each row is read on its own. */
+async function readRowsInTurns(table: Table, kind: Kind, options: RowOptions): Promise<{ rows: Row[]; reading: HeaderReading }> {
+  const rows: Row[] = [];
+  let reading: HeaderReading | undefined;
+  for (let at = 0; at === 0 || at < table.rows.length; at += ROWS_PER_TURN) {
+    const read = readTableRows({ ...table, rows: table.rows.slice(at, at + ROWS_PER_TURN) }, kind, options);
+    reading = read.reading;
+    for (const row of read.rows) rows.push(row);
+    await nextTurn();
+  }
+  return { rows, reading: reading! };
+}
+
 function columnsPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, problem?: string): FastifyReply {
   const sheet = upload.table!;
   // Only what a person may write: never a read-only field (id, fingerprint, timestamps).
   const fields = CHOOSABLE[upload.kind];
   const chosen = (column: string) => (upload.map.has(column.trim().toLowerCase()) ? upload.map.get(column.trim().toLowerCase()) : suggestField(column, upload.kind)) ?? '';
+  const firsts = firstValues(sheet);
   const example = (i: number) => {
-    const value = sheet.rows.find((row) => row.cells[i] !== undefined && row.cells[i] !== '')?.cells[i];
+    const value = firsts[i];
     return value === undefined ? '' : typeof value === 'string' ? value.slice(0, 60) : JSON.stringify(value).slice(0, 60);
   };
   const rows = sheet.columns.map((column, i) => {
@@ -308,8 +328,17 @@ const planned = (caption: string, rows: { label: string; title: string; id?: num
   return html`${table(caption, ['Row', 'Title', 'Fields that change'], shown)}${rows.length > LISTED_ROWS ? html`<p class="hint">and ${(rows.length - LISTED_ROWS).toLocaleString('en')} more</p>` : ''}`;
 };
 
-const problems = (caption: string, rows: { label: string; message: string }[]): Html =>
-  html`${table(caption, ['Row', 'Reason'], rows.slice(0, LISTED_ROWS).map((r) => [r.label, r.message]))}${rows.length > LISTED_ROWS ? html`<p class="hint">and ${(rows.length - LISTED_ROWS).toLocaleString('en')} more</p>` : ''}`;
+/** The hints as this page words them: a column is matched to its field in the list above, not with a flag. */
+const hintWords: HintWords = (hint) => {
+  switch (hint.kind) {
+    case 'map-column': return hint.field === 'title' ? ': choose Title for one of them' : ': choose the field of each column';
+    case 'external-id': return '; give the row an external_id';
+    case 'currency': return ' (set one in a currency column, in the price, or as the default currency of your profile)';
+  }
+};
+
+const problems = (caption: string, rows: RowIssue[]): Html =>
+  html`${table(caption, ['Row', 'Reason'], rows.slice(0, LISTED_ROWS).map((r) => rowLine(r, hintWords)).map((r) => [r.label, r.message]))}${rows.length > LISTED_ROWS ? html`<p class="hint">and ${(rows.length - LISTED_ROWS).toLocaleString('en')} more</p>` : ''}`;
 
 function previewPage(request: FastifyRequest, reply: FastifyReply, upload: HeldImport, preview: Preview, feed?: FeedPreviewAnswer): FastifyReply {
   const { kind } = preview;

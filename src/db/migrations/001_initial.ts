@@ -1,13 +1,11 @@
-import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
+import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { index, type Keys, keys } from './kit.js';
 
 /** Creates the catalog tables. `dialect` only picks the auto-increment key type. */
 export function initial(dialect: Dialect): Migration {
-  const id = dialect === 'postgres' ? 'serial' : 'integer';
-  const bigId = dialect === 'postgres' ? 'bigserial' : 'integer';
-  // SQLite's AUTOINCREMENT never reuses the id of a deleted row; PostgreSQL sequences never do either.
-  const pk = (c: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
+  const { serial: id, bigSerial: bigId, pk } = keys(dialect);
   return {
     async up(db: Kysely<any>) {
       await db.schema.createTable('entities')
@@ -39,7 +37,7 @@ export function initial(dialect: Dialect): Migration {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('last_used_at', 'text')
         .execute();
-      await db.schema.createIndex('api_keys_entity').on('api_keys').columns(['entity_id', 'id']).execute();
+      await index(db, 'api_keys_entity', 'api_keys', ['entity_id', 'id']).execute();
 
       await db.schema.createTable('artists')
         .addColumn('id', id, pk)
@@ -48,33 +46,12 @@ export function initial(dialect: Dialect): Migration {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();
 
-      await db.schema.createTable('artworks')
-        .addColumn('id', id, pk)
-        .addColumn('entity_id', 'integer', (c) => c.notNull().references('entities.id'))
-        .addColumn('title', 'text', (c) => c.notNull())
-        .addColumn('creation_year', 'integer')
-        .addColumn('medium', 'text')
-        .addColumn('dimensions', 'text')
-        .addColumn('price', 'bigint')
-        .addColumn('currency', 'text')
-        .addColumn('availability', 'text', (c) => c.check(sql`availability in ('available', 'reserved', 'sold')`))
-        .addColumn('description', 'text')
-        .addColumn('image_url', 'text')
-        .addColumn('external_url', 'text')
-        .addColumn('artist_name', 'text')
-        .addColumn('artist_id', 'integer', (c) => c.references('artists.id'))
-        .addColumn('artist_linked_at', 'text')
-        .addColumn('source_fingerprint', 'text', (c) => c.notNull())
-        .addColumn('fingerprint_version', 'integer', (c) => c.notNull())
-        .addColumn('last_synced_at', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
+      await artworksV1(db.schema.createTable('artworks'), keys(dialect))
         .addUniqueConstraint('artworks_entity_fingerprint', ['entity_id', 'source_fingerprint'])
         .execute();
-      await db.schema.createIndex('artworks_entity_id').on('artworks').columns(['entity_id', 'id']).execute();
-      await db.schema.createIndex('artworks_entity_availability')
-        .on('artworks').columns(['entity_id', 'availability', 'id']).execute();
-      await db.schema.createIndex('artworks_entity_artist').on('artworks').columns(['entity_id', 'artist_id']).execute();
+      await index(db, 'artworks_entity_id', 'artworks', ['entity_id', 'id']).execute();
+      await index(db, 'artworks_entity_availability', 'artworks', ['entity_id', 'availability', 'id']).execute();
+      await index(db, 'artworks_entity_artist', 'artworks', ['entity_id', 'artist_id']).execute();
 
       await db.schema.createTable('events')
         .addColumn('id', id, pk)
@@ -95,8 +72,8 @@ export function initial(dialect: Dialect): Migration {
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .addUniqueConstraint('events_entity_slug', ['entity_id', 'slug'])
         .execute();
-      await db.schema.createIndex('events_entity_id').on('events').columns(['entity_id', 'id']).execute();
-      await db.schema.createIndex('events_entity_start').on('events').columns(['entity_id', 'start_date']).execute();
+      await index(db, 'events_entity_id', 'events', ['entity_id', 'id']).execute();
+      await index(db, 'events_entity_start', 'events', ['entity_id', 'start_date']).execute();
 
       await db.schema.createTable('changelog')
         .addColumn('id', bigId, pk)
@@ -108,9 +85,9 @@ export function initial(dialect: Dialect): Migration {
         .addColumn('field_changes', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('changelog_owner_id').on('changelog').columns(['owner_id', 'id']).execute();
-      await db.schema.createIndex('changelog_owner_created').on('changelog').columns(['owner_id', 'created_at']).execute();
-      await db.schema.createIndex('changelog_owner_kind').on('changelog').columns(['owner_id', 'entity_type', 'id']).execute();
+      await index(db, 'changelog_owner_id', 'changelog', ['owner_id', 'id']).execute();
+      await index(db, 'changelog_owner_created', 'changelog', ['owner_id', 'created_at']).execute();
+      await index(db, 'changelog_owner_kind', 'changelog', ['owner_id', 'entity_type', 'id']).execute();
     },
     async down(db: Kysely<any>) {
       for (const table of ['changelog', 'events', 'artworks', 'artists', 'api_keys', 'entities']) {
@@ -118,4 +95,32 @@ export function initial(dialect: Dialect): Migration {
       }
     },
   };
+}
+
+/**
+ * The artworks table as this migration made it, but for its constraints (migration 005 builds it
+ * again on SQLite with one more column).
+ */
+export function artworksV1(table: CreateTableBuilder<string, never>, { serial, pk }: Keys): CreateTableBuilder<string, any> {
+  return table
+    .addColumn('id', serial, pk)
+    .addColumn('entity_id', 'integer', (c) => c.notNull().references('entities.id'))
+    .addColumn('title', 'text', (c) => c.notNull())
+    .addColumn('creation_year', 'integer')
+    .addColumn('medium', 'text')
+    .addColumn('dimensions', 'text')
+    .addColumn('price', 'bigint')
+    .addColumn('currency', 'text')
+    .addColumn('availability', 'text', (c) => c.check(sql`availability in ('available', 'reserved', 'sold')`))
+    .addColumn('description', 'text')
+    .addColumn('image_url', 'text')
+    .addColumn('external_url', 'text')
+    .addColumn('artist_name', 'text')
+    .addColumn('artist_id', 'integer', (c) => c.references('artists.id'))
+    .addColumn('artist_linked_at', 'text')
+    .addColumn('source_fingerprint', 'text', (c) => c.notNull())
+    .addColumn('fingerprint_version', 'integer', (c) => c.notNull())
+    .addColumn('last_synced_at', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull());
 }

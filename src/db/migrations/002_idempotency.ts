@@ -1,14 +1,15 @@
-import type { ColumnDefinitionBuilder, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { index, keys } from './kit.js';
 
 /** Idempotency-Key records: the first final answer to a request, replayed for 24 hours. */
 export function idempotency(dialect: Dialect): Migration {
-  const pk = (c: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
+  const { bigSerial, pk } = keys(dialect);
   return {
     async up(db: Kysely<any>) {
       await db.schema.createTable('idempotency_keys')
-        .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', pk)
+        .addColumn('id', bigSerial, pk)
         .addColumn('api_key_id', 'integer', (c) => c.notNull().references('api_keys.id'))
         .addColumn('key', 'text', (c) => c.notNull())
         .addColumn('request_hash', 'text', (c) => c.notNull())
@@ -19,7 +20,7 @@ export function idempotency(dialect: Dialect): Migration {
         .addColumn('locked_until', 'text', (c) => c.notNull())
         .addUniqueConstraint('idempotency_keys_key', ['api_key_id', 'key'])
         .execute();
-      await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
+      await index(db, 'idempotency_keys_created', 'idempotency_keys', ['created_at']).execute();
     },
     async down(db: Kysely<any>) {
       await db.schema.dropTable('idempotency_keys').execute();

@@ -1,5 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { index } from './kit.js';
 
 /**
  * Per-entity counts and last write times, kept in the same transaction as every write, so list totals
@@ -7,17 +8,8 @@ import type { Migration } from 'kysely/migration';
  */
 export const entityStats: Migration = {
   async up(db: Kysely<any>) {
-    await db.schema.createTable('entity_stats')
-      .addColumn('entity_id', 'integer', (c) => c.primaryKey().references('entities.id'))
-      .addColumn('artworks', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('available', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('reserved', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('sold', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('events', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('changelog', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('artworks_synced_at', 'text')
-      .addColumn('events_synced_at', 'text')
-      .addColumn('artists_synced_at', 'text')
+    await statsCounts(db.schema.createTable('entity_stats')
+      .addColumn('entity_id', 'integer', (c) => c.primaryKey().references('entities.id')))
       .execute();
     // Entities that exist already get their counts from their data.
     await sql`
@@ -38,7 +30,21 @@ export const entityStats: Migration = {
     await db.schema.dropIndex('changelog_owner_kind').execute();
   },
   async down(db: Kysely<any>) {
-    await db.schema.createIndex('changelog_owner_kind').on('changelog').columns(['owner_id', 'entity_type', 'id']).execute();
+    await index(db, 'changelog_owner_kind', 'changelog', ['owner_id', 'entity_type', 'id']).execute();
     await db.schema.dropTable('entity_stats').execute();
   },
 };
+
+/** The counts and sync times of an entity, as this migration made them (migration 006 builds the table again with slots). */
+export function statsCounts(table: CreateTableBuilder<string, any>): CreateTableBuilder<string, any> {
+  return table
+    .addColumn('artworks', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('available', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('reserved', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('sold', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('events', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('changelog', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('artworks_synced_at', 'text')
+    .addColumn('events_synced_at', 'text')
+    .addColumn('artists_synced_at', 'text');
+}

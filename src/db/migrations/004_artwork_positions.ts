@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { index } from './kit.js';
 
 /**
  * Each artwork's place in its entity's catalog, 1..count in id order, kept dense by every write.
@@ -13,12 +14,12 @@ export const artworkPositions: Migration = {
       update artworks set position = ranked.n
       from (select id, row_number() over (partition by entity_id order by id) as n from artworks) as ranked
       where artworks.id = ranked.id`.execute(db);
-    await db.schema.createIndex('artworks_entity_position').on('artworks').columns(['entity_id', 'position']).execute();
+    await index(db, 'artworks_entity_position', 'artworks', ['entity_id', 'position']).execute();
     // Pages no longer range over (entity_id, id): one index less to write per artwork.
     await db.schema.dropIndex('artworks_entity_id').execute();
   },
   async down(db: Kysely<any>) {
-    await db.schema.createIndex('artworks_entity_id').on('artworks').columns(['entity_id', 'id']).execute();
+    await index(db, 'artworks_entity_id', 'artworks', ['entity_id', 'id']).execute();
     await db.schema.dropIndex('artworks_entity_position').execute();
     await db.schema.alterTable('artworks').dropColumn('position').execute();
   },

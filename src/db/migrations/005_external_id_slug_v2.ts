@@ -3,6 +3,8 @@ import type { Migration } from 'kysely/migration';
 import { artworkFingerprint } from '../../domain/fingerprint.js';
 import { eventSlug } from '../../domain/slug.js';
 import type { Dialect } from '../connect.js';
+import { artworksV1 } from './001_initial.js';
+import { allOrNothing, index, keys } from './kit.js';
 
 const CHUNK = 1000;
 
@@ -15,13 +17,8 @@ const CHUNK = 1000;
  *   ids; records that version 1 had merged stay one record.
  */
 export function externalIdSlugV2(dialect: Dialect): Migration {
-  return {
-    async up(db: Kysely<any>) {
-      // Kysely runs SQLite migrations outside a transaction; the table rebuild must be all or nothing.
-      if (dialect === 'sqlite') await db.transaction().execute((trx) => upgrade(trx, dialect));
-      else await upgrade(db, dialect);
-    },
-  };
+  // The table rebuild must be all or nothing.
+  return { up: allOrNothing(dialect, (db) => upgrade(db, dialect)) };
 }
 
 async function upgrade(db: Kysely<any>, dialect: Dialect): Promise<void> {
@@ -31,13 +28,11 @@ async function upgrade(db: Kysely<any>, dialect: Dialect): Promise<void> {
     await db.schema.alterTable('artworks').dropConstraint('artworks_entity_fingerprint').execute();
     await db.schema.dropIndex('artworks_entity_position').execute();
     await db.schema.alterTable('artworks').dropColumn('position').execute();
-    await db.schema.createIndex('artworks_entity_id').on('artworks').columns(['entity_id', 'id']).execute();
+    await index(db, 'artworks_entity_id', 'artworks', ['entity_id', 'id']).execute();
   }
-  await db.schema.createIndex('artworks_entity_fingerprint').on('artworks').columns(['entity_id', 'source_fingerprint']).execute();
-  await db.schema.createIndex('artworks_entity_fingerprint_unnumbered').unique()
-    .on('artworks').columns(['entity_id', 'source_fingerprint']).where(sql.ref('external_id'), 'is', null).execute();
-  await db.schema.createIndex('artworks_entity_external_id').unique()
-    .on('artworks').columns(['entity_id', 'external_id']).where(sql.ref('external_id'), 'is not', null).execute();
+  await index(db, 'artworks_entity_fingerprint', 'artworks', ['entity_id', 'source_fingerprint']).execute();
+  await index(db, 'artworks_entity_fingerprint_unnumbered', 'artworks', ['entity_id', 'source_fingerprint']).unique().where(sql.ref('external_id'), 'is', null).execute();
+  await index(db, 'artworks_entity_external_id', 'artworks', ['entity_id', 'external_id']).unique().where(sql.ref('external_id'), 'is not', null).execute();
   await db.schema.alterTable('events').addColumn('slug_version', 'integer', (c) => c.notNull().defaultTo(1)).execute();
   await recomputeFingerprints(db);
   await recomputeEventSlugs(db);
@@ -46,27 +41,7 @@ async function upgrade(db: Kysely<any>, dialect: Dialect): Promise<void> {
 /** SQLite cannot drop a table constraint or an indexed column in place: the documented rebuild. */
 async function rebuildSqliteArtworks(db: Kysely<any>): Promise<void> {
   const sequence = await sql<{ seq: number }>`select seq from sqlite_sequence where name = 'artworks'`.execute(db);
-  await db.schema.createTable('artworks_v5')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-    .addColumn('entity_id', 'integer', (c) => c.notNull().references('entities.id'))
-    .addColumn('title', 'text', (c) => c.notNull())
-    .addColumn('creation_year', 'integer')
-    .addColumn('medium', 'text')
-    .addColumn('dimensions', 'text')
-    .addColumn('price', 'bigint')
-    .addColumn('currency', 'text')
-    .addColumn('availability', 'text', (c) => c.check(sql`availability in ('available', 'reserved', 'sold')`))
-    .addColumn('description', 'text')
-    .addColumn('image_url', 'text')
-    .addColumn('external_url', 'text')
-    .addColumn('artist_name', 'text')
-    .addColumn('artist_id', 'integer', (c) => c.references('artists.id'))
-    .addColumn('artist_linked_at', 'text')
-    .addColumn('source_fingerprint', 'text', (c) => c.notNull())
-    .addColumn('fingerprint_version', 'integer', (c) => c.notNull())
-    .addColumn('last_synced_at', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'text', (c) => c.notNull())
-    .addColumn('updated_at', 'text', (c) => c.notNull())
+  await artworksV1(db.schema.createTable('artworks_v5'), keys('sqlite'))
     .addColumn('external_id', 'text')
     .execute();
   const kept = sql.join([
@@ -80,9 +55,9 @@ async function rebuildSqliteArtworks(db: Kysely<any>): Promise<void> {
   // AUTOINCREMENT never hands out an id again, deleted ones included: keep the old high-water mark.
   const seq = sequence.rows[0]?.seq;
   if (seq !== undefined) await sql`update sqlite_sequence set seq = max(seq, ${seq}) where name = 'artworks'`.execute(db);
-  await db.schema.createIndex('artworks_entity_id').on('artworks').columns(['entity_id', 'id']).execute();
-  await db.schema.createIndex('artworks_entity_availability').on('artworks').columns(['entity_id', 'availability', 'id']).execute();
-  await db.schema.createIndex('artworks_entity_artist').on('artworks').columns(['entity_id', 'artist_id']).execute();
+  await index(db, 'artworks_entity_id', 'artworks', ['entity_id', 'id']).execute();
+  await index(db, 'artworks_entity_availability', 'artworks', ['entity_id', 'availability', 'id']).execute();
+  await index(db, 'artworks_entity_artist', 'artworks', ['entity_id', 'artist_id']).execute();
 }
 
 async function recomputeFingerprints(db: Kysely<any>): Promise<void> {

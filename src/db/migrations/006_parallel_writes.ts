@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { statsCounts } from './003_entity_stats.js';
 
 /** Slots of an entity's counts on PostgreSQL; each connection writes the one its backend id picks. */
 export const STATS_SLOTS = 64;
@@ -91,18 +92,9 @@ export function parallelWrites(dialect: Dialect): Migration {
 }
 
 async function createStats(db: Kysely<any>, table: string): Promise<void> {
-  await db.schema.createTable(table)
+  await statsCounts(db.schema.createTable(table)
     .addColumn('entity_id', 'integer', (c) => c.notNull().references('entities.id'))
-    .addColumn('slot', 'integer', (c) => c.notNull())
-    .addColumn('artworks', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('available', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('reserved', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('sold', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('events', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('changelog', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('artworks_synced_at', 'text')
-    .addColumn('events_synced_at', 'text')
-    .addColumn('artists_synced_at', 'text')
+    .addColumn('slot', 'integer', (c) => c.notNull()))
     .addColumn('version', 'integer', (c) => c.notNull().defaultTo(0))
     .addPrimaryKeyConstraint(`${table}_pkey`, ['entity_id', 'slot'])
     .execute();

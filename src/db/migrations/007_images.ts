@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { allOrNothing, index } from './kit.js';
 
 /**
  * Images held by the platform (docs/api.md, Images).
@@ -20,11 +21,7 @@ import type { Dialect } from '../connect.js';
  */
 export function images(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
-      // Kysely runs SQLite migrations outside a transaction; this one must be all or nothing.
-      if (dialect === 'sqlite') await db.transaction().execute((trx) => createImages(trx));
-      else await createImages(db);
-    },
+    up: allOrNothing(dialect, createImages),
     async down(db: Kysely<any>) {
       for (const table of ['artworks', 'events']) await db.schema.dropIndex(`${table}_image_url`).execute();
       await db.schema.dropTable('image_originals').execute();
@@ -46,8 +43,8 @@ async function createImages(db: Kysely<any>): Promise<void> {
     .addColumn('locked_until', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('images_due').on('images').columns(['due_at']).where(sql.ref('due_at'), 'is not', null).execute();
-  await db.schema.createIndex('images_hash').on('images').column('hash').where(sql.ref('hash'), 'is not', null).execute();
+  await index(db, 'images_due', 'images', ['due_at']).where(sql.ref('due_at'), 'is not', null).execute();
+  await index(db, 'images_hash', 'images', ['hash']).where(sql.ref('hash'), 'is not', null).execute();
   await db.schema.createTable('image_originals')
     .addColumn('hash', 'text', (c) => c.primaryKey())
     .addColumn('width', 'integer', (c) => c.notNull())
@@ -57,7 +54,7 @@ async function createImages(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
   for (const table of ['artworks', 'events']) {
-    await db.schema.createIndex(`${table}_image_url`).on(table).columns(['image_url', 'entity_id'])
+    await index(db, `${table}_image_url`, table, ['image_url', 'entity_id'])
       .where(sql.ref('image_url'), 'is not', null).execute();
   }
   const now = new Date().toISOString();

@@ -1,6 +1,7 @@
-import type { ColumnDefinitionBuilder, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { index, keys } from './kit.js';
 
 /**
  * The gallery console (docs/console.md): its users, their server-side sessions, the sign-in failures
@@ -14,12 +15,12 @@ import type { Dialect } from '../connect.js';
  *   errors of strangers are not kept in clear.
  */
 export function consoleUsers(dialect: Dialect): Migration {
-  const pk = (c: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
+  const { serial, pk } = keys(dialect);
   return {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('entities').addColumn('plan', 'text', (c) => c.notNull().defaultTo('subscriber')).execute();
       await db.schema.createTable('users')
-        .addColumn('id', dialect === 'postgres' ? 'serial' : 'integer', pk)
+        .addColumn('id', serial, pk)
         .addColumn('entity_id', 'integer', (c) => c.notNull().references('entities.id'))
         .addColumn('email', 'text', (c) => c.notNull().unique())
         .addColumn('role', 'text', (c) => c.notNull())
@@ -28,16 +29,16 @@ export function consoleUsers(dialect: Dialect): Migration {
         .addColumn('invite_expires_at', 'text')
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('users_entity').on('users').column('entity_id').execute();
+      await index(db, 'users_entity', 'users', ['entity_id']).execute();
       await db.schema.createTable('sessions')
         .addColumn('id_hash', 'text', (c) => c.primaryKey())
         .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('last_seen_at', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('sessions_user').on('sessions').column('user_id').execute();
+      await index(db, 'sessions_user', 'sessions', ['user_id']).execute();
       // A record's page shows its history: the record's entries without walking the entity's changelog.
-      await db.schema.createIndex('changelog_owner_record').on('changelog').columns(['owner_id', 'entity_type', 'record_id', 'id']).execute();
+      await index(db, 'changelog_owner_record', 'changelog', ['owner_id', 'entity_type', 'record_id', 'id']).execute();
       await db.schema.createTable('login_failures')
         .addColumn('email_hash', 'text', (c) => c.primaryKey())
         .addColumn('failures', 'integer', (c) => c.notNull())

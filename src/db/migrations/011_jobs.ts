@@ -1,6 +1,7 @@
-import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { allOrNothing, index, keys } from './kit.js';
 
 /**
  * One durable job queue for every kind of background work (src/jobs/README.md): image jobs now,
@@ -18,11 +19,7 @@ import type { Dialect } from '../connect.js';
  */
 export function jobs(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
-      // Kysely runs SQLite migrations outside a transaction; this one must be all or nothing.
-      if (dialect === 'sqlite') await db.transaction().execute((trx) => createJobs(trx, dialect));
-      else await createJobs(db, dialect);
-    },
+    up: allOrNothing(dialect, (db) => createJobs(db, dialect)),
     async down(db: Kysely<any>) {
       await db.schema.dropTable('job_turns').execute();
       await db.schema.dropTable('jobs').execute();
@@ -31,9 +28,9 @@ export function jobs(dialect: Dialect): Migration {
 }
 
 async function createJobs(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  const pk = (c: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
+  const { bigSerial, pk } = keys(dialect);
   await db.schema.createTable('jobs')
-    .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', pk)
+    .addColumn('id', bigSerial, pk)
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('key', 'text', (c) => c.notNull())
     .addColumn('entity_id', 'integer', (c) => c.notNull())
@@ -47,9 +44,9 @@ async function createJobs(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addUniqueConstraint('jobs_kind_key', ['kind', 'key'])
     .execute();
   // An entity's next job: its due jobs in due order.
-  await db.schema.createIndex('jobs_entity_due').on('jobs').columns(['kind', 'entity_id', 'due_at']).execute();
+  await index(db, 'jobs_entity_due', 'jobs', ['kind', 'entity_id', 'due_at']).execute();
   // A group's jobs in flight (claimed, lease not passed), for the kind's cap per group.
-  await db.schema.createIndex('jobs_group').on('jobs').columns(['kind', 'grp', 'due_at'])
+  await index(db, 'jobs_group', 'jobs', ['kind', 'grp', 'due_at'])
     .where(sql.ref('grp'), 'is not', null).execute();
   await db.schema.createTable('job_turns')
     .addColumn('kind', 'text', (c) => c.notNull())
@@ -57,7 +54,7 @@ async function createJobs(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('turn', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('job_turns_pk', ['kind', 'entity_id'])
     .execute();
-  await db.schema.createIndex('job_turns_order').on('job_turns').columns(['kind', 'turn']).execute();
+  await index(db, 'job_turns_order', 'job_turns', ['kind', 'turn']).execute();
   const now = new Date().toISOString();
   await sql`insert into jobs (kind, key, entity_id, attempts, claims, due_at, created_at)
     select 'image', images.url, coalesce((

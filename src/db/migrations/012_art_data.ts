@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { allOrNothing, index } from './kit.js';
 
 /**
  * The art data galleries keep (docs/api.md, Artworks: price display, measured dimensions, editions,
@@ -14,11 +15,7 @@ import type { Dialect } from '../connect.js';
  */
 export function artData(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
-      // Kysely runs SQLite migrations outside a transaction; this one must be all or nothing.
-      if (dialect === 'sqlite') await db.transaction().execute((trx) => addArtData(trx, dialect));
-      else await addArtData(db, dialect);
-    },
+    up: allOrNothing(dialect, (db) => addArtData(db, dialect)),
     async down(db: Kysely<any>) {
       await db.schema.dropTable('artwork_views').ifExists().execute();
       for (const column of COLUMNS) await db.schema.alterTable('artworks').dropColumn(column).execute();
@@ -46,5 +43,5 @@ async function addArtData(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('url', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('artwork_views_pk', ['artwork_id', 'position'])
     .execute();
-  await db.schema.createIndex('artwork_views_url').on('artwork_views').columns(['url', 'artwork_id']).execute();
+  await index(db, 'artwork_views_url', 'artwork_views', ['url', 'artwork_id']).execute();
 }

@@ -1,6 +1,7 @@
-import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { allOrNothing, index, keys } from './kit.js';
 
 /**
  * Feeds (docs/api.md, Feeds): a URL read on a schedule and applied like the console's Import.
@@ -14,54 +15,48 @@ import type { Dialect } from '../connect.js';
  *   `new_columns` are JSON text. Runs go with their feed.
  */
 export function feeds(dialect: Dialect): Migration {
-  const pk = (c: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
-  const id = dialect === 'postgres' ? 'serial' : 'integer';
+  const { serial: id, pk } = keys(dialect);
   return {
-    async up(db: Kysely<any>) {
-      const create = async (trx: Kysely<any>) => {
-        await trx.schema.createTable('feeds')
-          .addColumn('id', id, pk)
-          .addColumn('entity_id', 'integer', (c) => c.notNull().references('entities.id'))
-          .addColumn('url', 'text', (c) => c.notNull())
-          .addColumn('kind', 'text', (c) => c.notNull())
-          .addColumn('mapping', 'text', (c) => c.notNull())
-          .addColumn('encoding', 'text', (c) => c.notNull())
-          .addColumn('sheet', 'text')
-          .addColumn('mode', 'text', (c) => c.notNull())
-          .addColumn('interval_minutes', 'integer', (c) => c.notNull())
-          .addColumn('paused', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('paused_reason', 'text')
-          .addColumn('next_run_at', 'text')
-          .addColumn('etag', 'text')
-          .addColumn('last_modified', 'text')
-          .addColumn('body_hash', 'text')
-          .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('run_now_at', 'text')
-          .addColumn('created_at', 'text', (c) => c.notNull())
-          .addUniqueConstraint('feeds_entity_kind_url', ['entity_id', 'kind', 'url'])
-          .execute();
-        await trx.schema.createIndex('feeds_due').on('feeds').columns(['next_run_at']).where(sql.ref('paused'), '=', 0).execute();
-        await trx.schema.createTable('feed_runs')
-          .addColumn('id', id, pk)
-          .addColumn('feed_id', 'integer', (c) => c.notNull().references('feeds.id').onDelete('cascade'))
-          .addColumn('status', 'text', (c) => c.notNull())
-          .addColumn('allow_mass_delete', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('queued_at', 'text', (c) => c.notNull())
-          .addColumn('started_at', 'text')
-          .addColumn('finished_at', 'text')
-          .addColumn('http_status', 'integer')
-          .addColumn('counts', 'text')
-          .addColumn('problems', 'text')
-          .addColumn('error', 'text')
-          .addColumn('new_columns', 'text')
-          .execute();
-        await trx.schema.createIndex('feed_runs_feed').on('feed_runs').columns(['feed_id', 'id']).execute();
-        await trx.schema.createIndex('feed_runs_finished').on('feed_runs').columns(['finished_at']).execute();
-      };
-      // Kysely runs SQLite migrations outside a transaction; this one must be all or nothing.
-      if (dialect === 'sqlite') await db.transaction().execute(create);
-      else await create(db);
-    },
+    up: allOrNothing(dialect, async (trx) => {
+      await trx.schema.createTable('feeds')
+        .addColumn('id', id, pk)
+        .addColumn('entity_id', 'integer', (c) => c.notNull().references('entities.id'))
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('mapping', 'text', (c) => c.notNull())
+        .addColumn('encoding', 'text', (c) => c.notNull())
+        .addColumn('sheet', 'text')
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('interval_minutes', 'integer', (c) => c.notNull())
+        .addColumn('paused', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('paused_reason', 'text')
+        .addColumn('next_run_at', 'text')
+        .addColumn('etag', 'text')
+        .addColumn('last_modified', 'text')
+        .addColumn('body_hash', 'text')
+        .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('run_now_at', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('feeds_entity_kind_url', ['entity_id', 'kind', 'url'])
+        .execute();
+      await index(trx, 'feeds_due', 'feeds', ['next_run_at']).where(sql.ref('paused'), '=', 0).execute();
+      await trx.schema.createTable('feed_runs')
+        .addColumn('id', id, pk)
+        .addColumn('feed_id', 'integer', (c) => c.notNull().references('feeds.id').onDelete('cascade'))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('allow_mass_delete', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('queued_at', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text')
+        .addColumn('finished_at', 'text')
+        .addColumn('http_status', 'integer')
+        .addColumn('counts', 'text')
+        .addColumn('problems', 'text')
+        .addColumn('error', 'text')
+        .addColumn('new_columns', 'text')
+        .execute();
+      await index(trx, 'feed_runs_feed', 'feed_runs', ['feed_id', 'id']).execute();
+      await index(trx, 'feed_runs_finished', 'feed_runs', ['finished_at']).execute();
+    }),
     async down(db: Kysely<any>) {
       await db.schema.dropTable('feed_runs').execute();
       await db.schema.dropTable('feeds').execute();

@@ -1,6 +1,7 @@
-import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { allOrNothing, index, keys } from './kit.js';
 
 /**
  * Webhooks (docs/api.md, Webhooks).
@@ -18,11 +19,7 @@ import type { Dialect } from '../connect.js';
  */
 export function webhooks(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
-      // Kysely runs SQLite migrations outside a transaction; this one must be all or nothing.
-      if (dialect === 'sqlite') await db.transaction().execute((trx) => create(trx, dialect));
-      else await create(db, dialect);
-    },
+    up: allOrNothing(dialect, (db) => create(db, dialect)),
     async down(db: Kysely<any>) {
       for (const table of ['webhook_attempts', 'webhook_messages', 'webhook_endpoints']) await db.schema.dropTable(table).ifExists().execute();
     },
@@ -30,9 +27,7 @@ export function webhooks(dialect: Dialect): Migration {
 }
 
 async function create(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  const serial = dialect === 'postgres' ? 'serial' : 'integer';
-  const bigSerial = dialect === 'postgres' ? 'bigserial' : 'integer';
-  const pk = (c: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
+  const { serial, bigSerial, bigint, pk } = keys(dialect);
   await db.schema.createTable('webhook_endpoints')
     .addColumn('id', serial, pk)
     .addColumn('owner_id', 'integer', (c) => c.notNull())
@@ -48,14 +43,14 @@ async function create(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('webhook_endpoints_owner').on('webhook_endpoints').columns(['owner_id', 'enabled']).execute();
+  await index(db, 'webhook_endpoints_owner', 'webhook_endpoints', ['owner_id', 'enabled']).execute();
   await db.schema.createTable('webhook_messages')
     .addColumn('seq', bigSerial, pk)
     .addColumn('id', 'text', (c) => c.notNull().unique())
     .addColumn('endpoint_id', 'integer', (c) => c.notNull())
     .addColumn('owner_id', 'integer', (c) => c.notNull())
     .addColumn('type', 'text', (c) => c.notNull())
-    .addColumn('change_id', dialect === 'postgres' ? 'bigint' : 'integer')
+    .addColumn('change_id', bigint)
     .addColumn('record_kind', 'text')
     .addColumn('record_id', 'integer')
     .addColumn('image_url', 'text')
@@ -65,18 +60,18 @@ async function create(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('next_attempt_at', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('webhook_messages_endpoint').on('webhook_messages').columns(['endpoint_id', 'seq']).execute();
-  await db.schema.createIndex('webhook_messages_created').on('webhook_messages').columns(['created_at']).execute();
-  await db.schema.createIndex('webhook_messages_due').on('webhook_messages').columns(['next_attempt_at'])
+  await index(db, 'webhook_messages_endpoint', 'webhook_messages', ['endpoint_id', 'seq']).execute();
+  await index(db, 'webhook_messages_created', 'webhook_messages', ['created_at']).execute();
+  await index(db, 'webhook_messages_due', 'webhook_messages', ['next_attempt_at'])
     .where(sql.ref('status'), '=', 'pending').execute();
   await db.schema.createTable('webhook_attempts')
     .addColumn('id', bigSerial, pk)
-    .addColumn('message_seq', dialect === 'postgres' ? 'bigint' : 'integer', (c) => c.notNull())
+    .addColumn('message_seq', bigint, (c) => c.notNull())
     .addColumn('at', 'text', (c) => c.notNull())
     .addColumn('status_code', 'integer')
     .addColumn('duration_ms', 'integer', (c) => c.notNull())
     .addColumn('response', 'text')
     .addColumn('error', 'text')
     .execute();
-  await db.schema.createIndex('webhook_attempts_message').on('webhook_attempts').columns(['message_seq', 'id']).execute();
+  await index(db, 'webhook_attempts_message', 'webhook_attempts', ['message_seq', 'id']).execute();
 }

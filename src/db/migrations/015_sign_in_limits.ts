@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { index } from './kit.js';
 
 /**
  * Bounds on console sign-in (docs/deploy.md, Sign-in limits):
@@ -17,8 +18,8 @@ export const signInLimits: Migration = {
       .addColumn('attempts', 'integer', (c) => c.notNull())
       .addColumn('window_start', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('sign_in_addresses_window').on('sign_in_addresses').column('window_start').execute();
-    await db.schema.createIndex('login_failures_window').on('login_failures').column('window_start').execute();
+    await index(db, 'sign_in_addresses_window', 'sign_in_addresses', ['window_start']).execute();
+    await index(db, 'login_failures_window', 'login_failures', ['window_start']).execute();
   },
   async down(db: Kysely<any>) {
     await db.schema.dropIndex('login_failures_window').execute();

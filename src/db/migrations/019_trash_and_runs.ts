@@ -1,6 +1,7 @@
-import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { allOrNothing, index, keys } from './kit.js';
 
 /**
  * The trash and runs (docs/api.md, Trash; Runs).
@@ -19,11 +20,7 @@ import type { Dialect } from '../connect.js';
  */
 export function trashAndRuns(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
-      // Kysely runs SQLite migrations outside a transaction; this one must be all or nothing.
-      if (dialect === 'sqlite') await db.transaction().execute((trx) => up(trx, dialect));
-      else await up(db, dialect);
-    },
+    up: allOrNothing(dialect, (db) => up(db, dialect)),
     async down(db: Kysely<any>) {
       await db.schema.dropTable('trash').ifExists().execute();
       await db.schema.dropIndex('changelog_run').ifExists().execute();
@@ -41,9 +38,9 @@ export function trashAndRuns(dialect: Dialect): Migration {
 }
 
 async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  const pk = (c: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
+  const { serial, pk } = keys(dialect);
   await db.schema.createTable('trash')
-    .addColumn('id', dialect === 'postgres' ? 'serial' : 'integer', pk)
+    .addColumn('id', serial, pk)
     .addColumn('owner_id', 'integer', (c) => c.notNull().references('entities.id'))
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('record_id', 'integer', (c) => c.notNull())
@@ -54,19 +51,19 @@ async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('deleted_at', 'text', (c) => c.notNull())
     .addColumn('deleted_by', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('trash_record').unique().on('trash').columns(['kind', 'record_id']).execute();
-  await db.schema.createIndex('trash_owner').on('trash').columns(['owner_id', 'deleted_at', 'id']).execute();
-  await db.schema.createIndex('trash_owner_kind').on('trash').columns(['owner_id', 'kind', 'deleted_at', 'id']).execute();
-  await db.schema.createIndex('trash_deleted').on('trash').columns(['deleted_at']).execute();
-  await db.schema.createIndex('trash_image').on('trash').columns(['image_url']).where(sql.ref('image_url'), 'is not', null).execute();
+  await index(db, 'trash_record', 'trash', ['kind', 'record_id']).unique().execute();
+  await index(db, 'trash_owner', 'trash', ['owner_id', 'deleted_at', 'id']).execute();
+  await index(db, 'trash_owner_kind', 'trash', ['owner_id', 'kind', 'deleted_at', 'id']).execute();
+  await index(db, 'trash_deleted', 'trash', ['deleted_at']).execute();
+  await index(db, 'trash_image', 'trash', ['image_url']).where(sql.ref('image_url'), 'is not', null).execute();
 
   await db.schema.alterTable('changelog').addColumn('run_id', 'integer').execute();
-  await db.schema.createIndex('changelog_run').on('changelog').columns(['owner_id', 'run_id', 'id'])
+  await index(db, 'changelog_run', 'changelog', ['owner_id', 'run_id', 'id'])
     .where(sql.ref('run_id'), 'is not', null).execute();
 
   for (const [table, type] of [['artworks', 'artwork'], ['events', 'event']] as const) {
     await db.schema.alterTable(table).addColumn('feed_id', 'integer').execute();
-    await db.schema.createIndex(`${table}_feed`).on(table).columns(['feed_id', 'id']).where(sql.ref('feed_id'), 'is not', null).execute();
+    await index(db, `${table}_feed`, table, ['feed_id', 'id']).where(sql.ref('feed_id'), 'is not', null).execute();
     // One pass over the feeds' entries: each record's latest, of a feed that still exists.
     await sql`
       update ${sql.table(table)} set feed_id = latest.feed_id
@@ -94,8 +91,8 @@ async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
       http_status, counts, problems, error, new_columns from feed_runs`.execute(db);
     await sql`drop table feed_runs`.execute(db);
     await sql`alter table feed_runs_v19 rename to feed_runs`.execute(db);
-    await db.schema.createIndex('feed_runs_feed').on('feed_runs').columns(['feed_id', 'id']).execute();
-    await db.schema.createIndex('feed_runs_finished').on('feed_runs').columns(['finished_at']).execute();
+    await index(db, 'feed_runs_feed', 'feed_runs', ['feed_id', 'id']).execute();
+    await index(db, 'feed_runs_finished', 'feed_runs', ['finished_at']).execute();
   }
   const runs = () => db.schema.alterTable('feed_runs');
   await runs().addColumn('entity_id', 'integer').execute();
@@ -109,5 +106,5 @@ async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     entity_id = (select f.entity_id from feeds f where f.id = feed_runs.feed_id),
     record_kind = (select f.kind from feeds f where f.id = feed_runs.feed_id),
     source = 'feed:' || cast(feed_id as text)`.execute(db);
-  await db.schema.createIndex('feed_runs_entity').on('feed_runs').columns(['entity_id', 'id']).execute();
+  await index(db, 'feed_runs_entity', 'feed_runs', ['entity_id', 'id']).execute();
 }

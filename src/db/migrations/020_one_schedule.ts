@@ -1,6 +1,7 @@
-import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../connect.js';
+import { allOrNothing, index, keys } from './kit.js';
 
 /**
  * One schedule (docs/architecture.md, Background jobs): a job's `due_at` is the only record of when it
@@ -19,15 +20,8 @@ import type { Dialect } from '../connect.js';
  */
 export function oneSchedule(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
-      // Kysely runs SQLite migrations outside a transaction; this one must be all or nothing.
-      if (dialect === 'sqlite') await db.transaction().execute((trx) => up(trx, dialect));
-      else await up(db, dialect);
-    },
-    async down(db: Kysely<any>) {
-      if (dialect === 'sqlite') await db.transaction().execute((trx) => down(trx));
-      else await down(db);
-    },
+    up: allOrNothing(dialect, (db) => up(db, dialect)),
+    down: allOrNothing(dialect, down),
   };
 }
 
@@ -49,23 +43,23 @@ async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   await db.schema.alterTable('webhook_messages').dropColumn('next_attempt_at').execute();
   await db.schema.alterTable('feeds').dropColumn('next_run_at').execute();
 
-  const pk = (c: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey());
+  const { bigSerial, pk } = keys(dialect);
   await db.schema.createTable('job_failures')
-    .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', pk)
+    .addColumn('id', bigSerial, pk)
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('entity_id', 'integer', (c) => c.notNull())
     .addColumn('key', 'text', (c) => c.notNull())
     .addColumn('error', 'text', (c) => c.notNull())
     .addColumn('at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('job_failures_kind_at').on('job_failures').columns(['kind', 'at']).execute();
-  await db.schema.createIndex('job_failures_entity').on('job_failures').columns(['entity_id', 'kind', 'at']).execute();
-  await db.schema.createIndex('job_failures_at').on('job_failures').columns(['at']).execute();
-  await db.schema.createIndex('jobs_kind_due').on('jobs').columns(['kind', 'due_at']).execute();
-  await db.schema.createIndex('jobs_claimed').on('jobs').columns(['kind', 'entity_id'])
+  await index(db, 'job_failures_kind_at', 'job_failures', ['kind', 'at']).execute();
+  await index(db, 'job_failures_entity', 'job_failures', ['entity_id', 'kind', 'at']).execute();
+  await index(db, 'job_failures_at', 'job_failures', ['at']).execute();
+  await index(db, 'jobs_kind_due', 'jobs', ['kind', 'due_at']).execute();
+  await index(db, 'jobs_claimed', 'jobs', ['kind', 'entity_id'])
     .where(sql.ref('claim'), 'is not', null).execute();
   // A take's probes (store/jobs.ts): an entity's groups by a skip scan, and each group's first due job.
-  await db.schema.createIndex('jobs_take').on('jobs').columns(['kind', 'entity_id', 'grp', 'due_at']).execute();
+  await index(db, 'jobs_take', 'jobs', ['kind', 'entity_id', 'grp', 'due_at']).execute();
 }
 
 async function down(db: Kysely<any>): Promise<void> {
@@ -77,9 +71,9 @@ async function down(db: Kysely<any>): Promise<void> {
   await sql`update feeds set next_run_at = (select due_at from jobs where jobs.kind = 'feed_run' and jobs.key = 'feed:' || cast(feeds.id as text))`.execute(db);
   await db.schema.alterTable('webhook_messages').addColumn('next_attempt_at', 'text').execute();
   for (const column of ['due_at', 'claim', 'locked_until']) await db.schema.alterTable('images').addColumn(column, 'text').execute();
-  await db.schema.createIndex('images_due').on('images').columns(['due_at']).where(sql.ref('due_at'), 'is not', null).execute();
-  await db.schema.createIndex('webhook_messages_due').on('webhook_messages').columns(['next_attempt_at'])
+  await index(db, 'images_due', 'images', ['due_at']).where(sql.ref('due_at'), 'is not', null).execute();
+  await index(db, 'webhook_messages_due', 'webhook_messages', ['next_attempt_at'])
     .where(sql.ref('status'), '=', 'pending').execute();
-  await db.schema.createIndex('feeds_due').on('feeds').columns(['next_run_at']).where(sql.ref('paused'), '=', 0).execute();
+  await index(db, 'feeds_due', 'feeds', ['next_run_at']).where(sql.ref('paused'), '=', 0).execute();
   for (const table of ['jobs', 'job_turns']) await db.updateTable(table).set({ kind: 'feed-run' }).where('kind', '=', 'feed_run').execute();
 }

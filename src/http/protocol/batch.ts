@@ -1,8 +1,17 @@
 import { invalidFields, isRefusal, type FieldProblem } from '../../domain/errors.js';
 import type { Work } from '../../db/work.js';
 import type { Db } from '../../db/types.js';
-import type { BatchItemResultType } from '../../schemas/batch.js';
+import { BatchResponse, batchRequest, type BatchItemResultType } from '../../schemas/batch.js';
 import { writeEach } from '../../store/batch.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors } from './responses.js';
+
+/** `POST /v1/<kind>/batch`: its summary and schema, bodies of `POST /v1/<kind>` written one by one; `results` says what each answers. */
+export const batchSummary = (kind: 'artworks' | 'events') => `Post up to 100 ${kind} in one request (one rate-limit unit)`;
+export const batchSchema = (kind: 'artworks' | 'events', example: unknown, results: string) => ({
+  description: `Each item is validated and written like a single POST /v1/${kind}, in its own transaction: one bad item fails alone, with its own status in \`results\`.`,
+  body: batchRequest(`POST /v1/${kind}`, example),
+  response: { 200: answer(BatchResponse, results), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT) },
+});
 
 type Written = Omit<BatchItemResultType, 'index' | 'status'>;
 

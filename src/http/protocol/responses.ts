@@ -1,8 +1,9 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyContextConfig, FastifyReply, FastifySchema } from 'fastify';
 import Type, { type Static, type TSchema, type TUnsafe } from 'typebox';
 import { ErrorBody, Ref, type ErrorBodyType } from '../../schemas/common.js';
 import { ERROR_CATALOG, notFound, type ErrorCode } from '../../domain/errors.js';
 import { parseId } from '../../domain/ids.js';
+import type { RequiredScope } from '../../domain/keys.js';
 
 /** The response headers of the API, described once for the OpenAPI document. */
 export const HEADERS = {
@@ -65,6 +66,16 @@ export const AUTHED: ErrorCode[] = ['bad_request', 'unauthorized', 'forbidden', 
 export const WITH_BODY: ErrorCode[] = ['bad_request', 'payload_too_large', 'unsupported_media_type'];
 /** Writes can answer these about their Idempotency-Key (an invalid one is a 400). */
 export const IDEMPOTENT: ErrorCode[] = ['bad_request', 'idempotency_conflict', 'idempotency_key_reused'];
+
+/**
+ * The options of an API route, declared alike by every route of one OpenAPI tag: the scope its key
+ * needs (`null`: any valid key, the handler checks the rest), the operation's id and summary (every
+ * operation of the OpenAPI document has both), its schema (its input and every answer, errors
+ * included: what validates the request and what the document shows) and any other config.
+ */
+export const routesTagged = (...tags: string[]) =>
+  <S extends FastifySchema>(scope: RequiredScope | null, operationId: string, summary: string, schema: S, config: FastifyContextConfig = {}) =>
+    ({ config: { scope, ...config }, schema: { operationId, tags, summary, ...schema } });
 
 /** A path id as a number (its form checked by the route's schema); one outside the id range names no record. */
 export function recordId(params: { id: string }): number {

@@ -7,15 +7,14 @@ import { IdParams } from '../../schemas/common.js';
 import {
   deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, postArtworksWork, toArtwork, updateArtwork, type PostedArtwork,
 } from '../../store/artworks.js';
-import { BatchResponse, batchRequest } from '../../schemas/batch.js';
-import { runBatch } from '../protocol/batch.js';
+import { batchSchema, batchSummary, runBatch } from '../protocol/batch.js';
 import { pageMembers, pageRequest } from '../protocol/pagination.js';
 import { recordExists } from '../conditional/conditional-routes.js';
-import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, sendJsonText } from '../protocol/responses.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, routesTagged, sendJsonText } from '../protocol/responses.js';
 import { compileBodyValidator } from '../../schemas/validator.js';
 import { presentArtwork, presentRecords } from '../../store/present.js';
 
-const tags = ['artworks'];
+const route = routesTagged('artworks');
 
 const validateArtwork = compileBodyValidator(ArtworkPost);
 
@@ -24,35 +23,21 @@ const written = ({ artwork: { id, title, source_fingerprint, last_synced_at }, c
   ({ id, title, source_fingerprint, created, changed, last_synced_at });
 
 export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/artworks', {
-    config: { scope: 'artworks:write' },
-    schema: {
-      operationId: 'postArtwork', tags, summary: 'Create an artwork, or update the one with the same fingerprint',
-      description: 'Matches the artwork by `external_id`, else by its fingerprint (SHA-256 of slug(artist_name)|slug(title)|year). A new one is created (`created: true`); a known one gets the non-null fields sent merged in and `last_synced_at` refreshed (`created: false`). Either way the answer is 201.',
-      body: ArtworkPost,
-      response: {
-        201: answer(ArtworkPostResult, 'The artwork was created (`created: true`) or updated (`created: false`).'),
-        ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'ambiguous'),
-      },
+  app.post('/artworks', route('artworks:write', 'postArtwork', 'Create an artwork, or update the one with the same fingerprint', {
+    description: 'Matches the artwork by `external_id`, else by its fingerprint (SHA-256 of slug(artist_name)|slug(title)|year). A new one is created (`created: true`); a known one gets the non-null fields sent merged in and `last_synced_at` refreshed (`created: false`). Either way the answer is 201.',
+    body: ArtworkPost,
+    response: {
+      201: answer(ArtworkPostResult, 'The artwork was created (`created: true`) or updated (`created: false`).'),
+      ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'ambiguous'),
     },
-  }, async (request, reply) => {
+  }), async (request, reply) => {
     const { artwork, created } = await postArtwork(app.db, request.auth.actor, artworkFromPost(request.body));
     const { id, title, source_fingerprint, last_synced_at } = artwork;
     return reply.code(201).send({ id, title, source_fingerprint, created, last_synced_at });
   });
 
-  app.post('/artworks/batch', {
-    config: { scope: 'artworks:write' },
-    schema: {
-      operationId: 'postArtworks', tags, summary: 'Post up to 100 artworks in one request (one rate-limit unit)',
-      description: 'Each item is validated and written like a single POST /v1/artworks, in its own transaction: one bad item fails alone, with its own status in `results`.',
-      body: batchRequest('POST /v1/artworks', ARTWORK_EXAMPLE),
-      response: {
-        200: answer(BatchResponse, 'One result per item, in input order: 201 (written), 400 (invalid) or 409 (ambiguous).'),
-        ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT),
-      },
-    },
-  }, async (request) => ({
+  app.post('/artworks/batch', route('artworks:write', 'postArtworks', batchSummary('artworks'), batchSchema('artworks', ARTWORK_EXAMPLE,
+    'One result per item, in input order: 201 (written), 400 (invalid) or 409 (ambiguous).')), async (request) => ({
     results: await runBatch(app.db, request.body.items, validateArtwork, (item: ArtworkPostBody) => artworkFromPost(item),
       function* (input) {
         return written(yield* postArtworkWork(app.db, request.auth.actor, input));
@@ -62,15 +47,11 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }),
   }));
 
-  app.get('/artworks', {
-    config: { scope: 'artworks:read', largeAnswer: true },
-    schema: {
-      operationId: 'listArtworks', tags, summary: 'List the artworks of the key\'s entity, by id (`page` or `after`)',
-      description: 'In id order. To read a whole catalog, start with `after=0` and pass each answer\'s `next_after` as `after` until `has_more` is false: a cursor page costs the same at any depth and never skips or repeats a record.',
-      querystring: ArtworkListQuery,
-      response: { 200: answer(ArtworkList, 'A page of artworks.', 'Link'), ...errors('bad_request', ...AUTHED) },
-    },
-  }, async (request, reply) => {
+  app.get('/artworks', route('artworks:read', 'listArtworks', 'List the artworks of the key\'s entity, by id (`page` or `after`)', {
+    description: 'In id order. To read a whole catalog, start with `after=0` and pass each answer\'s `next_after` as `after` until `has_more` is false: a cursor page costs the same at any depth and never skips or repeats a record.',
+    querystring: ArtworkListQuery,
+    response: { 200: answer(ArtworkList, 'A page of artworks.', 'Link'), ...errors('bad_request', ...AUTHED) },
+  }, { largeAnswer: true }), async (request, reply) => {
     const paging = pageRequest(request.query);
     const { json, ...listed } = await listArtworks(app.db, request.auth.entity.id, {
       ...paging, availability: request.query.availability, imageStatus: request.query.image_status,
@@ -81,36 +62,25 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return sendJsonText(reply, `{"artworks":${artworks},${members.slice(1)}`);
   });
 
-  app.get('/artworks/:id', {
-    config: { scope: 'artworks:read', exists: (request) => recordExists(() => getArtwork(app.db, request.auth.entity.id, recordId(request.params as { id: string }))) },
-    schema: {
-      operationId: 'getArtwork', tags, summary: 'Get one artwork',
-      description: 'An artwork of another entity is not found (404), as one that does not exist.',
-      params: IdParams, response: { 200: answer(Artwork, 'The artwork.'), ...errors('not_found', ...AUTHED) },
-    },
-  }, async (request) => presentArtwork(app.db, app.config.publicBaseUrl, await getArtwork(app.db, request.auth.entity.id, recordId(request.params))));
+  app.get('/artworks/:id', route('artworks:read', 'getArtwork', 'Get one artwork', {
+    description: 'An artwork of another entity is not found (404), as one that does not exist.',
+    params: IdParams, response: { 200: answer(Artwork, 'The artwork.'), ...errors('not_found', ...AUTHED) },
+  }, { exists: (request) => recordExists(() => getArtwork(app.db, request.auth.entity.id, recordId(request.params as { id: string }))) }),
+  async (request) => presentArtwork(app.db, app.config.publicBaseUrl, await getArtwork(app.db, request.auth.entity.id, recordId(request.params))));
 
-  app.put('/artworks/:id', {
-    config: { scope: 'artworks:write' },
-    schema: {
-      operationId: 'updateArtwork', tags, summary: 'Change fields of an artwork; null clears a field',
-      description: 'Only the fields sent change; `null` clears an optional field (`title` cannot be cleared). A change of title, artist_name or creation_year recomputes the fingerprint: 409 `duplicate` when another artwork has it.',
-      params: IdParams, body: ArtworkPut,
-      response: { 200: answer(Artwork, 'The whole artwork after the change.'), ...errors(...WITH_BODY, 'not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
-    },
-  }, async (request) => {
+  app.put('/artworks/:id', route('artworks:write', 'updateArtwork', 'Change fields of an artwork; null clears a field', {
+    description: 'Only the fields sent change; `null` clears an optional field (`title` cannot be cleared). A change of title, artist_name or creation_year recomputes the fingerprint: 409 `duplicate` when another artwork has it.',
+    params: IdParams, body: ArtworkPut,
+    response: { 200: answer(Artwork, 'The whole artwork after the change.'), ...errors(...WITH_BODY, 'not_found', 'duplicate', ...IDEMPOTENT, ...AUTHED) },
+  }), async (request) => {
     const artwork = await updateArtwork(app.db, request.auth.actor, recordId(request.params), artworkFromPut(request.body));
     return presentArtwork(app.db, app.config.publicBaseUrl, toArtwork(artwork));
   });
 
-  app.delete('/artworks/:id', {
-    config: { scope: 'artworks:write' },
-    schema: {
-      operationId: 'deleteArtwork', tags, summary: 'Delete an artwork',
-      description: 'The changelog records the deletion (`action: delete`, each field\'s `new` null).',
-      params: IdParams, response: { 200: answer(Deleted, 'The artwork is deleted.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
-    },
-  }, async (request) => {
+  app.delete('/artworks/:id', route('artworks:write', 'deleteArtwork', 'Delete an artwork', {
+    description: 'The changelog records the deletion (`action: delete`, each field\'s `new` null).',
+    params: IdParams, response: { 200: answer(Deleted, 'The artwork is deleted.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
+  }), async (request) => {
     const id = recordId(request.params);
     await deleteArtwork(app.db, request.auth.actor, id);
     return { deleted: true as const, id };

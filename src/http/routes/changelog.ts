@@ -6,23 +6,19 @@ import { SyncStatus } from '../../schemas/sync.js';
 import { listChanges } from '../../store/changelog.js';
 import { syncStatus } from '../../store/sync.js';
 import { pageMembers, pageRequest } from '../protocol/pagination.js';
-import { AUTHED, answer, errors } from '../protocol/responses.js';
+import { AUTHED, answer, errors, routesTagged } from '../protocol/responses.js';
 import { changelogPageJson } from '../../protocol/changelog-json.js';
 import { sendJsonSlices } from '../runtime/streaming.js';
 import { toCanonicalTimestamp } from '../../schemas/formats.js';
 
-const tags = ['changelog'];
+const route = routesTagged('changelog');
 
 export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/changelog', {
-    config: { scope: ANY_READ, largeAnswer: true },
-    schema: {
-      operationId: 'changelog', tags, summary: 'Every API write of the key\'s entity, oldest first; poll it with `after`',
-      description: 'One entry per record a write changed, in id order. To poll: start once (optionally with `since`), then always pass the last answer\'s `next_after` as `after`; never advance `since` to the last timestamp seen (entries of one millisecond share it). `limit` is a maximum: a page read by cursor (without `page`) also ends before about 1 MiB of entries (at least one), with `has_more` and `next_after` exact, so following `next_after` still reads every entry exactly once. A numbered page is never cut.',
-      querystring: ChangelogQuery,
-      response: { 200: answer(ChangelogPage, 'A page of changes.', 'Link'), ...errors('bad_request', ...AUTHED) },
-    },
-  }, async (request, reply) => {
+  app.get('/changelog', route(ANY_READ, 'changelog', 'Every API write of the key\'s entity, oldest first; poll it with `after`', {
+    description: 'One entry per record a write changed, in id order. To poll: start once (optionally with `since`), then always pass the last answer\'s `next_after` as `after`; never advance `since` to the last timestamp seen (entries of one millisecond share it). `limit` is a maximum: a page read by cursor (without `page`) also ends before about 1 MiB of entries (at least one), with `has_more` and `next_after` exact, so following `next_after` still reads every entry exactly once. A numbered page is never cut.',
+    querystring: ChangelogQuery,
+    response: { 200: answer(ChangelogPage, 'A page of changes.', 'Link'), ...errors('bad_request', ...AUTHED) },
+  }, { largeAnswer: true }), async (request, reply) => {
     const paging = pageRequest(request.query);
     const since = request.query.since === undefined ? undefined : toCanonicalTimestamp(request.query.since);
     const runId = request.query.run_id;
@@ -35,12 +31,8 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return sendJsonSlices(reply, changelogPageJson(listed.chunks(), pageMembers(request, reply, paging, listed)));
   });
 
-  app.get('/sync/status', {
-    config: { scope: ANY_READ },
-    schema: {
-      operationId: 'syncStatus', tags, summary: 'When artworks, artists and events were last synced, and how many there are',
-      description: '`last_synced` is the latest API write of that kind (null if never); `count` the records now.',
-      response: { 200: answer(SyncStatus, 'The sync status.'), ...errors(...AUTHED) },
-    },
-  }, async (request) => syncStatus(app.db, request.auth.entity.id));
+  app.get('/sync/status', route(ANY_READ, 'syncStatus', 'When artworks, artists and events were last synced, and how many there are', {
+    description: '`last_synced` is the latest API write of that kind (null if never); `count` the records now.',
+    response: { 200: answer(SyncStatus, 'The sync status.'), ...errors(...AUTHED) },
+  }), async (request) => syncStatus(app.db, request.auth.entity.id));
 };

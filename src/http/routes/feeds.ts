@@ -13,9 +13,9 @@ import { findEntity } from '../../store/entities.js';
 import { feedJson, runJson } from '../../feeds/present.js';
 import type { FeedFetcher } from '../../feeds/fetcher.js';
 import { createFeed, feedUrlProblem, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
-import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../protocol/responses.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, routesTagged } from '../protocol/responses.js';
 
-const tags = ['feeds'];
+const route = routesTagged('feeds');
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -78,15 +78,11 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   };
 
-  app.post('/feeds/preview', {
-    config: { scope: null },
-    schema: {
-      operationId: 'previewFeed', tags, summary: 'Read a feed\'s file once and show what a run would write; nothing is written',
-      description: 'The body of `POST /v1/feeds`, with an optional `feed_id` to preview a change of that feed (its stored mapping when none is sent). Holds one of the entity\'s two import slots while it reads (429 with `retry_after` when both are busy). 400 when the file cannot be fetched or read.',
-      body: FeedPreviewPost,
-      response: { 200: answer(FeedPreview, 'The preview.'), ...errors(...WITH_BODY, ...AUTHED, 'not_found') },
-    },
-  }, async (request) => {
+  app.post('/feeds/preview', route(null, 'previewFeed', 'Read a feed\'s file once and show what a run would write; nothing is written', {
+    description: 'The body of `POST /v1/feeds`, with an optional `feed_id` to preview a change of that feed (its stored mapping when none is sent). Holds one of the entity\'s two import slots while it reads (429 with `retry_after` when both are busy). 400 when the file cannot be fetched or read.',
+    body: FeedPreviewPost,
+    response: { 200: answer(FeedPreview, 'The preview.'), ...errors(...WITH_BODY, ...AUTHED, 'not_found') },
+  }), async (request) => {
     const body = request.body;
     const entityId = request.auth.entity.id;
     requireKind(request, body.kind, 'write');
@@ -108,15 +104,11 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   });
 
-  app.post('/feeds', {
-    config: { scope: null },
-    schema: {
-      operationId: 'postFeed', tags, summary: 'Add a feed; its first run is queued at once',
-      description: 'At most 10 feeds per entity (400 past that); one URL is one feed per entity and kind (409 `duplicate`).',
-      body: FeedPost,
-      response: { 201: answer(Feed, 'The feed.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'duplicate') },
-    },
-  }, async (request, reply) => {
+  app.post('/feeds', route(null, 'postFeed', 'Add a feed; its first run is queued at once', {
+    description: 'At most 10 feeds per entity (400 past that); one URL is one feed per entity and kind (409 `duplicate`).',
+    body: FeedPost,
+    response: { 201: answer(Feed, 'The feed.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'duplicate') },
+  }), async (request, reply) => {
     const body = request.body;
     requireKind(request, body.kind, 'write');
     checkMapping(body.kind, body.mapping);
@@ -133,10 +125,9 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(201).send(feedJson(created));
   });
 
-  app.get('/feeds', {
-    config: { scope: null },
-    schema: { operationId: 'listFeeds', tags, summary: 'The entity\'s feeds (those of the kinds the key may read)', response: { 200: answer(FeedList, 'The feeds.'), ...errors(...AUTHED) } },
-  }, async (request, reply) => {
+  app.get('/feeds', route(null, 'listFeeds', 'The entity\'s feeds (those of the kinds the key may read)', {
+    response: { 200: answer(FeedList, 'The feeds.'), ...errors(...AUTHED) },
+  }), async (request, reply) => {
     reply.provisional = true;
     const feeds = await listFeeds(app.db, request.auth.entity.id);
     return {
@@ -145,25 +136,20 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     };
   });
 
-  app.get('/feeds/:id', {
-    config: { scope: null },
-    schema: { operationId: 'getFeed', tags, summary: 'One feed, with its latest run', params: IdParams, response: { 200: answer(Feed, 'The feed.'), ...errors(...AUTHED, 'not_found') } },
-  }, async (request, reply) => {
+  app.get('/feeds/:id', route(null, 'getFeed', 'One feed, with its latest run', {
+    params: IdParams, response: { 200: answer(Feed, 'The feed.'), ...errors(...AUTHED, 'not_found') },
+  }), async (request, reply) => {
     reply.provisional = true;
     const found = await getFeed(app.db, request.auth.entity.id, recordId(request.params));
     requireKind(request, found.feed.kind, 'read');
     return feedJson(found, { fullUrl: hasScope(request.auth.scopes, `${found.feed.kind}:write`) });
   });
 
-  app.put('/feeds/:id', {
-    config: { scope: null },
-    schema: {
-      operationId: 'putFeed', tags, summary: 'Change a feed (any of its writable fields)',
-      description: 'A new URL, kind, mapping, encoding, sheet or mode makes the next run apply the file whatever it was. `paused: false` resumes a feed paused after five failed runs.',
-      params: IdParams, body: FeedPut,
-      response: { 200: answer(Feed, 'The feed.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'not_found', 'duplicate') },
-    },
-  }, async (request) => {
+  app.put('/feeds/:id', route(null, 'putFeed', 'Change a feed (any of its writable fields)', {
+    description: 'A new URL, kind, mapping, encoding, sheet or mode makes the next run apply the file whatever it was. `paused: false` resumes a feed paused after five failed runs.',
+    params: IdParams, body: FeedPut,
+    response: { 200: answer(Feed, 'The feed.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'not_found', 'duplicate') },
+  }), async (request) => {
     const entityId = request.auth.entity.id;
     const id = recordId(request.params);
     const { feed } = await getFeed(app.db, entityId, id);
@@ -175,27 +161,19 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return feedJson(updated);
   });
 
-  app.delete('/feeds/:id', {
-    config: { scope: null },
-    schema: {
-      operationId: 'deleteFeed', tags, summary: 'Delete a feed and its runs; the records it wrote stay',
-      params: IdParams, response: { 204: Type.Null({ description: 'The feed and its runs are deleted; the records it wrote stay.' }), ...errors(...AUTHED, ...IDEMPOTENT, 'not_found') },
-    },
-  }, async (request, reply) => {
+  app.delete('/feeds/:id', route(null, 'deleteFeed', 'Delete a feed and its runs; the records it wrote stay', {
+    params: IdParams, response: { 204: Type.Null({ description: 'The feed and its runs are deleted; the records it wrote stay.' }), ...errors(...AUTHED, ...IDEMPOTENT, 'not_found') },
+  }), async (request, reply) => {
     const { entityId, id } = await feedOfKey(request, 'write');
     await deleteFeed(app.db, entityId, id);
     return reply.code(204).send(null);
   });
 
-  app.post('/feeds/:id/runs', {
-    config: { scope: null },
-    schema: {
-      operationId: 'runFeed', tags, summary: 'Run a feed now (at most once a minute per feed)',
-      description: `\`allow_mass_delete\` is withdrawn (400): a mirror run that stopped for a mass delete lists its \`pending_deletes\`, and \`${CONFIRM_DELETES_ROUTE}\` deletes them.`,
-      params: IdParams, body: RunPost,
-      response: { 202: answer(FeedRun, 'The queued run.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'not_found') },
-    },
-  }, async (request, reply) => {
+  app.post('/feeds/:id/runs', route(null, 'runFeed', 'Run a feed now (at most once a minute per feed)', {
+    description: `\`allow_mass_delete\` is withdrawn (400): a mirror run that stopped for a mass delete lists its \`pending_deletes\`, and \`${CONFIRM_DELETES_ROUTE}\` deletes them.`,
+    params: IdParams, body: RunPost,
+    response: { 202: answer(FeedRun, 'The queued run.'), ...errors(...WITH_BODY, ...AUTHED, ...IDEMPOTENT, 'not_found') },
+  }), async (request, reply) => {
     const { entityId, id } = await feedOfKey(request, 'write');
     if (request.body?.allow_mass_delete !== undefined) {
       throw invalidFields([{ field: 'allow_mass_delete', message: `is withdrawn: confirm a run's pending deletes with ${CONFIRM_DELETES_ROUTE}` }]);
@@ -204,41 +182,30 @@ export const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(202).send(runJson(run));
   });
 
-  app.post('/feeds/:id/runs/:run_id/confirm-deletes', {
-    config: { scope: null },
-    schema: {
-      operationId: 'confirmFeedDeletes', tags, summary: 'Delete the records a mirror run listed in its pending_deletes',
-      description: 'Deletes exactly the run\'s `pending_deletes` (to the trash, as writes of that run), reading nothing again; a record changed or gone since the run is skipped and listed in the run\'s `problems`. 409 `conflict` once confirmed, or when a later run of the feed ended `applied` or `needs_attention`.',
-      params: RunParams,
-      response: { 202: answer(FeedRun, 'The run, with its deletions counted.'), ...errors(...AUTHED, ...IDEMPOTENT, 'not_found', 'conflict') },
-    },
-  }, async (request, reply) => {
+  app.post('/feeds/:id/runs/:run_id/confirm-deletes', route(null, 'confirmFeedDeletes', 'Delete the records a mirror run listed in its pending_deletes', {
+    description: 'Deletes exactly the run\'s `pending_deletes` (to the trash, as writes of that run), reading nothing again; a record changed or gone since the run is skipped and listed in the run\'s `problems`. 409 `conflict` once confirmed, or when a later run of the feed ended `applied` or `needs_attention`.',
+    params: RunParams,
+    response: { 202: answer(FeedRun, 'The run, with its deletions counted.'), ...errors(...AUTHED, ...IDEMPOTENT, 'not_found', 'conflict') },
+  }), async (request, reply) => {
     const { entityId, id } = await feedOfKey(request, 'write');
     const run = await confirmDeletes(app.db, entityId, id, recordId({ id: request.params.run_id }));
     return reply.code(202).send(runJson(run));
   });
 
-  app.get('/feeds/:id/runs', {
-    config: { scope: null },
-    schema: {
-      operationId: 'listFeedRuns', tags, summary: 'A feed\'s runs, newest first (kept 90 days)',
-      params: IdParams, querystring: RunsQuery,
-      response: { 200: answer(FeedRunList, 'A page of runs.'), ...errors(...AUTHED, 'not_found') },
-    },
-  }, async (request, reply) => {
+  app.get('/feeds/:id/runs', route(null, 'listFeedRuns', 'A feed\'s runs, newest first (kept 90 days)', {
+    params: IdParams, querystring: RunsQuery,
+    response: { 200: answer(FeedRunList, 'A page of runs.'), ...errors(...AUTHED, 'not_found') },
+  }), async (request, reply) => {
     reply.provisional = true;
     const { entityId, id } = await feedOfKey(request, 'read');
     const page = await listRuns(app.db, entityId, id, request.query.after, request.query.limit);
     return { runs: page.runs.map(runJson), has_more: page.hasMore, next_after: page.nextAfter };
   });
 
-  app.get('/feeds/:id/runs/:run_id', {
-    config: { scope: null },
-    schema: {
-      operationId: 'getFeedRun', tags, summary: 'One run of a feed', params: RunParams,
-      response: { 200: answer(FeedRun, 'The run.'), ...errors(...AUTHED, 'not_found') },
-    },
-  }, async (request, reply) => {
+  app.get('/feeds/:id/runs/:run_id', route(null, 'getFeedRun', 'One run of a feed', {
+    params: RunParams,
+    response: { 200: answer(FeedRun, 'The run.'), ...errors(...AUTHED, 'not_found') },
+  }), async (request, reply) => {
     reply.provisional = true;
     const { entityId, id } = await feedOfKey(request, 'read');
     return runJson(await getRun(app.db, entityId, id, recordId({ id: request.params.run_id })));

@@ -1,19 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Me } from '../../schemas/me.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { AUTHED, answer, errors } from '../protocol/responses.js';
+import { AUTHED, answer, errors, routesTagged } from '../protocol/responses.js';
+
+const route = routesTagged('keys');
 
 export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/me', {
+  app.get('/me', route(null, 'me', 'The calling key: its entity, tier, scopes and rate-limit state', {
+    description: 'Any valid key may call it, whatever its scopes: a way to check a key.',
+    response: { 200: answer(Me, 'The key and its entity.'), ...errors(...AUTHED) },
+  }, {
     // Its rate_limit changes with every counted request: tagged by its content (the state before
     // this request's unit for If-None-Match, after it for the answer), so a 304 means "still true".
-    config: { scope: null, keyAnswer: ({ auth }) => me(auth) },
-    schema: {
-      operationId: 'me', tags: ['keys'], summary: 'The calling key: its entity, tier, scopes and rate-limit state',
-      description: 'Any valid key may call it, whatever its scopes: a way to check a key.',
-      response: { 200: answer(Me, 'The key and its entity.'), ...errors(...AUTHED) },
-    },
-  }, async ({ auth }) => me(auth));
+    keyAnswer: ({ auth }) => me(auth),
+  }), async ({ auth }) => me(auth));
 };
 
 const me = (auth: AuthContext) => ({

@@ -14,9 +14,9 @@ import {
   createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, listMessages, retryMessage, rollSecret, sendTestMessage, updateEndpoint,
 } from '../../store/webhooks.js';
 import { endpointUrlProblem, toEndpoint, toMessage, withSecret } from '../../webhooks/present.js';
-import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId } from '../protocol/responses.js';
+import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, routesTagged } from '../protocol/responses.js';
 
-const tags = ['webhooks'];
+const route = routesTagged('webhooks');
 
 /**
  * Webhook answers change without a new catalog data version (a delivery, a roll): every answer gets
@@ -47,15 +47,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (problem) throw invalidFields([{ field: 'url', message: problem }]);
   };
 
-  app.post('/webhooks', {
-    config: { scope: 'webhooks:write' },
-    schema: {
-      operationId: 'createWebhook', tags, summary: 'Add a webhook endpoint; its secret is shown in this answer only',
-      description: 'At most 10 endpoints per entity. Messages of the subscribed `events` (or `["*"]`) are POSTed to `url`, signed as the Standard Webhooks specification says.',
-      body: WebhookPost,
-      response: { 201: answer(WebhookEndpointWithSecret, 'The endpoint and its secret.'), ...errors(...WITH_BODY, ...IDEMPOTENT, ...AUTHED) },
-    },
-  }, async (request, reply) => {
+  app.post('/webhooks', route('webhooks:write', 'createWebhook', 'Add a webhook endpoint; its secret is shown in this answer only', {
+    description: 'At most 10 endpoints per entity. Messages of the subscribed `events` (or `["*"]`) are POSTed to `url`, signed as the Standard Webhooks specification says.',
+    body: WebhookPost,
+    response: { 201: answer(WebhookEndpointWithSecret, 'The endpoint and its secret.'), ...errors(...WITH_BODY, ...IDEMPOTENT, ...AUTHED) },
+  }), async (request, reply) => {
     checkUrl(request.body.url);
     requireReadScopes(request, request.body.events);
     const row = await createEndpoint(app.db, request.auth.entity.id, {
@@ -64,96 +60,64 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.code(201).send(withSecret(row));
   });
 
-  app.get('/webhooks', {
-    config: { scope: 'webhooks:read', ...uncached },
-    schema: {
-      operationId: 'listWebhooks', tags, summary: 'The entity\'s webhook endpoints (never a secret)',
-      response: { 200: answer(WebhookList, 'The endpoints.'), ...errors(...AUTHED) },
-    },
-  }, async (request, reply) => fresh(reply, { webhooks: (await listEndpoints(app.db, request.auth.entity.id)).map(toEndpoint) }));
+  app.get('/webhooks', route('webhooks:read', 'listWebhooks', 'The entity\'s webhook endpoints (never a secret)', {
+    response: { 200: answer(WebhookList, 'The endpoints.'), ...errors(...AUTHED) },
+  }, uncached), async (request, reply) => fresh(reply, { webhooks: (await listEndpoints(app.db, request.auth.entity.id)).map(toEndpoint) }));
 
-  app.get('/webhooks/:id', {
-    config: { scope: 'webhooks:read', ...uncached },
-    schema: {
-      operationId: 'getWebhook', tags, summary: 'One webhook endpoint',
-      params: IdParams, response: { 200: answer(WebhookEndpoint, 'The endpoint.'), ...errors('not_found', ...AUTHED) },
-    },
-  }, async (request, reply) => fresh(reply, toEndpoint(await getEndpoint(app.db, request.auth.entity.id, recordId(request.params)))));
+  app.get('/webhooks/:id', route('webhooks:read', 'getWebhook', 'One webhook endpoint', {
+    params: IdParams, response: { 200: answer(WebhookEndpoint, 'The endpoint.'), ...errors('not_found', ...AUTHED) },
+  }, uncached), async (request, reply) => fresh(reply, toEndpoint(await getEndpoint(app.db, request.auth.entity.id, recordId(request.params)))));
 
-  app.put('/webhooks/:id', {
-    config: { scope: 'webhooks:write' },
-    schema: {
-      operationId: 'updateWebhook', tags, summary: 'Change an endpoint\'s url, events, description or enabled',
-      description: 'Only the fields sent change. Enabling a disabled endpoint clears `disabled_reason`.',
-      params: IdParams, body: WebhookPut,
-      response: { 200: answer(WebhookEndpoint, 'The endpoint after the change.'), ...errors(...WITH_BODY, 'not_found', ...IDEMPOTENT, ...AUTHED) },
-    },
-  }, async (request) => {
+  app.put('/webhooks/:id', route('webhooks:write', 'updateWebhook', 'Change an endpoint\'s url, events, description or enabled', {
+    description: 'Only the fields sent change. Enabling a disabled endpoint clears `disabled_reason`.',
+    params: IdParams, body: WebhookPut,
+    response: { 200: answer(WebhookEndpoint, 'The endpoint after the change.'), ...errors(...WITH_BODY, 'not_found', ...IDEMPOTENT, ...AUTHED) },
+  }), async (request) => {
     checkUrl(request.body.url);
     const id = recordId(request.params);
     requireReadScopes(request, request.body.events ?? await endpointEvents(request, id));
     return toEndpoint(await updateEndpoint(app.db, request.auth.entity.id, id, request.body));
   });
 
-  app.delete('/webhooks/:id', {
-    config: { scope: 'webhooks:write' },
-    schema: {
-      operationId: 'deleteWebhook', tags, summary: 'Remove an endpoint; its pending messages are not sent',
-      params: IdParams, response: { 200: answer(Deleted, 'The endpoint is removed.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
-    },
-  }, async (request) => {
+  app.delete('/webhooks/:id', route('webhooks:write', 'deleteWebhook', 'Remove an endpoint; its pending messages are not sent', {
+    params: IdParams, response: { 200: answer(Deleted, 'The endpoint is removed.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
+  }), async (request) => {
     const id = recordId(request.params);
     await deleteEndpoint(app.db, request.auth.entity.id, id);
     return { deleted: true as const, id };
   });
 
-  app.post('/webhooks/:id/roll-secret', {
-    config: { scope: 'webhooks:write' },
-    schema: {
-      operationId: 'rollWebhookSecret', tags, summary: 'A new secret; the old one keeps signing for `expire_old_in`',
-      description: 'While the old secret lives, messages carry both signatures, space-separated, so a receiver can switch without losing one.',
-      params: IdParams, body: RollSecret,
-      response: { 200: answer(WebhookEndpointWithSecret, 'The endpoint and its new secret, shown this once.'), ...errors(...WITH_BODY, 'not_found', ...IDEMPOTENT, ...AUTHED) },
-    },
-  }, async (request) => {
+  app.post('/webhooks/:id/roll-secret', route('webhooks:write', 'rollWebhookSecret', 'A new secret; the old one keeps signing for `expire_old_in`', {
+    description: 'While the old secret lives, messages carry both signatures, space-separated, so a receiver can switch without losing one.',
+    params: IdParams, body: RollSecret,
+    response: { 200: answer(WebhookEndpointWithSecret, 'The endpoint and its new secret, shown this once.'), ...errors(...WITH_BODY, 'not_found', ...IDEMPOTENT, ...AUTHED) },
+  }), async (request) => {
     const grace = ROLL_GRACE[request.body?.expire_old_in ?? DEFAULT_ROLL_GRACE];
     return withSecret(await rollSecret(app.db, request.auth.entity.id, recordId(request.params), grace));
   });
 
-  app.post('/webhooks/:id/test', {
-    config: { scope: 'webhooks:write' },
-    schema: {
-      operationId: 'testWebhook', tags, summary: 'Send a `webhook.test` message to the endpoint',
-      params: IdParams, response: { 202: answer(WebhookMessage, 'The message, recorded and on its way.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
-    },
-  }, async (request, reply) => {
+  app.post('/webhooks/:id/test', route('webhooks:write', 'testWebhook', 'Send a `webhook.test` message to the endpoint', {
+    params: IdParams, response: { 202: answer(WebhookMessage, 'The message, recorded and on its way.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
+  }), async (request, reply) => {
     const id = recordId(request.params);
     requireReadScopes(request, await endpointEvents(request, id));
     return reply.code(202).send(toMessage(await sendTestMessage(app.db, request.auth.entity.id, id)));
   });
 
-  app.get('/webhooks/:id/messages', {
-    config: { scope: 'webhooks:read', ...uncached },
-    schema: {
-      operationId: 'listWebhookMessages', tags, summary: 'The endpoint\'s messages, newest first, with every attempt',
-      description: 'Messages are kept 30 days. Page with `after` = the previous page\'s `next_after`.',
-      params: IdParams, querystring: MessagesQuery,
-      response: { 200: answer(WebhookMessagePage, 'A page of messages.'), ...errors('bad_request', 'not_found', ...AUTHED) },
-    },
-  }, async (request, reply) => {
+  app.get('/webhooks/:id/messages', route('webhooks:read', 'listWebhookMessages', 'The endpoint\'s messages, newest first, with every attempt', {
+    description: 'Messages are kept 30 days. Page with `after` = the previous page\'s `next_after`.',
+    params: IdParams, querystring: MessagesQuery,
+    response: { 200: answer(WebhookMessagePage, 'A page of messages.'), ...errors('bad_request', 'not_found', ...AUTHED) },
+  }, uncached), async (request, reply) => {
     const page = await listMessages(app.db, request.auth.entity.id, recordId(request.params), { after: request.query.after, limit: request.query.limit });
     return fresh(reply, {
       messages: page.messages.map((message) => toMessage(message, message.attemptRows)), has_more: page.hasMore, next_after: page.nextAfter,
     });
   });
 
-  app.post('/webhooks/:id/messages/:message_id/retry', {
-    config: { scope: 'webhooks:write' },
-    schema: {
-      operationId: 'retryWebhookMessage', tags, summary: 'Send a message again now, with a fresh retry schedule',
-      params: MessageParams, response: { 202: answer(WebhookMessage, 'The message, pending again.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
-    },
-  }, async (request, reply) => {
+  app.post('/webhooks/:id/messages/:message_id/retry', route('webhooks:write', 'retryWebhookMessage', 'Send a message again now, with a fresh retry schedule', {
+    params: MessageParams, response: { 202: answer(WebhookMessage, 'The message, pending again.'), ...errors('not_found', ...IDEMPOTENT, ...AUTHED) },
+  }), async (request, reply) => {
     const id = recordId(request.params);
     requireReadScopes(request, await endpointEvents(request, id));
     const message = await retryMessage(app.db, request.auth.entity.id, id, request.params.message_id);
