@@ -2,6 +2,8 @@
 // server's event loop shows up as a slow health answer), HTTP calls on a keep-alive agent, and numbers.
 import { Agent, request } from 'node:http';
 import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import { BIN, startProcess, stop } from './lib.mjs';
 
 export const STALL_BUDGET_MS = 50;
 
@@ -117,3 +119,19 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export const mean = (values) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
 export const round = (value) => Math.round(value * 10) / 10;
 export const roundAll = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v)]));
+
+/** The probe's samples, every phase together, summed up. */
+export const summary = (samples) => {
+  const all = [...samples.values()].flat().filter(Number.isFinite);
+  return { n: all.length, p50: round(quantile(all, 0.5)), p99: round(quantile(all, 0.99)), max: round(Math.max(...all)), over: all.filter((ms) => ms >= STALL_BUDGET_MS).length };
+};
+
+/** The bare node:http baseline's /healthz-equivalent answers under the same probe, for `seconds`. */
+export async function baselineProbe(seconds) {
+  const base = startProcess(process.execPath, [join(BIN, '..', '..', 'bench', 'baseline.mjs')], {});
+  const probe = startProbe(await base.url);
+  await sleep(seconds * 1000);
+  const samples = await probe.stop();
+  await stop(base.child);
+  return summary(samples);
+}

@@ -16,8 +16,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { BIN, benchTenant, startProcess, startService, stop } from './lib.mjs';
-import { STALL_BUDGET_MS, call, quantile, round, sleep, startProbe } from './probe.mjs';
+import { benchTenant, startService, stop } from './lib.mjs';
+import { STALL_BUDGET_MS, baselineProbe, call, quantile, round, sleep, startProbe, summary } from './probe.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -53,21 +53,7 @@ async function startReceiver() {
   return { url: `http://127.0.0.1:${server.address().port}`, arrivals, requests: () => requests, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
 }
 
-/** The probe's samples, every phase together, summed up. */
-const summary = (samples) => {
-  const all = [...samples.values()].flat().filter(Number.isFinite);
-  return { n: all.length, p50: round(quantile(all, 0.5)), p99: round(quantile(all, 0.99)), max: round(Math.max(...all)), over: all.filter((ms) => ms >= STALL_BUDGET_MS).length };
-};
 
-/** The bare node:http baseline's /healthz-equivalent answers under the same probe, for `seconds`. */
-async function baselineProbe(seconds) {
-  const base = startProcess(process.execPath, [join(BIN, '..', '..', 'bench', 'baseline.mjs')], {});
-  const probe = startProbe(await base.url);
-  await sleep(seconds * 1000);
-  const samples = await probe.stop();
-  await stop(base.child);
-  return summary(samples);
-}
 
 async function scenario(name, databaseUrl, processes) {
   const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PARTNER: '1000000000', FETCH_ALLOW_PRIVATE: 'true', PORT: '0' };

@@ -136,6 +136,8 @@ export class ArtCatalogClient {
   /** Runs (docs/api.md, Runs): feed runs, console imports, undos. */
   listRuns = (query: { after?: number; limit?: number } = {}) => this.request<Static<typeof RunList>>('GET', '/v1/runs', { query });
   getRun = (id: number) => this.request<Static<typeof FeedRun>>('GET', `/v1/runs/${id}`);
+  /** Undoes a run (docs/api.md, Undo a run): 202 with the undo run, queued; follow it with getRun. */
+  undoRun = (id: number, o?: WriteOptions) => this.request<Static<typeof FeedRun>>('POST', `/v1/runs/${id}/undo`, { body: {}, ...o });
   /** The trash (docs/api.md, Trash): deleted records, newest first, until the purge. */
   listTrash = (query: { kind?: 'artworks' | 'events'; after?: string; limit?: number } = {}) => this.request<Static<typeof TrashPage>>('GET', '/v1/trash', { query });
   restoreArtwork = (id: number, o?: WriteOptions) => this.request<Static<typeof Artwork>>('POST', `/v1/artworks/${id}/restore`, { body: {}, ...o });

@@ -110,6 +110,8 @@ progress { width: 100%; height: 1.25rem; accent-color: var(--accent); }
 .column-note { display: block; font-weight: 400; }
 .feed-preview { margin-bottom: 1rem; }
 .feed-preview h2 { margin-top: 0; }
+.undo-plan { margin-top: 1rem; }
+.undo-plan h2 { margin-top: 0; }
 .feed-preview th, .feed-preview td[data-label="Line"], .feed-preview td[data-label="Action"], .feed-preview td[data-label="Record"], .feed-preview td[data-label="Level"] { overflow-wrap: normal; }
 .feed .url { font-weight: 400; font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .9rem; }
 .facts { display: grid; grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr)); gap: .5rem 1.5rem; margin: 0 0 1rem; }

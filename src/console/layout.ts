@@ -12,6 +12,7 @@ export const SECTIONS = [
   { id: 'import', label: 'Import', href: '/console/import', role: 'editor' },
   { id: 'feeds', label: 'Feeds', href: '/console/feeds', role: 'editor' },
   { id: 'changelog', label: 'Changelog', href: '/console/changelog', role: 'viewer' },
+  { id: 'runs', label: 'Runs', href: '/console/runs', role: 'editor' },
   { id: 'trash', label: 'Trash', href: '/console/trash', role: 'editor' },
   { id: 'profile', label: 'Profile', href: '/console/profile', role: 'editor' },
   { id: 'keys', label: 'Keys', href: '/console/keys', role: 'owner' },

@@ -22,6 +22,7 @@ import { overviewPage } from './pages/overview.js';
 import { artworkRecordPages, eventRecordPages } from './pages/records.js';
 import { sessionPages } from './pages/session.js';
 import { trashPages } from './pages/trash.js';
+import { runPages } from './pages/runs.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,7 +32,7 @@ declare module 'fastify' {
 
 /** Every page module of the console (src/console/README.md). */
 const PAGES: FastifyPluginAsync[] = [
-  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, trashPages, profilePages, keyPages, webhookPages, peoplePages,
+  sessionPages, overviewPage, listPages, artworkRecordPages, eventRecordPages, importPage, feedPages, changelogPage, runPages, trashPages, profilePages, keyPages, webhookPages, peoplePages,
 ];
 
 

@@ -56,7 +56,7 @@ export const ERROR_CATALOG = {
   },
   conflict: {
     status: 409, message: 'This cannot be done in the state the record is in now.',
-    description: 'The request does not fit the current state: a feed run\'s deletions already confirmed, or a later run of the feed has since ended `applied` or `needs_attention`; the message says which.',
+    description: 'The request does not fit the current state: a feed run\'s deletions already confirmed, or a later run of the feed has since ended `applied` or `needs_attention`; an undo of a run that is queued or running, undone already (`undone_by` names the undo), itself an undo, or older than `TRASH_DAYS`; the message says which.',
   },
   idempotency_conflict: {
     status: 409, message: 'A request with this Idempotency-Key is still being processed.',
@@ -98,12 +98,13 @@ export type ErrorCode = keyof typeof ERROR_CATALOG;
 
 export type { FieldProblem };
 
-/** Extra members some errors carry in their body: `details` (400), `retry_after` (429), `existing_id` and `candidates` (409). */
+/** Extra members some errors carry in their body: `details` (400), `retry_after` (429), `existing_id`, `candidates` and `undone_by` (409). */
 export interface ErrorExtras {
   details?: FieldProblem[];
   retry_after?: number;
   existing_id?: number;
   candidates?: number[];
+  undone_by?: number;
 }
 
 export class ApiError extends Error {

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/types.js';
 import { addressPolicy } from '../fetch/index.js';
 import { feedRunJob } from '../feeds/job.js';
+import { undoJobKind } from '../feeds/undo.js';
 import type { ImageStore } from '../images/store/index.js';
 import { sweepImages } from '../images/sweep.js';
 import { imageJob } from '../images/worker.js';
@@ -12,6 +13,7 @@ import { deleteExpiredIdempotencyKeys } from '../store/idempotency.js';
 import { IMAGE_JOB } from '../store/images.js';
 import { ensureRecurring, sweepJobFailures } from '../store/jobs.js';
 import { purgeTrash } from '../store/trash.js';
+import { UNDO_JOB } from '../store/undo.js';
 import { deleteExpiredSessions } from '../store/users.js';
 import { WEBHOOK_JOB, sweepMessages } from '../store/webhooks.js';
 import { webhookJobKind } from '../webhooks/job.js';
@@ -27,7 +29,7 @@ interface Rooms { db: Db; config: Config; imageStore: ImageStore; feedFetch: Fas
 const SWEEPS: ReadonlyArray<{ name: string; everyMs: number; sweep: (rooms: Rooms) => Sweep }> = [
   { name: 'idempotency_keys', everyMs: HOUR, sweep: ({ db }) => () => deleteExpiredIdempotencyKeys(db) },
   { name: 'sessions', everyMs: HOUR, sweep: ({ db }) => (now) => deleteExpiredSessions(db, now) },
-  { name: 'feed_runs', everyMs: HOUR, sweep: ({ db }) => (now) => sweepFeedRuns(db, now) },
+  { name: 'feed_runs', everyMs: HOUR, sweep: ({ db, config }) => (now) => sweepFeedRuns(db, now, config.trashDays) },
   { name: 'webhook_messages', everyMs: HOUR, sweep: ({ db }) => (now) => sweepMessages(db, now) },
   { name: 'image_files', everyMs: HOUR, sweep: ({ db, imageStore }) => (now) => sweepImages(db, imageStore, now) },
   { name: 'job_failures', everyMs: HOUR, sweep: ({ db }) => (now) => sweepJobFailures(db, now) },
@@ -36,9 +38,8 @@ const SWEEPS: ReadonlyArray<{ name: string; everyMs: number; sweep: (rooms: Room
 
 /**
  * The names of every job kind, in the order the gauges list them (/metrics, `bin/art-catalog jobs`).
- * The undo kind joins `image`, `feed_run` and `webhook` here when it exists.
  */
-export const JOB_KINDS: readonly string[] = [IMAGE_JOB, FEED_RUN_JOB, WEBHOOK_JOB, ...SWEEPS.map(({ name }) => `sweep_${name}`)];
+export const JOB_KINDS: readonly string[] = [IMAGE_JOB, FEED_RUN_JOB, UNDO_JOB, WEBHOOK_JOB, ...SWEEPS.map(({ name }) => `sweep_${name}`)];
 
 export interface JobTimings {
   /** Whether this process processes images (default true; tests leave it out). */
@@ -62,6 +63,7 @@ export function registerJobKinds(jobs: JobRunner, rooms: Rooms, log: FastifyInst
       ...(timings.imageTimeoutMs ? { timeoutMs: timings.imageTimeoutMs } : {}),
     }),
     feedRunJob({ db, fetch: rooms.feedFetch }, config.feedConcurrency),
+    undoJobKind(db),
     webhookJobKind({ db, concurrency: config.webhookConcurrency, publicBaseUrl: () => config.publicBaseUrl, allowAddress }),
     ...SWEEPS.map(({ name, everyMs, sweep }) => sweepKind(name, everyMs, sweep(rooms), log, jobs.now)),
   ];

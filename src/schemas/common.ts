@@ -50,6 +50,7 @@ export const ErrorBody = Type.Object(
     retry_after: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds to wait before retrying (429, 503).' })),
     existing_id: Type.Optional(Type.Integer({ description: 'The record that already has the fingerprint (409 duplicate).' })),
     candidates: Type.Optional(Type.Array(Type.Integer(), { description: 'The records that all match (409 ambiguous): send external_id to choose.' })),
+    undone_by: Type.Optional(Type.Integer({ description: 'The undo run that took the run back already (409 conflict of an undo).' })),
   },
   { $id: 'Error', description: 'Every error answer has this shape: a code from the error catalog, a message for people, and the members some codes add.' },
 );

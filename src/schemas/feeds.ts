@@ -65,11 +65,19 @@ const PendingDelete = Type.Object({
   external_id: Nullable(Type.String()),
 });
 
+const Level = StringEnum(['error', 'warning'] as const, { description: '`error`: the row is refused; `warning`: the row is written (such as "no currency").' });
 const Problem = Type.Object({
   line: Nullable(Type.Integer({ description: 'The file\'s line (CSV), row (Excel) or item (JSON).' })),
   column: Nullable(Type.String()),
   message: Type.String(),
-  level: StringEnum(['error', 'warning'] as const, { description: '`error`: the row is refused; `warning`: the row is written (such as "no currency").' }),
+  level: Level,
+});
+/** An undo's problem: a record, or one of its fields, it left as it is (docs/api.md, Runs: undo a run). */
+const RecordProblem = Type.Object({
+  id: Id,
+  field: Nullable(Type.String({ description: 'The field kept (changed since the run), or null for the whole record.' })),
+  message: Type.String(),
+  level: Level,
 });
 
 export const RUN_KINDS = ['feed', 'import', 'undo'] as const;
@@ -89,7 +97,9 @@ export const FeedRun = Type.Object({
     rows: Type.Integer(), created: Type.Integer(), updated: Type.Integer(), unchanged: Type.Integer(),
     deleted: Type.Integer(), refused: Type.Integer(), duplicates: Type.Integer(),
   })),
-  problems: Type.Array(Problem, { maxItems: 100, description: 'Refused and duplicate rows, at most 100.' }),
+  problems: Type.Array(Type.Union([Problem, RecordProblem]), {
+    maxItems: 100, description: 'Refused and duplicate rows, at most 100; an undo\'s: `{id, field, message}`, the records and fields it left as they are.',
+  }),
   error: Nullable(Type.String({ description: 'Why the run failed or needs attention, in one line.' })),
   new_columns: Type.Array(Type.String(), { description: 'Columns of the file the mapping does not name and no field is named after: ignored.' }),
   pending_deletes: Nullable(Type.Array(PendingDelete, {

@@ -343,12 +343,17 @@ function* findMatch(entityId: number, fingerprint: string, externalId: string | 
   throw new ApiError('ambiguous', 'Several artworks of this catalog have this title, artist and year (editions): send external_id to say which one.', { candidates });
 }
 
-/** Applies a PUT: `null` clears; identity changes recompute the fingerprint; 409 when another artwork has the identity. */
-export async function updateArtwork(db: Db, actor: Actor, id: number, patch: ArtworkPatch): Promise<ArtworkRow> {
+/**
+ * Applies a PUT: `null` clears; identity changes recompute the fingerprint; 409 when another artwork has the identity.
+ * `change` may be worked out from the locked row (an undo puts back only what nobody changed since).
+ */
+export async function updateArtwork(db: Db, actor: Actor, id: number, change: ArtworkPatch | ((existing: ArtworkRow) => ArtworkPatch)): Promise<ArtworkRow> {
+  let patch = typeof change === 'function' ? {} : change;
   try {
     return await transaction(db, function* () {
       const existing = yield* first(artworkByIdForUpdate, { entityId: actor.entityId, id });
       if (!existing) throw notFound('Artwork');
+      if (typeof change === 'function') patch = change(existing);
       const at = nowIso();
       const { columns: artist, created: newArtist } = yield* linkArtist(db, patch.artist_name, at);
       const merged = mergeDefined(existing, { ...patch, ...artist });

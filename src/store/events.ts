@@ -133,13 +133,16 @@ export async function restoreEvent(db: Db, actor: Actor, id: number): Promise<Ev
 
 /**
  * Applies a PUT (docs/api.md, Events): `null` clears a field; a new title re-derives the slug, and another
- * event of the entity with that slug is a 409. One changelog `update` entry.
+ * event of the entity with that slug is a 409. One changelog `update` entry. `change` may be worked out
+ * from the locked row (an undo puts back only what nobody changed since).
  */
-export async function updateEvent(db: Db, actor: Actor, id: number, patch: EventPatch): Promise<EventRow> {
+export async function updateEvent(db: Db, actor: Actor, id: number, change: EventPatch | ((existing: EventRow) => EventPatch)): Promise<EventRow> {
+  let patch = typeof change === 'function' ? {} : change;
   try {
     return await transaction(db, function* () {
       const existing = yield* first(eventByIdForUpdate, { entityId: actor.entityId, id });
       if (!existing) throw notFound('Event');
+      if (typeof change === 'function') patch = change(existing);
       const at = nowIso();
       const merged = mergeDefined<EventRow>(existing, patch);
       checkMergedDates(merged);

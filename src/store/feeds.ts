@@ -94,7 +94,8 @@ const ownedEvents = statement((db, p: Params<{ feedId: number }>) => db.selectFr
 export const feedOwnedIds = (db: Db, feedId: number, kind: FeedRow['kind']): Promise<Set<number>> => read(db, function* () {
   return new Set((yield* all(kind === 'artworks' ? ownedArtworks : ownedEvents, { feedId })).map((row) => Number(row.id)));
 });
-const removeRunsOfFeed = statement((db, p: Params<{ feedId: number }>) => db.deleteFrom('feed_runs').where('feed_id', '=', p.feedId));
+// A deleted feed's runs stay, of no feed, until the runs sweep: they can still be undone (docs/api.md, Runs).
+const keepRunsOfFeed = statement((db, p: Params<{ feedId: number }>) => db.updateTable('feed_runs').set({ feed_id: null }).where('feed_id', '=', p.feedId));
 
 // A feed's run: its entity, kind and changelog source are the feed's (docs/api.md, Runs).
 const insertRun = statement((db, p: Params<{ feedId: number; at: string }>) => db.insertInto('feed_runs')
@@ -125,9 +126,12 @@ const RUNS_SWEEP_BATCH = 500;
 const oldRuns = statement((db, p: Params<{ before: string }>) => db.deleteFrom('feed_runs')
   .where('id', 'in', db.selectFrom('feed_runs').select('id').where('finished_at', '<', p.before).limit(RUNS_SWEEP_BATCH)).returning('id'));
 
-/** Runs are kept 90 days (docs/api.md, Feeds): the sweep `sweep_feed_runs` forgets older ones, paused feeds' too. */
-export async function sweepFeedRuns(db: Db, now = Date.now()): Promise<number> {
-  const before = new Date(now - RUNS_KEPT_MS).toISOString();
+/**
+ * Runs are kept for the longer of 90 days and TRASH_DAYS, so a run stays while it may be undone
+ * (docs/api.md, Runs): the sweep `sweep_feed_runs` forgets older ones, of every kind, paused feeds' too.
+ */
+export async function sweepFeedRuns(db: Db, now = Date.now(), trashDays = 0): Promise<number> {
+  const before = new Date(now - Math.max(RUNS_KEPT_MS, trashDays * 24 * 3600_000)).toISOString();
   let removed = 0;
   for (;;) {
     const chunk = (await transaction(db, () => all(oldRuns, { before }))).length;
@@ -294,11 +298,11 @@ export async function updateFeed(db: Db, entityId: number, id: number, patch: Pa
   }
 }
 
-/** Deletes a feed and its runs; the records it wrote stay. */
+/** Deletes a feed; the records it wrote stay, and its runs (listed by /v1/runs, still undoable) until the runs sweep. */
 export function deleteFeed(db: Db, entityId: number, id: number): Promise<void> {
   return transaction(db, function* () {
     yield* ownFeed(entityId, id);
-    yield* first(removeRunsOfFeed, { feedId: id });
+    yield* first(keepRunsOfFeed, { feedId: id });
     yield* all(disownArtworks, { feedId: id });
     yield* all(disownEvents, { feedId: id });
     yield* first(removeFeed, { id });

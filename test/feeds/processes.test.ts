@@ -8,7 +8,10 @@ import { DIALECT, migratedDatabase, type FreshDatabase } from '../helpers.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
 import { spawnServe, type ServeProcess } from '../support/serve.js';
 
-/** Feed runs in real server processes on one database (docs/api.md, Feeds): each due feed run once, a killed run taken over. */
+/**
+ * Feed runs and undos in real server processes on one database (docs/api.md, Feeds; Runs): each due feed run
+ * once, a killed run taken over, a killed undo taken over with every record before or after it.
+ */
 
 // Server processes start and apply slowly on the shared machines tests run on.
 vi.setConfig({ testTimeout: 240_000 });
@@ -119,5 +122,52 @@ test('kill -9 during a run leaves every row whole, and another process takes the
   expect(await count()).toBe(ROWS);
   const entries = Number((await sql<{ n: number }>`select count(*) as n from changelog where owner_id = ${entityId} and entity_type = 'artwork'`.execute(handle.db)).rows[0]!.n);
   expect(entries).toBe(ROWS);
+  await b.stop();
+});
+
+test('kill -9 during an undo leaves every record before or after it, and another process takes the undo over', async () => {
+  const ROWS = 3000;
+  files.set('/undo.csv', csv('external_id,title,creation_year', ...Array.from({ length: ROWS }, (_, i) => `U-${i},Work ${i},${1900 + (i % 100)}`)));
+  const { id: entityId, key } = await gallery('Killed Undo');
+  const a = spawnServe({ DATABASE_URL: database.url, ...ENV, FEED_CONCURRENCY: '1' });
+  servers.push(a);
+  const base = await a.url;
+  const feed = await call(base, key, 'POST', '/v1/feeds', { url: files.url('/undo.csv'), kind: 'artworks' });
+  expect(feed.status).toBe(201);
+  const run = await until('the feed run applied', async () => {
+    const [last] = (await call(base, key, 'GET', `/v1/feeds/${feed.body.id}/runs?limit=1`)).body.runs;
+    return last?.status === 'applied' && last;
+  });
+  const live = async () => Number((await sql<{ n: number }>`select count(*) as n from artworks where entity_id = ${entityId}`.execute(handle.db)).rows[0]!.n);
+  const trashed = async () => Number((await sql<{ n: number }>`select count(*) as n from trash where owner_id = ${entityId}`.execute(handle.db)).rows[0]!.n);
+  expect(await live()).toBe(ROWS);
+
+  const started = await call(base, key, 'POST', `/v1/runs/${run.id}/undo`, {});
+  expect(started.status).toBe(202);
+  await until('part of the run undone', async () => { const n = await live(); return n > 0 && n < ROWS; });
+  a.child.kill('SIGKILL');
+  await a.exited;
+  // Each record is either live (before the undo) or in the trash (after it), never both, never neither.
+  const [before, after] = [await live(), await trashed()];
+  expect(before).toBeGreaterThan(0);
+  expect(before + after).toBe(ROWS);
+  const both = await sql<{ n: number }>`select count(*) as n from artworks a join trash t on t.record_id = a.id and t.kind = 'artworks' where a.entity_id = ${entityId}`.execute(handle.db);
+  expect(Number(both.rows[0]!.n)).toBe(0);
+  const [undoRun] = (await sql<{ status: string }>`select status from feed_runs where id = ${started.body.id}`.execute(handle.db)).rows;
+  expect(undoRun!.status).toBe('running');
+
+  const b = spawnServe({ DATABASE_URL: database.url, ...ENV, FEED_CONCURRENCY: '0' });
+  servers.push(b);
+  const baseB = await b.url;
+  const done = await until('the undo taken over and applied', async () => {
+    const answer = (await call(baseB, key, 'GET', `/v1/runs/${started.body.id}`)).body;
+    return answer.status === 'applied' && answer;
+  });
+  expect(done).toMatchObject({ kind: 'undo', counts: { deleted: ROWS, rows: ROWS }, problems: [] });
+  expect(await live()).toBe(0);
+  expect(await trashed()).toBe(ROWS);
+  // Each record was undone once: one delete entry each, under the undo's run.
+  const entries = await sql<{ n: number }>`select count(*) as n from changelog where run_id = ${started.body.id} and action = 'delete'`.execute(handle.db);
+  expect(Number(entries.rows[0]!.n)).toBe(ROWS);
   await b.stop();
 });

@@ -282,7 +282,9 @@ function runSummary(run: FeedRunType | null): Html {
   const counts = run.counts
     ? html`: ${run.counts.rows.toLocaleString('en')} rows, created ${run.counts.created}, updated ${run.counts.updated}, unchanged ${run.counts.unchanged}, deleted ${run.counts.deleted}, refused ${run.counts.refused}, duplicates ${run.counts.duplicates}`
     : '';
-  return html`<b>${STATUS_LABEL[run.status]}</b> ${when(run.finished_at ?? run.started_at)}${counts}`;
+  // The run's own page says what it did and offers its Undo (docs/console.md, Runs).
+  const undone = run.undone_by === null ? '' : html` (undone by <a href="/console/runs/${run.undone_by}">run ${run.undone_by}</a>)`;
+  return html`<b>${STATUS_LABEL[run.status]}</b> ${when(run.finished_at ?? run.started_at)}${counts} — <a href="/console/runs/${run.id}">run ${run.id}</a>${undone}`;
 }
 
 function feedPanel(reply: FastifyReply, feed: FeedType): Html {
@@ -290,7 +292,7 @@ function feedPanel(reply: FastifyReply, feed: FeedType): Html {
   const button = (action: string, label: string, extra: Html | string = '', cls = '') =>
     html`<form method="post" action="/console/feeds/${feed.id}/${action}" class="inline">${csrfField(reply)}${extra}<button type="submit"${cls ? html` class="${cls}"` : ''}>${label}</button></form>`;
   const problems = run && run.problems.length > 0
-    ? table(`Problems of the last run of feed ${feed.id}`, ['Line', 'Column', 'Problem'], run.problems.slice(0, 20).map((p) => [p.line ?? null, p.column ?? null, p.message]))
+    ? table(`Problems of the last run of feed ${feed.id}`, ['Line', 'Column', 'Problem'], run.problems.slice(0, 20).map((p) => ['line' in p ? p.line : null, 'line' in p ? p.column : null, p.message]))
     : '';
   return html`<section class="panel feed" id="feed-${feed.id}" aria-labelledby="feed-${feed.id}-title">
 <h2 id="feed-${feed.id}-title">${KIND_LABEL[feed.kind]} from <span class="url">${feed.url}</span></h2>

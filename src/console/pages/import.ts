@@ -14,7 +14,7 @@ import { encodingNamed } from '../../import/text.js';
 import { html, type Html } from '../../web/html.js';
 import { actorOf, consoleCookies } from '../guard.js';
 import type { HeldImport } from '../held-imports.js';
-import { previewImport, startApply, type Preview } from '../../importer/index.js';
+import { previewImport, startApply, type Preview } from '../../apply/index.js';
 import { csrfField, heading, notice, render, table } from '../layout.js';
 import { IMPORT_JS } from './import-script.js';
 import { feedPreview, saveFeedForm } from './feeds.js';
@@ -397,6 +397,7 @@ ${job.error ? notice('error', `The import stopped: ${job.error}.`) : ''}
 <p class="panel summary" id="import-summary">${countsLine(job.counts)}${changed ? '' : html`<br>Nothing changed in the catalog.`}</p>
 ${job.pruneSkipped ? notice('error', `Not mirrored: ${job.pruneSkipped}.`) : ''}
 ${job.failures.length > 0 ? html`<h2>Rows not written (${job.failures.length.toLocaleString('en')})</h2>${problems('Rows not written', job.failures)}` : ''}
+${job.runId === undefined ? '' : html`<p>This import is <a href="/console/runs/${job.runId}">run ${job.runId}</a>: its page can undo it, all of it, within ${request.server.config.trashDays} days.</p>`}
 <div class="actions"><a class="button" href="/console/${kind}">See the ${kind}</a> <a class="button secondary" href="/console/import">Import another file</a></div>`,
   });
 }

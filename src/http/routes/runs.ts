@@ -4,7 +4,9 @@ import { hasScope } from '../../domain/keys.js';
 import { IdParams } from '../../schemas/common.js';
 import { FEED_KINDS, FeedRun, RunList, RunsQuery } from '../../schemas/feeds.js';
 import { getEntityRun, listEntityRuns, runJson } from '../../store/feeds.js';
-import { AUTHED, answer, errors, recordId, routesTagged } from '../protocol/responses.js';
+import { startUndo } from '../../store/undo.js';
+import { nowIso } from '../../clock.js';
+import { AUTHED, IDEMPOTENT, answer, errors, recordId, routesTagged } from '../protocol/responses.js';
 
 const route = routesTagged('feeds');
 
@@ -31,5 +33,19 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const kind = run.record_kind ?? 'artworks';
     if (!hasScope(request.auth.scopes, `${kind}:read`)) throw new ApiError('forbidden', `This key lacks the scope ${kind}:read.`);
     return runJson(run);
+  });
+
+  app.post('/runs/:id/undo', route(null, 'undoRun', 'Undo a run: what it created goes to the trash, what it changed gets its old values, what it deleted comes back', {
+    description: 'Queues an undo run (`kind: "undo"`, `source: "undo:<id>"`) that does it record by record; a field changed since the run is kept and listed in the undo\'s `problems`. A feed\'s run also pauses its feed ("run N undone"). 409 `conflict`: the run is queued or running, was undone already (`undone_by`), is itself an undo, or ended more than `TRASH_DAYS` ago. The write scope of the run\'s `record_kind`.',
+    params: IdParams,
+    response: { 202: answer(FeedRun, 'The undo run, queued.'), ...errors(...AUTHED, ...IDEMPOTENT, 'not_found', 'conflict') },
+  }), async (request, reply) => {
+    const entityId = request.auth.entity.id;
+    const id = recordId(request.params);
+    const run = await getEntityRun(app.db, entityId, id);
+    const kind = run.record_kind ?? 'artworks';
+    if (!hasScope(request.auth.scopes, `${kind}:write`)) throw new ApiError('forbidden', `This key lacks the scope ${kind}:write.`);
+    const undo = await startUndo(app.db, entityId, id, app.config.trashDays, nowIso());
+    return reply.code(202).send(runJson(undo));
   });
 };
