@@ -2,6 +2,7 @@
 // Benchmark: the service against a bare node:http baseline measured in the same run (npm run bench).
 // Options: --artworks N (catalog size, default 1000), --duration S (per scenario, default 10),
 //          --connections C (default 50), --database-url URL (default: a fresh SQLite file),
+//          --redis-url URL (the service under test shares its counters in Redis, as a scaled-out one does),
 //          --growth (the same scenarios at 1,000 and 100,000 artworks and a 1,000,000-entry changelog),
 //          --stall (then the stall scenario of bench/stall.mjs at 100,000 artworks and 1,000,000 entries),
 //          --reads-only (only the reads table of bench/reads.mjs), --skip-reads (without it).
@@ -25,6 +26,7 @@ const { values: options } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     'database-url': { type: 'string' },
+    'redis-url': { type: 'string' },
     growth: { type: 'boolean', default: false },
     stall: { type: 'boolean', default: false },
     'reads-only': { type: 'boolean', default: false },
@@ -62,10 +64,12 @@ function summary(name, result, baseline) {
 
 // ---------- one run at one catalog size ----------
 
-async function runAtSize(size, { databaseUrl, changelogEntries }) {
+async function runAtSize(size, { databaseUrl, redisUrl, changelogEntries }) {
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-bench-'));
   const env = {
     DATABASE_URL: databaseUrl ?? `sqlite:${join(dir, 'bench.db')}`,
+    // The scale-out setting (docs/deploy.md): rate-limit counters and idempotency locks in Redis.
+    ...(redisUrl ? { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `bench-${process.pid}:` } : {}),
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PARTNER: '1000000000',
     PORT: '0',
@@ -173,6 +177,7 @@ for (const size of sizes) {
   process.stderr.write(`service with ${size} artworks\n`);
   runs.push(await runAtSize(size, {
     databaseUrl: options['database-url'],
+    redisUrl: options['redis-url'],
     changelogEntries: options.growth && size >= 100_000 ? 1_000_000 : 0,
     baselineUrl,
   }));
@@ -194,7 +199,7 @@ const baselineRps = (before.requests.average + after.requests.average) / 2;
 const report = {
   date: new Date().toISOString(),
   machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version },
-  options: { duration_s: DURATION, connections: CONNECTIONS, database: options['database-url'] ? 'postgres' : 'sqlite' },
+  options: { duration_s: DURATION, connections: CONNECTIONS, database: options['database-url'] ? 'postgres' : 'sqlite', redis: Boolean(options['redis-url']) },
   baseline: { before_rps: Math.round(before.requests.average), after_rps: Math.round(after.requests.average), mean_rps: Math.round(baselineRps) },
   runs: runs.map((run) => runReport(run)),
 };
