@@ -416,11 +416,11 @@ const undoIdOfJob = (key: string): number => Number(key.slice('undo:'.length));
  * when its process dies (`runUndo` goes on where it stopped). The run ends `applied`, with its counts
  * and problems, in the transaction that ends the job.
  */
-export function undoJobKind(db: Db, concurrency = 1): JobKind<null> {
+export function undoJobKind(db: Db, concurrency = 1, timeoutMs = UNDO_TIMEOUT_MS): JobKind<null> {
   return {
     name: UNDO_JOB,
     concurrency,
-    timeoutMs: UNDO_TIMEOUT_MS,
+    timeoutMs,
     async run(job, { signal }) {
       const id = undoIdOfJob(job.key);
       const outcome = await runUndo(db, id, signal);
