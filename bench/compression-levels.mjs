@@ -1,6 +1,6 @@
 // Bytes and time of brotli qualities and gzip levels on the service's own answers (a changelog page
 // of 100 and a list page of 50 at the bench's catalog): how the service's levels were chosen
-// (src/protocol/compression.ts, docs/performance.md).  node bench/compression-levels.mjs
+// (src/http-common/compression.ts, docs/performance.md).  node bench/compression-levels.mjs
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@ import type { Role } from '../db/types.js';
 import type { Actor } from '../store/changelog.js';
 import { sessionUser, type SignedIn } from '../store/users.js';
 import { sha256 } from '../domain/passwords.js';
-import { appendRouteHook } from '../protocol/route-hooks.js';
+import { appendRouteHook } from '../http-common/route-hooks.js';
 
 /** Who may use a console route: a signed-in user of at least this role, or anyone (sign-in, invite, assets). */
 export type Access = Role | 'anyone';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kind } from '../import/columns.js';
 import type { Table } from '../import/table.js';
 import type { Encoding } from '../import/text.js';
-import type { ApplyJob, MirrorChoice, Preview } from '../importer/index.js';
+import type { ApplyJob, MirrorChoice, Preview } from '../apply/index.js';
 
 /**
  * Uploads the Import page holds between its steps (docs/console.md, Import: nothing is written before Apply).

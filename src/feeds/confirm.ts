@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { removeUnchanged } from '../importer/index.js';
+import { removeUnchanged } from '../apply/index.js';
 import { findEntity } from '../store/entities.js';
 import { claimConfirmDeletes, recordConfirmedDeletes, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
 import type { Db } from '../db/types.js';

@@ -3,7 +3,7 @@ import { invalidFields } from '../domain/errors.js';
 import type { HeaderReading } from '../import/columns.js';
 import type { Row } from '../import/rows.js';
 import { columnsOf } from '../import/planner.js';
-import { previewImport, type Preview } from '../importer/index.js';
+import { previewImport, type Preview } from '../apply/index.js';
 import type { FeedRow } from '../store/feeds.js';
 import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
 import { PROBLEMS_KEPT, RunFailed, read, readFeedRows, runProblems } from './run.js';

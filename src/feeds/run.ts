@@ -6,7 +6,7 @@ import { readTableRows } from '../import/rows.js';
 import { readTable, type Table } from '../import/table.js';
 import type { Encoding } from '../import/text.js';
 import { columnsOf, worded, type RowIssue } from '../import/planner.js';
-import { applyPreview, previewImport, runHintWords } from '../importer/index.js';
+import { applyPreview, previewImport, runHintWords } from '../apply/index.js';
 import { findEntity } from '../store/entities.js';
 import { finishFeedRun, freezeFeedMapping, recentFeedDeletes, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
 import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
@@ -15,7 +15,7 @@ import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
  * One run of a feed (docs/api.md, Feeds), for the job that holds the feed's lease: fetch the file
  * conditionally, read it with the import's reader, check the saved mapping against its columns, plan
  * it with the one planner (src/import/planner.ts) and apply it with the console's Apply
- * (src/importer/index.ts), each written record's changelog entry saying `feed:<id>`. A fetch error, an unreadable file or a mapped
+ * (src/apply/index.ts), each written record's changelog entry saying `feed:<id>`. A fetch error, an unreadable file or a mapped
  * column gone ends the run `failed` before anything is written.
  */
 

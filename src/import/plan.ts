@@ -92,7 +92,7 @@ export class Catalog {
 
   /**
    * More records (a page of the list): identifying one hashes its fingerprint, so a caller on the event
-   * loop adds a large catalog a page at a time and yields between pages (src/importer/index.ts).
+   * loop adds a large catalog a page at a time and yields between pages (src/apply/index.ts).
    */
   add(records: readonly Listed[]): void {
     for (const record of records) {

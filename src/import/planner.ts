@@ -8,7 +8,7 @@ import { formatProblem, rowProblems, type FieldProblem, type Row, type RowProble
  * The one import planner (docs/architecture.md, The import planner): the rows read from a file →
  * the rows refused, the duplicates, the rows to send → compared with a catalog, what each would create,
  * update or leave unchanged → with a mirror, the records the file does not name. `push` (src/cli),
- * the console's Import and feeds (src/importer, src/feeds) all plan here, and each words the problems'
+ * the console's Import and feeds (src/apply, src/feeds) all plan here, and each words the problems'
  * hints its own way: a problem is `{line, column, message, hint}`, never a string to parse again.
  */
 

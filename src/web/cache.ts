@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Compressible } from '../protocol/compression.js';
+import type { Compressible } from '../http-common/compression.js';
 
 /** A built public answer: its bytes, their compressed copies once asked for, and its status. */
 export interface Built extends Compressible {

@@ -16,11 +16,11 @@ import type { ArtworkRow } from '../db/types.js';
 import { FAVICON_SVG, SITE_CSS } from './assets.js';
 import { prepareFormatters } from './format.js';
 import { PageCache, type Built } from './cache.js';
-import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, bytesFor } from '../protocol/compression.js';
+import { COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, bytesFor } from '../http-common/compression.js';
 import { calendarText, cutDescription } from './ical.js';
 import { artworkPage, eventPage, homePage, notFoundPage, profilePage } from './pages.js';
-import { ifNoneMatch } from '../protocol/if-none-match.js';
-import { addressRateLimit } from '../protocol/rate-limit.js';
+import { ifNoneMatch } from '../http-common/if-none-match.js';
+import { addressRateLimit } from '../http-common/rate-limit.js';
 import { renderVersion } from './render-version.js';
 import { robotsTxt, sitemapIndex, sitemapPart, sitemapParts } from './sitemap.js';
 

@@ -1,6 +1,6 @@
 import type { Db, WebhookMessageRow } from '../db/types.js';
 import { ATTEMPT_TIMEOUT_MS, KEPT_RESPONSE_BYTES, RESPONSE_READ_BYTES, signatures } from '../domain/webhooks.js';
-import { changelogEntryJson } from '../protocol/changelog-json.js';
+import { changelogEntryJson } from '../http-common/changelog-json.js';
 import { getArtwork } from '../store/artworks.js';
 import { getProfile } from '../store/entities.js';
 import { getEvent } from '../store/events.js';

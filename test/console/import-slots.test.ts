@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { HELD_BUDGET_BYTES, HeldImports, MAX_READS, PER_ENTITY, type HeldImport } from '../../src/console/held-imports.js';
-import type { ApplyJob } from '../../src/importer/index.js';
+import type { ApplyJob } from '../../src/apply/index.js';
 
 /**
  * Import slots per gallery (docs/console.md, Import): at most 2 held or running uploads per gallery,

@@ -42,12 +42,12 @@ describe.skipIf(DIALECT !== 'sqlite')('the project\'s lint rules', () => {
   const restricted = async (source: string, file: string) =>
     ruleIds(await layering.lintText(source, { filePath: join(ROOT, file) })).filter((id) => id.includes('no-restricted-imports'));
 
-  test('no room below the API\'s app imports src/http, at any depth of its folder; src/protocol is theirs to share', async () => {
-    for (const file of ['src/web/html.ts', 'src/console/guard.ts', 'src/console/pages/session.ts', 'src/images/store/file.ts', 'src/store/artworks.ts', 'src/db/sqlite/reader.ts', 'src/domain/errors.ts', 'src/webhooks/deliver.ts', 'src/feeds/run.ts', 'src/importer/index.ts', 'src/protocol/client-address.ts']) {
+  test('no room below the API\'s app imports src/http, at any depth of its folder; src/http-common is theirs to share', async () => {
+    for (const file of ['src/web/html.ts', 'src/console/guard.ts', 'src/console/pages/session.ts', 'src/images/store/file.ts', 'src/store/artworks.ts', 'src/db/sqlite/reader.ts', 'src/domain/errors.ts', 'src/webhooks/deliver.ts', 'src/feeds/run.ts', 'src/apply/index.ts', 'src/http-common/client-address.ts']) {
       const up = '../'.repeat(file.split('/').length - 2);
       expect(await restricted(`import { buildApp } from '${up}http/app.js';\nexport const used = buildApp;\n`, file), file).toEqual(['1:no-restricted-imports']);
     }
-    expect(await restricted("import { limitedClient } from '../../protocol/client-address.js';\nimport { html } from '../../web/html.js';\nexport const used = [limitedClient, html];\n", 'src/console/pages/session.ts')).toEqual([]);
+    expect(await restricted("import { limitedClient } from '../../http-common/client-address.js';\nimport { html } from '../../web/html.js';\nexport const used = [limitedClient, html];\n", 'src/console/pages/session.ts')).toEqual([]);
   }, 120_000);
 
   test('every folder of src/ has its list of rooms it may import', () => {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { CATALOG_PAGE, readCatalog } from '../../src/importer/index.js';
+import { CATALOG_PAGE, readCatalog } from '../../src/apply/index.js';
 import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 
 /**
  * A preview reads the entity's catalog a page at a time and the event loop turns between two pages
- * (src/importer/index.ts, readCatalog): on SQLite a page resolves without a turn of the loop, and a
+ * (src/apply/index.ts, readCatalog): on SQLite a page resolves without a turn of the loop, and a
  * gallery's 9,000 artworks read and fingerprinted in one go held it 40-70 ms in bench/feeds-load.mjs.
  * The property, not a time: no stretch between two turns adds more than one page.
  */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { parseId } from '../../src/domain/ids.js';
-import { ifNoneMatch, ifNoneMatchMatches } from '../../src/protocol/if-none-match.js';
+import { ifNoneMatch, ifNoneMatchMatches } from '../../src/http-common/if-none-match.js';
 
 describe('parseId: the one reading of a record id (API, public pages, console, CLI)', () => {
   test('a positive integer up to 2^31 - 1 is an id; anything else is none', () => {

@@ -8,7 +8,7 @@ import { describe, expect, test } from 'vitest';
  * another caller's advice from a message.
  */
 const ROOT = join(import.meta.dirname, '..', '..');
-const CALLERS = ['src/cli/push.ts', 'src/importer/index.ts', 'src/feeds/run.ts', 'src/feeds/preview.ts', 'src/console/pages/import.ts', 'src/console/pages/feeds.ts'];
+const CALLERS = ['src/cli/push.ts', 'src/apply/index.ts', 'src/feeds/run.ts', 'src/feeds/preview.ts', 'src/console/pages/import.ts', 'src/console/pages/feeds.ts'];
 const PARSING = [
   { what: 'a number read out of a label', pattern: /\/\\d\+\/\.exec\(/ },
   { what: 'a message split into fields', pattern: /\.split\(\/; / },

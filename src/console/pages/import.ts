@@ -14,7 +14,7 @@ import { encodingNamed } from '../../import/text.js';
 import { html, type Html } from '../../web/html.js';
 import { actorOf, consoleCookies } from '../guard.js';
 import type { HeldImport } from '../held-imports.js';
-import { previewImport, startApply, type Preview } from '../../importer/index.js';
+import { previewImport, startApply, type Preview } from '../../apply/index.js';
 import { csrfField, heading, notice, render, table } from '../layout.js';
 import { IMPORT_JS } from './import-script.js';
 import { feedPreview, saveFeedForm } from './feeds.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HashesBusy, PASSWORD_MAX, PASSWORD_MIN, hashPassword, newSecret, sha256, verifyPassword } from '../../domain/passwords.js';
-import { limitedClient } from '../../protocol/client-address.js';
+import { limitedClient } from '../../http-common/client-address.js';
 import { findEntity } from '../../store/entities.js';
 import {
   SESSION_MAX_MS, acceptInvite, clearFailuresOf, countAttemptOf, endSession, failureKey, findInvite, findUserByEmail, isLocked, normalEmail,

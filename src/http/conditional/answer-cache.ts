@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Compressible } from '../../protocol/compression.js';
+import type { Compressible } from '../../http-common/compression.js';
 
 /** A keyed GET's 200 answer: its JSON bytes, the headers that go with them, and compressed copies. */
 export interface Answer extends Compressible {

@@ -6,15 +6,15 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
 import { hashKey, type RequiredScope } from '../../domain/keys.js';
 import type { RateLimitState } from '../../coordination/rate-limiter.js';
-import { ifNoneMatchMatches } from '../../protocol/if-none-match.js';
-import { clientAddressOf } from '../../protocol/client-address.js';
+import { ifNoneMatchMatches } from '../../http-common/if-none-match.js';
+import { clientAddressOf } from '../../http-common/client-address.js';
 import { REQUEST_COMPLETED, logsAt, requestLogFields } from '../runtime/logging.js';
 import { admittedAtOnce, bearerToken, hitUnitAtOnce, peekUnits, rateLimitHeaderFields } from '../plugins/auth.js';
-import { COMPRESS_MIN_BYTES } from '../../protocol/compression.js';
+import { COMPRESS_MIN_BYTES } from '../../http-common/compression.js';
 import { dataTag, keptAnswerHeaders, notModifiedHeaders, taggedByDataAndUrl } from '../plugins/conditional.js';
 import { requestId } from '../plugins/request-id.js';
 import { API_ANSWER_HEADERS } from '../plugins/security-headers.js';
-import { appendRouteHook } from '../../protocol/route-hooks.js';
+import { appendRouteHook } from '../../http-common/route-hooks.js';
 import { repeatedHeader } from '../protocol/single-header.js';
 
 /**

@@ -6,7 +6,7 @@ import type { ApiKeyRow, EntityRow } from '../../db/types.js';
 import type { Actor } from '../../store/changelog.js';
 import { findKeyByHash, touchKey } from '../../store/keys.js';
 import { KeyCache, type AuthenticatedKey } from './key-cache.js';
-import { appendRouteHook } from '../../protocol/route-hooks.js';
+import { appendRouteHook } from '../../http-common/route-hooks.js';
 import { requireSingleHeader } from '../protocol/single-header.js';
 import type { RateLimitState } from '../../coordination/rate-limiter.js';
 

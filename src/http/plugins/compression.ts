@@ -2,7 +2,7 @@ import { constants } from 'node:zlib';
 import compress from '@fastify/compress';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { BROTLI_QUALITY, BROTLI_WINDOW_BITS, COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, ENCODINGS, GZIP_LEVEL } from '../../protocol/compression.js';
+import { BROTLI_QUALITY, BROTLI_WINDOW_BITS, COMPRESSIBLE_TYPE, COMPRESS_MIN_BYTES, ENCODINGS, GZIP_LEVEL } from '../../http-common/compression.js';
 
 /**
  * Text answers of 1 KiB or more in brotli or gzip when the client takes them (docs/api.md, Compression): API JSON,

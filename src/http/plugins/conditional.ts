@@ -3,11 +3,11 @@ import { Readable, Transform, pipeline } from 'node:stream';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { entityVersion } from '../../store/versions.js';
-import { COMPRESS_MIN_BYTES, bytesFor } from '../../protocol/compression.js';
+import { COMPRESS_MIN_BYTES, bytesFor } from '../../http-common/compression.js';
 import { AnswerCache, type Answer } from '../conditional/answer-cache.js';
-import { ifNoneMatchMatches } from '../../protocol/if-none-match.js';
+import { ifNoneMatchMatches } from '../../http-common/if-none-match.js';
 import { entityTag, urlTag } from '../conditional/entity-tags.js';
-import { appendRouteHook, prependRouteHook } from '../../protocol/route-hooks.js';
+import { appendRouteHook, prependRouteHook } from '../../http-common/route-hooks.js';
 import { SharedReads } from '../conditional/shared-reads.js';
 import { chargeDeferredUnit } from './auth.js';
 
@@ -62,7 +62,7 @@ export const taggedByDataAndUrl = (config: FastifyContextConfig): boolean => !co
  * gets 304 without a body and without a rate-limit unit (auth.ts deferred it); otherwise the unit is
  * taken and the answer comes from the cache of answers by tag when one was built for this version,
  * else from the handler — then it is kept. Compressed copies are made here, once per answer and
- * coding, on the thread pool (protocol/compression.ts), so the compressor plugin leaves these answers alone.
+ * coding, on the thread pool (src/http-common/compression.ts), so the compressor plugin leaves these answers alone.
  */
 async function conditionalPlugin(app: FastifyInstance): Promise<void> {
   app.decorate('answers', new AnswerCache(app.config.answerCacheMb * 1024 * 1024));

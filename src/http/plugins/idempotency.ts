@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
 import type { IdempotencyRequest } from '../../coordination/idempotency.js';
 import type { Claim } from '../../store/idempotency.js';
-import { appendRouteHook, prependRouteHook } from '../../protocol/route-hooks.js';
+import { appendRouteHook, prependRouteHook } from '../../http-common/route-hooks.js';
 import { requireSingleHeader } from '../protocol/single-header.js';
 
 declare module 'fastify' {

@@ -7,7 +7,7 @@ import { listChanges } from '../../store/changelog.js';
 import { syncStatus } from '../../store/sync.js';
 import { pageMembers, pageRequest } from '../protocol/pagination.js';
 import { AUTHED, answer, errors, routesTagged } from '../protocol/responses.js';
-import { changelogPageJson } from '../../protocol/changelog-json.js';
+import { changelogPageJson } from '../../http-common/changelog-json.js';
 import { sendJsonSlices } from '../runtime/streaming.js';
 import { toCanonicalTimestamp } from '../../schemas/formats.js';
 

@@ -6,8 +6,8 @@ import { CONTENT_TYPES, derivativeFormat } from '../../images/derive.js';
 import type { ImageStore } from '../../images/store/index.js';
 import { Ref } from '../../schemas/common.js';
 import { ImageBytes, ImageParams } from '../../schemas/images.js';
-import { addressRateLimit } from '../../protocol/rate-limit.js';
-import { ifNoneMatch } from '../../protocol/if-none-match.js';
+import { addressRateLimit } from '../../http-common/rate-limit.js';
+import { ifNoneMatch } from '../../http-common/if-none-match.js';
 import { errors } from '../protocol/responses.js';
 
 declare module 'fastify' {

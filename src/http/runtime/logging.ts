@@ -1,7 +1,7 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Config } from '../../config.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { clientAddress } from '../../protocol/client-address.js';
+import { clientAddress } from '../../http-common/client-address.js';
 
 /** What the server logs of a request (`duration_ms`, `entity_id` when a key authenticated it). */
 const REQUEST_FIELDS = ['method', 'url', 'status', 'duration_ms', 'entity_id', 'client'];
