@@ -156,18 +156,20 @@ function list(progress: Progress, item: UndoProblem): void {
   progress.problems.push(item);
 }
 
-/** Records per transaction at most. */
+/** Records per transaction at most, and the first batch's. */
 const BATCH_RECORDS = 100;
+const BATCH_FIRST = 8;
 /**
- * A batch's time: on SQLite its transaction runs on the event loop, so a request waits at most about
- * this long (docs/performance.md, Undo); on PostgreSQL it waits on round trips, not on the loop, and a
- * longer batch only holds its records' row locks a little longer.
+ * A batch's time: on SQLite its transaction runs on the event loop, so a request waits about this
+ * long, plus one record's time (docs/performance.md, Undo); on PostgreSQL it waits on round trips, not
+ * on the loop, and a longer batch only holds its records' row locks a little longer.
  */
-const batchMs = (db: Db): number => (isPostgres(db) ? 50 : 10);
+const batchMs = (db: Db): number => (isPostgres(db) ? 50 : 5);
 
 /**
  * Does an undo run (docs/api.md, Runs: undo a run) in batches: each a transaction of up to
- * BATCH_RECORDS records or about `batchMs` of work, through the store's writes (changelog with the
+ * BATCH_RECORDS records (fewer at first, then about twice what the last one's time allowed) or about
+ * `batchMs` of work, through the store's writes (changelog with the
  * undo's `run_id` and source, counts, webhooks), with the undo's counts and problems so far as its
  * last statement; a turn for requests after each. A batch commits whole or not at all, so a record the
  * undo already wrote (its changelog holds an entry of the undo: a process died after it) is skipped,
@@ -198,19 +200,20 @@ export async function runUndo(db: Db, undoId: number, signal?: AbortSignal): Pro
       else progress.counts.unchanged++;
     }
     let next = 0;
-    let limit = BATCH_RECORDS;
+    let limit = BATCH_FIRST;
     while (next < todo.length) {
       signal?.throwIfAborted();
       const batch = await undoBatch(db, actor, todo.slice(next, next + limit), progress);
       if ('handled' in batch) {
         next += batch.handled;
-        limit = BATCH_RECORDS;
+        // The next batch reads about as many records as this one's time let it do.
+        limit = Math.min(BATCH_RECORDS, Math.max(BATCH_FIRST, 2 * batch.handled));
       } else if (batch.refusedAt > 0) {
         limit = batch.refusedAt;
       } else {
         await undoAlone(db, actor, todo[next]!, progress);
         next++;
-        limit = BATCH_RECORDS;
+        limit = BATCH_FIRST;
       }
       await yieldToEventLoop();
     }
