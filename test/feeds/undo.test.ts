@@ -266,3 +266,28 @@ describe('an undo the queue gives up', { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe('a run read a page at a time', { timeout: 120_000 }, () => {
+  test('a record written on two pages of the run (600 entries, pages of 500) is undone once, as the run left it', async () => {
+    const g = await tenant(s.t, { tier: 'partner' });
+    const api = client(s.t, g.key);
+    const ROWS = 600;
+    const path = `/paged/${g.entityId}.csv`;
+    s.files.set(path, csv('title;external_id', ...Array.from({ length: ROWS }, (_, i) => `Paged ${i};P${i}`)));
+    const feedId = (await api.post('/v1/feeds', { url: s.files.url(path), kind: 'artworks', mapping: {} })).body.id as number;
+    await runFeed({ db: s.t.handle.db, fetch: allowAll }, feedId);
+    const [run] = (await api.get(`/v1/feeds/${feedId}/runs?limit=1`)).body.runs as Run[];
+    expect(run).toMatchObject({ status: 'applied', counts: { created: ROWS } });
+    // The run's first record written again by the run after its 600th entry, on the second page (raw rows, as the run would write them).
+    const id = Number((await sql<{ id: number }>`select id from artworks where entity_id = ${g.entityId} and external_id = 'P0'`.execute(s.t.handle.db)).rows[0]!.id);
+    await sql`update artworks set title = ${'Paged 0 (II)'} where id = ${id}`.execute(s.t.handle.db);
+    await sql`insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at, run_id)
+      values (${g.entityId}, 'artwork', ${id}, 'update', ${`feed:${feedId}`}, ${JSON.stringify({ title: { old: 'Paged 0', new: 'Paged 0 (II)' } })},
+        ${new Date().toISOString()}, ${run!.id})`.execute(s.t.handle.db);
+    const done = await undo(api, run!.id);
+    expect(done).toMatchObject({ status: 'applied', counts: { rows: ROWS, deleted: ROWS, unchanged: 0 }, problems: [] });
+    expect((await api.get('/v1/artworks')).body.total).toBe(0);
+    const deletes = await sql<{ n: number }>`select count(*) as n from changelog where run_id = ${done.id} and action = 'delete' and record_id = ${id}`.execute(s.t.handle.db);
+    expect(Number(deletes.rows[0]!.n)).toBe(1);
+  });
+});
