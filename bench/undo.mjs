@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Undo of a 10,000-row run (issue #45; docs/api.md, Runs: undo a run; docs/performance.md, Undo): a feed's
 // first run creates 10,000 artworks in a real `serve`; then the run is undone (every record to the trash,
-// one transaction per record, a job of the one queue) while a probe in its own thread asks /healthz over
+// in batches of a few records per transaction, a job of the one queue) while a probe in its own thread asks /healthz over
 // and over (a step that held the event loop shows up as a slow answer; goal: under 50 ms). The same probe
 // on a bare node:http server of the same run, for as long, says how loaded the machine was.
 //

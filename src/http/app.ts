@@ -82,6 +82,8 @@ export interface AppOptions {
   jobs?: boolean | Pick<JobRunnerOptions, 'pollMs' | 'now' | 'leaseMs'>;
   /** Whether this process works on the image queue (default true); tests may also set the runner's timing and an image's time limit. */
   imageWorker?: boolean | (Pick<JobRunnerOptions, 'pollMs' | 'now' | 'leaseMs'> & { timeoutMs?: number });
+  /** A test's short time limit per undo (the default is UNDO_TIMEOUT_MS, src/feeds/undo.ts). */
+  undoTimeoutMs?: number;
 }
 
 export interface Timeouts {
@@ -101,7 +103,7 @@ export const BODY_LIMIT = 1024 * 1024;
 
 
 /** A ready application: migrated database, every route, no listening socket (`serve` adds that). */
-export async function buildApp({ config, database, imageStore, logger, logStream, timeouts: custom, imageWorker = true, jobs: jobOptions = true }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, imageStore, logger, logStream, timeouts: custom, imageWorker = true, jobs: jobOptions = true, undoTimeoutMs }: AppOptions): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...custom };
   const handle = database ?? connect(config.databaseUrl, { poolSize: config.pgPoolSize, bulkReads: config.pgBulkReads, statementTimeoutMs: config.pgStatementTimeoutMs });
   try {
@@ -200,7 +202,7 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   // Every kind, the sweeps included, registered in one place (src/http/jobs.ts). A write that queues a
   // job nudges this process's slots of its kind once it has committed (src/db/run.ts, afterCommit).
   registerJobKinds(jobs, { db: handle.db, config, imageStore: app.imageStore, feedFetch: app.feedFetch }, app.log, {
-    images: imageWorker !== false, imageTimeoutMs,
+    images: imageWorker !== false, imageTimeoutMs, undoTimeoutMs,
   });
   app.addHook('onReady', async () => {
     if (jobOptions === false) return;

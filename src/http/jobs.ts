@@ -46,6 +46,8 @@ export interface JobTimings {
   images: boolean;
   /** A test's short time limit per image (the default is IMAGE_TIMEOUT_MS, docs/api.md, Images). */
   imageTimeoutMs?: number | undefined;
+  /** A test's short time limit per undo (the default is UNDO_TIMEOUT_MS). */
+  undoTimeoutMs?: number | undefined;
 }
 
 /**
@@ -63,7 +65,7 @@ export function registerJobKinds(jobs: JobRunner, rooms: Rooms, log: FastifyInst
       ...(timings.imageTimeoutMs ? { timeoutMs: timings.imageTimeoutMs } : {}),
     }),
     feedRunJob({ db, fetch: rooms.feedFetch }, config.feedConcurrency),
-    undoJobKind(db),
+    undoJobKind(db, 1, timings.undoTimeoutMs),
     webhookJobKind({ db, concurrency: config.webhookConcurrency, publicBaseUrl: () => config.publicBaseUrl, allowAddress }),
     ...SWEEPS.map(({ name, everyMs, sweep }) => sweepKind(name, everyMs, sweep(rooms), log, jobs.now)),
   ];

@@ -350,39 +350,46 @@ function* findMatch(entityId: number, fingerprint: string, externalId: string | 
 export async function updateArtwork(db: Db, actor: Actor, id: number, change: ArtworkPatch | ((existing: ArtworkRow) => ArtworkPatch)): Promise<ArtworkRow> {
   let patch = typeof change === 'function' ? {} : change;
   try {
-    return await transaction(db, function* () {
-      const existing = yield* first(artworkByIdForUpdate, { entityId: actor.entityId, id });
-      if (!existing) throw notFound('Artwork');
-      if (typeof change === 'function') patch = change(existing);
-      const at = nowIso();
-      const { columns: artist, created: newArtist } = yield* linkArtist(db, patch.artist_name, at);
-      const merged = mergeDefined(existing, { ...patch, ...artist });
-      checkArtworkCoherence(merged);
-      merged.source_fingerprint = artworkFingerprint(merged);
-      merged.fingerprint_version = SLUG_VERSION;
-      const artwork = yield* save(merged, at);
-      const { entries, delta } = artworkRecord(existing, artwork, newArtist, at);
-      yield* recordWrite(db, actor, entries, delta, at);
-      return artwork;
-    });
+    return await transaction(db, () => updateArtworkWork(db, actor, id, (existing) => (patch = typeof change === 'function' ? change(existing) : change)));
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     throw await read(db, () => duplicateOf(actor.entityId, id, patch));
   }
 }
 
-export function deleteArtwork(db: Db, actor: Actor, id: number, unchanged?: UnchangedSince): Promise<void> {
-  return transaction(db, function* () {
-    const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
-    if (!deleted) throw notFound('Artwork');
-    checkUnchanged(deleted, unchanged);
-    const at = nowIso();
-    yield* moveToTrash(actor, 'artworks', deleted, at);
-    yield* recordWrite(db, actor, [{
-      entityType: 'artwork', recordId: id, action: 'delete',
-      fieldChanges: artworkChanges(deleted, null),
-    }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, at);
-  });
+/** `updateArtwork` inside a caller's transaction (an undo's batch); a unique violation is the database's error. */
+export function* updateArtworkWork(db: Db, actor: Actor, id: number, patchOf: (existing: ArtworkRow) => ArtworkPatch): Work<ArtworkRow> {
+  const existing = yield* first(artworkByIdForUpdate, { entityId: actor.entityId, id });
+  if (!existing) throw notFound('Artwork');
+  const patch = patchOf(existing);
+  const at = nowIso();
+  const { columns: artist, created: newArtist } = yield* linkArtist(db, patch.artist_name, at);
+  const merged = mergeDefined(existing, { ...patch, ...artist });
+  checkArtworkCoherence(merged);
+  merged.source_fingerprint = artworkFingerprint(merged);
+  merged.fingerprint_version = SLUG_VERSION;
+  const artwork = yield* save(merged, at);
+  const { entries, delta } = artworkRecord(existing, artwork, newArtist, at);
+  yield* recordWrite(db, actor, entries, delta, at);
+  return artwork;
+}
+
+export async function deleteArtwork(db: Db, actor: Actor, id: number, unchanged?: UnchangedSince): Promise<void> {
+  await transaction(db, () => deleteArtworkWork(db, actor, id, unchanged));
+}
+
+/** A delete (to the trash) inside a caller's transaction; the row as it was. */
+export function* deleteArtworkWork(db: Db, actor: Actor, id: number, unchanged?: UnchangedSince): Work<ArtworkRow> {
+  const deleted = yield* first(deleteArtworkById, { entityId: actor.entityId, id });
+  if (!deleted) throw notFound('Artwork');
+  checkUnchanged(deleted, unchanged);
+  const at = nowIso();
+  yield* moveToTrash(actor, 'artworks', deleted, at);
+  yield* recordWrite(db, actor, [{
+    entityType: 'artwork', recordId: id, action: 'delete',
+    fieldChanges: artworkChanges(deleted, null),
+  }], { artworks: -1, availability: { before: deleted.availability, after: null }, synced: 'artworks' }, at);
+  return deleted;
 }
 
 const RESTORED_COLUMNS = [...NEW_COLUMNS, 'id'] as const;
@@ -396,23 +403,7 @@ const insertRestored = statement((db, p: Params<ArtworkRow>) => db.insertInto('a
  */
 export async function restoreArtwork(db: Db, actor: Actor, id: number): Promise<ArtworkRow> {
   try {
-    return await transaction(db, function* () {
-      const stored = yield* takeFromTrash<ArtworkRow>(actor.entityId, 'artworks', id);
-      const at = nowIso();
-      const { columns: artist, created: newArtist } = yield* linkArtist(db, stored.artist_name, at);
-      const fingerprint = artworkFingerprint(stored);
-      const holder = yield* identityHolder(actor.entityId, stored, fingerprint);
-      if (holder) throw restoreConflict(holder.id);
-      const feedId = yield* liveFeed(actor.entityId, stored.feed_id);
-      const artwork: ArtworkRow = {
-        ...stored, ...artist, id, entity_id: actor.entityId, source_fingerprint: fingerprint, fingerprint_version: SLUG_VERSION,
-        last_synced_at: at, updated_at: at, feed_id: feedId,
-      };
-      yield* all(insertRestored, artwork);
-      const { entries, delta } = artworkRecord(null, artwork, newArtist, at);
-      yield* recordWrite(db, actor, entries, delta, at);
-      return artwork;
-    });
+    return await transaction(db, () => restoreArtworkWork(db, actor, id));
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // A live artwork took the identity between the check and the insert.
@@ -421,6 +412,25 @@ export async function restoreArtwork(db: Db, actor: Actor, id: number): Promise<
       return stored && (yield* identityHolder(actor.entityId, stored, artworkFingerprint(stored)))?.id;
     }));
   }
+}
+
+/** `restoreArtwork` inside a caller's transaction (an undo's batch); a unique violation is the database's error. */
+export function* restoreArtworkWork(db: Db, actor: Actor, id: number): Work<ArtworkRow> {
+  const stored = yield* takeFromTrash<ArtworkRow>(actor.entityId, 'artworks', id);
+  const at = nowIso();
+  const { columns: artist, created: newArtist } = yield* linkArtist(db, stored.artist_name, at);
+  const fingerprint = artworkFingerprint(stored);
+  const holder = yield* identityHolder(actor.entityId, stored, fingerprint);
+  if (holder) throw restoreConflict(holder.id);
+  const feedId = yield* liveFeed(actor.entityId, stored.feed_id);
+  const artwork: ArtworkRow = {
+    ...stored, ...artist, id, entity_id: actor.entityId, source_fingerprint: fingerprint, fingerprint_version: SLUG_VERSION,
+    last_synced_at: at, updated_at: at, feed_id: feedId,
+  };
+  yield* all(insertRestored, artwork);
+  const { entries, delta } = artworkRecord(null, artwork, newArtist, at);
+  yield* recordWrite(db, actor, entries, delta, at);
+  return artwork;
 }
 
 /** The live artwork holding a record's identity: its external_id, or without one its fingerprint. */

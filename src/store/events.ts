@@ -81,18 +81,22 @@ export function* postEventWork(db: Db, actor: Actor, input: EventInput): Work<Po
   return { event, created: false, changed: isRealChange(changes) };
 }
 
-export function deleteEvent(db: Db, actor: Actor, id: number, unchanged?: UnchangedSince): Promise<void> {
-  return transaction(db, function* () {
-    const deleted = yield* first(deleteEventById, { entityId: actor.entityId, id });
-    if (!deleted) throw notFound('Event');
-    checkUnchanged(deleted, unchanged);
-    const at = nowIso();
-    yield* moveToTrash(actor, 'events', deleted, at);
-    yield* recordWrite(db, actor, [{
-      entityType: 'event', recordId: id, action: 'delete',
-      fieldChanges: fieldChanges(deleted, null, EVENT_CHANGE_FIELDS),
-    }], { events: -1, synced: 'events' }, at);
-  });
+export async function deleteEvent(db: Db, actor: Actor, id: number, unchanged?: UnchangedSince): Promise<void> {
+  await transaction(db, () => deleteEventWork(db, actor, id, unchanged));
+}
+
+/** A delete (to the trash) inside a caller's transaction; the row as it was. */
+export function* deleteEventWork(db: Db, actor: Actor, id: number, unchanged?: UnchangedSince): Work<EventRow> {
+  const deleted = yield* first(deleteEventById, { entityId: actor.entityId, id });
+  if (!deleted) throw notFound('Event');
+  checkUnchanged(deleted, unchanged);
+  const at = nowIso();
+  yield* moveToTrash(actor, 'events', deleted, at);
+  yield* recordWrite(db, actor, [{
+    entityType: 'event', recordId: id, action: 'delete',
+    fieldChanges: fieldChanges(deleted, null, EVENT_CHANGE_FIELDS),
+  }], { events: -1, synced: 'events' }, at);
+  return deleted;
 }
 
 const insertRestored = statement((db, p: Params<EventRow>) => db.insertInto('events')
@@ -103,25 +107,13 @@ const insertRestored = statement((db, p: Params<EventRow>) => db.insertInto('eve
  * again from its title, recorded as a `create`. 409 `duplicate` when a live event now has that slug;
  * 404 when the trash does not hold it.
  */
+const restoreConflict = (existingId: number | undefined) => new ApiError('duplicate',
+  'A live event of this entity now has this title (the same slug): nothing was restored.', existingId === undefined ? {} : { existing_id: existingId });
+
 export async function restoreEvent(db: Db, actor: Actor, id: number): Promise<EventRow> {
-  const conflict = (existingId: number | undefined) => new ApiError('duplicate',
-    'A live event of this entity now has this title (the same slug): nothing was restored.', existingId === undefined ? {} : { existing_id: existingId });
+  const conflict = restoreConflict;
   try {
-    return await transaction(db, function* () {
-      const stored = yield* takeFromTrash<EventRow>(actor.entityId, 'events', id);
-      const at = nowIso();
-      const slug = eventSlug(actor.entitySlug, stored.title);
-      const holder = yield* first(eventIdBySlug, { entityId: actor.entityId, slug });
-      if (holder) throw conflict(holder.id);
-      const feedId = yield* liveFeed(actor.entityId, stored.feed_id);
-      const event: EventRow = {
-        ...emptyEvent(), ...stored, id, entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, updated_at: at,
-        feed_id: feedId,
-      };
-      yield* all(insertRestored, event);
-      yield* recordEventChange(db, actor, null, event, at);
-      return event;
-    });
+    return await transaction(db, () => restoreEventWork(db, actor, id, conflict));
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     throw conflict(await read(db, function* () {
@@ -129,6 +121,23 @@ export async function restoreEvent(db: Db, actor: Actor, id: number): Promise<Ev
       return stored && (yield* first(eventIdBySlug, { entityId: actor.entityId, slug: eventSlug(actor.entitySlug, stored.title) }))?.id;
     }));
   }
+}
+
+/** `restoreEvent` inside a caller's transaction (an undo's batch); a unique violation is the database's error. */
+export function* restoreEventWork(db: Db, actor: Actor, id: number, conflict = restoreConflict): Work<EventRow> {
+  const stored = yield* takeFromTrash<EventRow>(actor.entityId, 'events', id);
+  const at = nowIso();
+  const slug = eventSlug(actor.entitySlug, stored.title);
+  const holder = yield* first(eventIdBySlug, { entityId: actor.entityId, slug });
+  if (holder) throw conflict(holder.id);
+  const feedId = yield* liveFeed(actor.entityId, stored.feed_id);
+  const event: EventRow = {
+    ...emptyEvent(), ...stored, id, entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, updated_at: at,
+    feed_id: feedId,
+  };
+  yield* all(insertRestored, event);
+  yield* recordEventChange(db, actor, null, event, at);
+  return event;
 }
 
 /**
@@ -139,28 +148,31 @@ export async function restoreEvent(db: Db, actor: Actor, id: number): Promise<Ev
 export async function updateEvent(db: Db, actor: Actor, id: number, change: EventPatch | ((existing: EventRow) => EventPatch)): Promise<EventRow> {
   let patch = typeof change === 'function' ? {} : change;
   try {
-    return await transaction(db, function* () {
-      const existing = yield* first(eventByIdForUpdate, { entityId: actor.entityId, id });
-      if (!existing) throw notFound('Event');
-      if (typeof change === 'function') patch = change(existing);
-      const at = nowIso();
-      const merged = mergeDefined<EventRow>(existing, patch);
-      checkMergedDates(merged);
-      if (patch.title !== undefined) {
-        merged.slug = eventSlug(actor.entitySlug, merged.title);
-        merged.slug_version = SLUG_VERSION;
-      }
-      const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
-      if (!event) throw new Error(`event ${id} vanished inside its write`);
-      yield* recordEventChange(db, actor, existing, event, at);
-      return event;
-    });
+    return await transaction(db, () => updateEventWork(db, actor, id, (existing) => (patch = typeof change === 'function' ? change(existing) : change)));
   } catch (error) {
     const title = patch.title;
     if (!isUniqueViolation(error) || title == null) throw error;
     const other = await read(db, () => first(eventIdBySlug, { entityId: actor.entityId, slug: eventSlug(actor.entitySlug, title) }));
     throw new ApiError('duplicate', 'Another event of this entity already has this title (the same slug).', other ? { existing_id: other.id } : {});
   }
+}
+
+/** `updateEvent` inside a caller's transaction (an undo's batch); a unique violation is the database's error. */
+export function* updateEventWork(db: Db, actor: Actor, id: number, patchOf: (existing: EventRow) => EventPatch): Work<EventRow> {
+  const existing = yield* first(eventByIdForUpdate, { entityId: actor.entityId, id });
+  if (!existing) throw notFound('Event');
+  const patch = patchOf(existing);
+  const at = nowIso();
+  const merged = mergeDefined<EventRow>(existing, patch);
+  checkMergedDates(merged);
+  if (patch.title !== undefined) {
+    merged.slug = eventSlug(actor.entitySlug, merged.title);
+    merged.slug_version = SLUG_VERSION;
+  }
+  const event = yield* first(saveEvent, { ...merged, last_synced_at: at, updated_at: at });
+  if (!event) throw new Error(`event ${id} vanished inside its write`);
+  yield* recordEventChange(db, actor, existing, event, at);
+  return event;
 }
 
 export async function getEvent(db: Db, entityId: number, id: number): Promise<Omit<EventType, 'image'>> {

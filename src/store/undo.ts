@@ -1,12 +1,14 @@
 import { sql } from 'kysely';
+import type { ChangeEntityType } from '../schemas/changelog.js';
 import { ApiError, notFound } from '../domain/errors.js';
 import { read, transaction } from '../db/run.js';
-import { statement, type Params } from '../db/statement.js';
+import { statement, type Param, type Params } from '../db/statement.js';
 import { all, first, type Work } from '../db/work.js';
+import type { Cost } from '../db/statement.js';
 import type { ArtworkRow, Db, EventRow } from '../db/types.js';
 import { enqueue } from './jobs.js';
 import type { FeedRunRow } from './feeds.js';
-import { lockForUpdate } from './sql.js';
+import { isPostgres, lockForUpdate } from './sql.js';
 
 /** The job kind of an undo (docs/api.md, Runs: undo a run): one job per undo run, key `undo:<undo run id>`. */
 export const UNDO_JOB = 'undo';
@@ -105,6 +107,67 @@ export const runEntriesPage = (db: Db, entityId: number, runId: number, after: n
     return { entries: entries.map((e) => ({ ...e, id: Number(e.id), record_id: Number(e.record_id) })), more: entries.length === ENTRIES_PAGE };
   });
 
+/** A record's entries of some runs (the undone run and its undos), as the undo reads it. */
+export interface RecordEntry extends RunEntry { run_id: number }
+
+// Many ids in one statement: an array on PostgreSQL, a JSON array on SQLite.
+const idList = (db: Db, ids: Param<number[] | string>) => (isPostgres(db)
+  ? sql<number>`(select unnest(cast(${ids} as integer[])))` : sql<number>`(select value from json_each(${ids}))`);
+const listParam = (db: Db, ids: readonly number[]): number[] | string => (isPostgres(db) ? [...ids] : JSON.stringify(ids));
+
+// Over the (owner_id, entity_type, record_id, id) index: each record's own history, filtered to the runs.
+const entriesOfRecords = statement((db, p: Params<{ entityId: number; entityType: ChangeEntityType; ids: number[] | string; runs: number[] | string }>) =>
+  db.selectFrom('changelog').select(['id', 'entity_type', 'record_id', 'action', 'field_changes', 'run_id'])
+    .where('owner_id', '=', p.entityId).where('entity_type', '=', p.entityType)
+    .where('record_id', 'in', idList(db, p.ids)).where('run_id', 'in', idList(db, p.runs))
+    .orderBy('record_id').orderBy('id'), { cost: 'scan' });
+
+/** The entries of these runs for a page of one kind's records (at most a page of ids), by record in order. */
+export const entriesOfRecordsPage = (db: Db, entityId: number, entityType: ChangeEntityType, ids: readonly number[], runs: readonly number[]): Promise<RecordEntry[]> =>
+  read(db, function* () {
+    const rows = yield* all(entriesOfRecords, { entityId, entityType, ids: listParam(db, ids), runs: listParam(db, runs) });
+    return rows.map((e) => ({ ...e, id: Number(e.id), record_id: Number(e.record_id), run_id: Number(e.run_id) }));
+  });
+
+const undosOfRun = statement((db, p: Params<{ entityId: number; runId: number }>) => db.selectFrom('feed_runs').select('id')
+  .where('entity_id', '=', p.entityId).where('kind', '=', 'undo').where('undo_of', '=', p.runId), { cost: 'scan' as Cost });
+
+/** The undo runs of a run (an undo given up leaves its writes: a later undo takes them as done). */
+export const undosOf = (db: Db, entityId: number, runId: number): Promise<number[]> => read(db, function* () {
+  return (yield* all(undosOfRun, { entityId, runId })).map((row) => Number(row.id));
+});
+
+const liveArtworks = statement((db, p: Params<{ entityId: number; ids: number[] | string }>) =>
+  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', 'in', idList(db, p.ids)));
+const liveEvents = statement((db, p: Params<{ entityId: number; ids: number[] | string }>) =>
+  db.selectFrom('events').selectAll().where('entity_id', '=', p.entityId).where('id', 'in', idList(db, p.ids)));
+const trashedIds = statement((db, p: Params<{ entityId: number; kind: 'artworks' | 'events'; ids: number[] | string }>) => db.selectFrom('trash')
+  .select('record_id').where('owner_id', '=', p.entityId).where('kind', '=', p.kind).where('record_id', 'in', idList(db, p.ids)));
+
+/** A batch's records as they are now (at most a batch of ids: two statements), in the batch's transaction. */
+export function* recordsNow(db: Db, entityId: number, kind: 'artworks' | 'events', ids: readonly number[]): Work<Map<number, RecordNow>> {
+  const list = listParam(db, ids);
+  const rows: Array<ArtworkRow | EventRow> = kind === 'artworks' ? yield* all(liveArtworks, { entityId, ids: list }) : yield* all(liveEvents, { entityId, ids: list });
+  const now = new Map<number, RecordNow>(ids.map((id) => [id, { state: 'gone' }]));
+  for (const row of rows) now.set(Number(row.id), { state: 'live', row });
+  const missing = ids.filter((id) => now.get(id)!.state === 'gone');
+  if (missing.length > 0) for (const { record_id } of yield* all(trashedIds, { entityId, kind, ids: listParam(db, missing) })) now.set(Number(record_id), { state: 'trash' });
+  return now;
+}
+
+/** The undo ended meanwhile (the queue gave it up): its batch is rolled back, and nothing more is written. */
+export class UndoEnded extends Error {}
+
+const progressIfRunning = statement((db, p: Params<{ id: number; counts: string; problems: string }>) => db.updateTable('feed_runs')
+  .set({ counts: p.counts, problems: p.problems }).where('id', '=', p.id).where('status', '=', 'running').returning('id'));
+
+/** What an undo did so far, in the transaction of its batch (the last statement): throws `UndoEnded` once it is no longer running. */
+export function* undoProgress(id: number, counts: UndoCounts, problems: readonly UndoProblem[]): Work<void> {
+  if (!(yield* first(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, 100)) }))) {
+    throw new UndoEnded(`undo run ${id} is no longer running`);
+  }
+}
+
 const undoRunById = statement((db, p: Params<{ id: number }>) => db.selectFrom('feed_runs').selectAll().where('id', '=', p.id).where('kind', '=', 'undo'));
 const beginUndoRow = statement((db, p: Params<{ id: number; at: string }>) => db.updateTable('feed_runs')
   .set({ status: 'running', started_at: p.at }).where('id', '=', p.id).where('status', 'in', ['queued', 'running']).returningAll());
@@ -135,9 +198,20 @@ export function* endUndo(id: number, outcome: { counts: UndoCounts; problems: re
   yield* all(endUndoRow, { id, at, counts: JSON.stringify(outcome.counts), problems: JSON.stringify(outcome.problems.slice(0, 100)) });
 }
 
-/** An undo the queue gave up (it took too long, or its processes kept dying): `failed`, with what it did so far. */
+const releaseRun = statement((db, p: Params<{ id: number; undoId: number }>) => db.updateTable('feed_runs')
+  .set({ undone_by: null }).where('id', '=', p.id).where('undone_by', '=', p.undoId));
+
+/**
+ * An undo the queue gave up (it took too long, or its processes kept dying): `failed`, with what it
+ * did so far (its counts and problems as of its last batch; its writes stay in the changelog under
+ * its run), and the run it undid is let go (`undone_by` null), so a person can undo it again: that
+ * undo takes the records this one wrote as done.
+ */
 export function* failUndo(id: number, error: string, at: string): Work<void> {
+  const undo = yield* first(undoRunById, { id });
+  if (!undo || (undo.status !== 'queued' && undo.status !== 'running')) return;
   yield* all(failUndoRow, { id, at, error });
+  if (undo.undo_of !== null) yield* all(releaseRun, { id: undo.undo_of, undoId: id });
 }
 
 const liveArtwork = statement((db, p: Params<{ entityId: number; id: number }>) =>

@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { feedFetcher } from '../../src/feeds/fetcher.js';
 import { runFeed } from '../../src/feeds/run.js';
 import { sweepFeedRuns } from '../../src/store/feeds.js';
-import { client, keyFor, tenant, type Tenant } from '../helpers.js';
+import { DIALECT, client, keyFor, startApp, tenant, type Tenant } from '../helpers.js';
 import { signedIn } from '../support/console.js';
 import { importFile, waitForRun, type Run } from '../support/runs.js';
 import { closeFeeds, startFeeds, type FeedsSetup } from '../support/feeds.js';
@@ -213,5 +214,80 @@ describe('runs kept while they may be undone', { timeout: 120_000 }, () => {
     expect((await api.get(`/v1/runs/${run.id}`)).status).toBe(200);
     await sweepFeedRuns(s.t.handle.db, Date.now(), 30);
     expect((await api.get(`/v1/runs/${run.id}`)).status).toBe(404);
+  });
+});
+
+describe('an undo the queue gives up', { timeout: 120_000 }, () => {
+  test('ends failed, keeps what it did in its counts and the changelog, and lets its run go: a second undo does the rest', async () => {
+    // A second app on the same database whose undos have a short time limit (as an image's, test/images/time-limit.test.ts).
+    const limited = await startApp({ FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '0' }, s.t.config.databaseUrl, { undoTimeoutMs: DIALECT === 'postgres' ? 2000 : 1 });
+    let lock: pg.Client | undefined;
+    try {
+      // Partner: its runs are looked at often while the undo waits out its limit.
+      const g = await tenant(s.t, { tier: 'partner' });
+      const api = client(s.t, g.key);
+      const ROWS = 250;
+      const path = `/given-up/${g.entityId}.csv`;
+      s.files.set(path, csv('title;external_id', ...Array.from({ length: ROWS }, (_, i) => `Work ${i};G${i}`)));
+      const feedId = (await api.post('/v1/feeds', { url: s.files.url(path), kind: 'artworks', mapping: {} })).body.id as number;
+      await runFeed({ db: s.t.handle.db, fetch: allowAll }, feedId);
+      const [run] = (await api.get(`/v1/feeds/${feedId}/runs?limit=1`)).body.runs as Run[];
+      expect(run).toMatchObject({ status: 'applied', counts: { created: ROWS } });
+      if (DIALECT === 'postgres') {
+        // The run's last work is held by another transaction: the undo does the records before it, then waits past its limit.
+        lock = new pg.Client({ connectionString: s.t.config.databaseUrl });
+        await lock.connect();
+        await lock.query('begin');
+        await lock.query('select id from artworks where entity_id = $1 and external_id = $2 for update', [g.entityId, `G${ROWS - 1}`]);
+      }
+      const started = await client(limited, g.key).post(`/v1/runs/${run!.id}/undo`, {});
+      expect(started.status).toBe(202);
+      const failed = await waitForRun(api, started.body.id as number);
+      await lock?.query('rollback');
+      expect(failed).toMatchObject({ kind: 'undo', status: 'failed', error: 'took too long' });
+      // The run is free again: undone_by null, and Undo is offered again.
+      expect((await api.get(`/v1/runs/${run!.id}`)).body.undone_by).toBeNull();
+      // What the failed undo did stays: each record it moved is in the trash, in its counts and under its run in the changelog.
+      const count = async (query: ReturnType<typeof sql<{ n: number }>>) => Number((await query.execute(s.t.handle.db)).rows[0]!.n);
+      const moved = await count(sql<{ n: number }>`select count(*) as n from changelog where run_id = ${failed.id} and action = 'delete'`);
+      expect(await count(sql<{ n: number }>`select count(*) as n from trash where owner_id = ${g.entityId}`)).toBe(moved);
+      expect(failed.counts?.deleted ?? 0).toBe(moved);
+
+      const again = await undo(api, run!.id);
+      expect(again).toMatchObject({ status: 'applied', counts: { rows: ROWS, deleted: ROWS - moved, unchanged: moved }, problems: [] });
+      expect((await api.get(`/v1/runs/${run!.id}`)).body.undone_by).toBe(again.id);
+      expect((await api.get('/v1/artworks')).body.total).toBe(0);
+      // Each record was moved once, by one undo or the other.
+      expect(await count(sql<{ n: number }>`select count(*) as n from changelog where run_id in (${failed.id}, ${again.id}) and action = 'delete'`)).toBe(ROWS);
+      expect(await count(sql<{ n: number }>`select count(distinct record_id) as n from changelog where run_id in (${failed.id}, ${again.id})`)).toBe(ROWS);
+    } finally {
+      await lock?.end();
+      await limited.close();
+    }
+  });
+});
+
+describe('a run read a page at a time', { timeout: 120_000 }, () => {
+  test('a record written on two pages of the run (600 entries, pages of 500) is undone once, as the run left it', async () => {
+    const g = await tenant(s.t, { tier: 'partner' });
+    const api = client(s.t, g.key);
+    const ROWS = 600;
+    const path = `/paged/${g.entityId}.csv`;
+    s.files.set(path, csv('title;external_id', ...Array.from({ length: ROWS }, (_, i) => `Paged ${i};P${i}`)));
+    const feedId = (await api.post('/v1/feeds', { url: s.files.url(path), kind: 'artworks', mapping: {} })).body.id as number;
+    await runFeed({ db: s.t.handle.db, fetch: allowAll }, feedId);
+    const [run] = (await api.get(`/v1/feeds/${feedId}/runs?limit=1`)).body.runs as Run[];
+    expect(run).toMatchObject({ status: 'applied', counts: { created: ROWS } });
+    // The run's first record written again by the run after its 600th entry, on the second page (raw rows, as the run would write them).
+    const id = Number((await sql<{ id: number }>`select id from artworks where entity_id = ${g.entityId} and external_id = 'P0'`.execute(s.t.handle.db)).rows[0]!.id);
+    await sql`update artworks set title = ${'Paged 0 (II)'} where id = ${id}`.execute(s.t.handle.db);
+    await sql`insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at, run_id)
+      values (${g.entityId}, 'artwork', ${id}, 'update', ${`feed:${feedId}`}, ${JSON.stringify({ title: { old: 'Paged 0', new: 'Paged 0 (II)' } })},
+        ${new Date().toISOString()}, ${run!.id})`.execute(s.t.handle.db);
+    const done = await undo(api, run!.id);
+    expect(done).toMatchObject({ status: 'applied', counts: { rows: ROWS, deleted: ROWS, unchanged: 0 }, problems: [] });
+    expect((await api.get('/v1/artworks')).body.total).toBe(0);
+    const deletes = await sql<{ n: number }>`select count(*) as n from changelog where run_id = ${done.id} and action = 'delete' and record_id = ${id}`.execute(s.t.handle.db);
+    expect(Number(deletes.rows[0]!.n)).toBe(1);
   });
 });

@@ -19,7 +19,7 @@ export interface TestApp {
 }
 
 /** The real app on a fresh database of its own (SQLite or PostgreSQL, per the run; a copy of the run's migrated template), torn down by `close`. */
-export async function startApp(env: Record<string, string> = {}, database?: string, options: Pick<AppOptions, 'timeouts' | 'logStream' | 'imageWorker'> = {}): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, database?: string, options: Pick<AppOptions, 'timeouts' | 'logStream' | 'imageWorker' | 'undoTimeoutMs'> = {}): Promise<TestApp> {
   const fresh = database ? undefined : await migratedDatabase();
   // Each app gets its own Redis key space (when the run uses Redis), as it gets its own database.
   const config = loadConfig({
@@ -29,7 +29,7 @@ export async function startApp(env: Record<string, string> = {}, database?: stri
   const handle = connect(config.databaseUrl);
   // The image queue is worked on only by tests that ask for it (test/images/images.test.ts).
   const app = await buildApp({
-    config, database: handle, imageWorker: options.imageWorker ?? false,
+    config, database: handle, imageWorker: options.imageWorker ?? false, ...(options.undoTimeoutMs ? { undoTimeoutMs: options.undoTimeoutMs } : {}),
     ...(options.logStream ? { logStream: options.logStream } : { logger: false }), ...(options.timeouts ? { timeouts: options.timeouts } : {}),
   });
   await app.ready();

@@ -7,7 +7,7 @@ type Api = ReturnType<typeof client>;
 
 /** A run as /v1/runs shows it (docs/api.md, Runs). */
 export interface Run {
-  id: number; kind: string; status: string; source: string; feed_id: number | null; undone_by: number | null;
+  id: number; kind: string; status: string; source: string; feed_id: number | null; undone_by: number | null; error?: string | null;
   counts: Record<string, number> | null; problems: Array<Record<string, unknown>>;
 }
 
