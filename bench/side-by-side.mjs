@@ -13,11 +13,15 @@
 //
 //   node bench/side-by-side.mjs [--base 814a3d3] [--rounds 2] [--only reads,writes,feeds,webhooks]
 //                               [--duration 2] [--seconds 15] [--rows 10000] [--postgres-url postgres://…]
+//                               [--current-copy feeds]
 // --duration: seconds per reads row and per writes scenario; --seconds: webhook write load;
 // --rows: the feed's size; --postgres-url: the writes bench also on PostgreSQL (a fresh database each
-// run, dropped after). A whole default run takes about 10 minutes on 2 cores.
+// run, dropped after); --current-copy NAMES: the base tree runs this checkout's copy of those benches
+// (still against its own dist), for a base whose own copy no longer ran against its own code (at
+// 814a3d3, bench/feeds.mjs still set a column that build had dropped). A whole default run takes
+// about 10 minutes on 2 cores.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,9 +38,11 @@ const { values: options } = parseArgs({
     rows: { type: 'string', default: '10000' },
     'postgres-url': { type: 'string' },
     'keep-base': { type: 'boolean', default: false },
+    'current-copy': { type: 'string', default: '' },
   },
 });
 const ROUNDS = Number(options.rounds);
+const COPIED = new Set(options['current-copy'].split(',').map((s) => s.trim()).filter(Boolean));
 const ONLY = new Set(options.only.split(',').map((s) => s.trim()));
 // A bench that takes longer than this in one tree is stopped and reported as failed.
 const TIMEOUT_MS = 8 * 60_000;
@@ -176,8 +182,10 @@ const BENCHES = {
 };
 
 function failure(out) {
-  const tail = `${out.stderr}\n${out.stdout}`.trim().split('\n').slice(-3).join(' | ');
-  return `exit ${out.code ?? out.signal}${out.signal === 'SIGKILL' ? ' (timed out)' : ''}: ${tail.slice(0, 300)}`;
+  // The thrown error's own line says why; Node prints it above the stack, far from the output's end.
+  const thrown = out.stderr.split('\n').find((l) => /^\w*Error\b|^error:/i.test(l.trim()));
+  const tail = thrown ?? `${out.stderr}\n${out.stdout}`.trim().split('\n').slice(-3).join(' | ');
+  return `exit ${out.code ?? out.signal}${out.signal === 'SIGKILL' ? ' (timed out)' : ''}: ${tail.trim().slice(0, 300)}`;
 }
 
 // ---------- main ----------
@@ -194,9 +202,13 @@ try {
     const bench = BENCHES[name];
     results[name] = { base: [], current: [], errors: { base: [], current: [] }, notes: [] };
     for (const tree of [base, current]) {
-      if (!existsSync(join(tree.dir, bench.file))) results[name].notes.push(`${bench.file} does not exist in ${tree.label}: skipped`);
+      if (!existsSync(join(tree.dir, bench.file))) results[name].skipped = `${bench.file} does not exist in ${tree.label}: skipped`;
     }
-    if (results[name].notes.length) continue;
+    if (results[name].skipped) { results[name].notes.push(results[name].skipped); continue; }
+    if (COPIED.has(name)) {
+      copyFileSync(join(ROOT, bench.file), join(base.dir, bench.file));
+      results[name].notes.push(`base ran this checkout's copy of ${bench.file} (--current-copy), against the base's dist`);
+    }
     for (let r = 0; r < ROUNDS; r++) {
       for (const tree of [base, current]) {
         process.stderr.write(`${name}, round ${r + 1}/${ROUNDS}, ${tree.label}…`);
