@@ -2,6 +2,7 @@
 // Benchmark: the service against a bare node:http baseline measured in the same run (npm run bench).
 // Options: --artworks N (catalog size, default 1000), --duration S (per scenario, default 10),
 //          --connections C (default 50), --database-url URL (default: a fresh SQLite file),
+//          --redis-url URL (the service under test shares its counters in Redis, as a scaled-out one does),
 //          --growth (the same scenarios at 1,000 and 100,000 artworks and a 1,000,000-entry changelog),
 //          --stall (then the stall scenario of bench/stall.mjs at 100,000 artworks and 1,000,000 entries),
 //          --reads-only (only the reads table of bench/reads.mjs), --skip-reads (without it).
@@ -25,6 +26,7 @@ const { values: options } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     'database-url': { type: 'string' },
+    'redis-url': { type: 'string' },
     growth: { type: 'boolean', default: false },
     stall: { type: 'boolean', default: false },
     'reads-only': { type: 'boolean', default: false },
@@ -62,10 +64,12 @@ function summary(name, result, baseline) {
 
 // ---------- one run at one catalog size ----------
 
-async function runAtSize(size, { databaseUrl, changelogEntries }) {
+async function runAtSize(size, { databaseUrl, redisUrl, changelogEntries }) {
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-bench-'));
   const env = {
     DATABASE_URL: databaseUrl ?? `sqlite:${join(dir, 'bench.db')}`,
+    // The scale-out setting (docs/deploy.md): rate-limit counters and idempotency locks in Redis.
+    ...(redisUrl ? { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `bench-${process.pid}:` } : {}),
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PARTNER: '1000000000',
     PORT: '0',
@@ -99,13 +103,22 @@ async function runAtSize(size, { databaseUrl, changelogEntries }) {
   // A live PostgreSQL has planner statistics (autovacuum gathers them); a database filled a second ago
   // has none, and its plans would be a fresh database's, not a running service's.
   if (env.DATABASE_URL.startsWith('postgres')) analyze(env.DATABASE_URL);
-  const ids = (await (await fetch(`${url}/v1/artworks?limit=1`, { headers: auth })).json()).total;
+  // The tenant's own ids, read page by page: PostgreSQL's ids have gaps (an insert that meets a conflict
+  // still takes a sequence number), so 1..total would ask for records that do not exist and time 404s.
+  const idList = [];
+  for (let after = 0; ;) {
+    const page = await (await fetch(`${url}/v1/artworks?limit=100&after=${after}`, { headers: auth })).json();
+    idList.push(...page.artworks.map((artwork) => artwork.id));
+    if (!page.has_more) break;
+    after = page.next_after;
+  }
+  const ids = idList.length;
   const pages = Math.max(1, Math.floor(ids / 50));
   const random = (n) => 1 + Math.floor(Math.random() * n);
   let counter = 0;
 
   const scenarios = [
-    ['GET /v1/artworks/:id', { requests: [{ method: 'GET', headers: auth, setupRequest: (r) => ({ ...r, path: `/v1/artworks/${random(ids)}` }) }] }],
+    ['GET /v1/artworks/:id', { requests: [{ method: 'GET', headers: auth, setupRequest: (r) => ({ ...r, path: `/v1/artworks/${idList[random(ids) - 1]}` }) }] }],
     ['GET /v1/artworks?limit=50', { requests: [{ method: 'GET', headers: auth, setupRequest: (r) => ({ ...r, path: `/v1/artworks?limit=50&page=${random(pages)}` }) }] }],
     ['POST /v1/artworks (new)', { requests: [{ method: 'POST', path: '/v1/artworks', headers: auth, setupRequest: (r) => ({ ...r, body: JSON.stringify(artworkItem(counter++, `new-${size}`)) }) }] }],
     ['POST /v1/artworks (re-post)', { requests: [{ method: 'POST', path: '/v1/artworks', headers: auth, setupRequest: (r) => ({ ...r, body: JSON.stringify(artworkItem(random(size) - 1, 'seed')) }) }] }],
@@ -164,6 +177,7 @@ for (const size of sizes) {
   process.stderr.write(`service with ${size} artworks\n`);
   runs.push(await runAtSize(size, {
     databaseUrl: options['database-url'],
+    redisUrl: options['redis-url'],
     changelogEntries: options.growth && size >= 100_000 ? 1_000_000 : 0,
     baselineUrl,
   }));
@@ -185,7 +199,7 @@ const baselineRps = (before.requests.average + after.requests.average) / 2;
 const report = {
   date: new Date().toISOString(),
   machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version },
-  options: { duration_s: DURATION, connections: CONNECTIONS, database: options['database-url'] ? 'postgres' : 'sqlite' },
+  options: { duration_s: DURATION, connections: CONNECTIONS, database: options['database-url'] ? 'postgres' : 'sqlite', redis: Boolean(options['redis-url']) },
   baseline: { before_rps: Math.round(before.requests.average), after_rps: Math.round(after.requests.average), mean_rps: Math.round(baselineRps) },
   runs: runs.map((run) => runReport(run)),
 };

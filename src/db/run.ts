@@ -94,15 +94,18 @@ function runtimeOf(db: Db): Runtime {
  * commit (src/db/sqlite/group-commit.ts); on PostgreSQL each is a transaction of its own, run again
  * when PostgreSQL breaks a deadlock by aborting it.
  */
-export const transaction = <T>(db: Db, work: () => Work<T>): Promise<T> => {
+export const transaction = <T>(db: Db, work: () => Work<T>): Promise<T> => noted(db, work, (w) => runtimeOf(db).transaction(w));
+
+/** Runs a work through `run`, telling the database's listeners its statements' signals once it has committed. */
+function noted<T>(db: Db, work: () => Work<T>, run: (work: () => Work<T>) => Promise<T>): Promise<T> {
   const listening = committedListeners.get(db);
-  if (!listening) return runtimeOf(db).transaction(work);
+  if (!listening) return run(work);
   const signals = new Set<string>();
-  return runtimeOf(db).transaction(() => noting(work(), signals)).then((value) => {
+  return run(() => noting(work(), signals)).then((value) => {
     for (const signal of signals) for (const listener of listening) listener(signal);
     return value;
   });
-};
+}
 
 const committedListeners = new WeakMap<Db, Set<(signal: string) => void>>();
 
@@ -126,19 +129,20 @@ function* noting<T>(work: Work<T>, signals: Set<string>): Work<T> {
     const next: IteratorResult<Step<'point'>, T> = 'error' in input ? work.throw(input.error) : work.next(input.rows);
     if (next.done) return next.value;
     const { signal } = next.value.statement;
-    if (signal) signals.add(signal(next.value.params));
     try {
       input = { rows: yield next.value };
     } catch (error) {
       input = { error };
     }
+    const said = signal && 'rows' in input ? signal(next.value.params, input.rows) : undefined;
+    for (const word of typeof said === 'string' ? [said] : said ?? []) signals.add(word);
   }
 }
 
 /** Runs a work of at most one (writing) statement, atomic on its own (Runtime.single). */
 export const single = <T>(db: Db, work: () => Work<T>): Promise<T> => {
   const runtime = runtimeOf(db);
-  return runtime.single ? runtime.single(work) : runtime.transaction(work);
+  return noted(db, work, (w) => (runtime.single ? runtime.single(w) : runtime.transaction(w)));
 };
 
 /** Runs a read-only work; on SQLite its scans run on a reader thread, off the event loop. */

@@ -46,7 +46,7 @@ export interface Statement<P, R, C extends Cost = 'point'> {
   /** PostgreSQL plans it for each run's values instead of once per connection (see `StatementOptions`). */
   readonly planPerRun?: boolean | undefined;
   /** What a transaction that ran it tells the database's listeners once it has committed (`afterCommit`, src/db/run.ts). */
-  readonly signal?: ((params: P) => string) | undefined;
+  readonly signal?: ((params: P, rows: readonly unknown[]) => Signals) | undefined;
   /** The dialect's SQL and its parameter values, in order. */
   bind(db: Db | Trx, params: P): { sql: string; parameters: unknown[] };
 }
@@ -64,10 +64,14 @@ export interface StatementOptions<P, C extends Cost> {
   /**
    * A word for the database's listeners once a transaction that ran this statement has committed
    * (`afterCommit`, src/db/run.ts): the job queue's inserts say their kind, so this process's idle
-   * slots of that kind look at once, and never before the jobs are visible.
+   * slots of that kind look at once, and never before the jobs are visible. A statement that queues
+   * jobs only sometimes (a write's record, src/store/changelog.ts) says so from its rows.
    */
-  signal?: (params: P) => string;
+  signal?: (params: P, rows: readonly unknown[]) => Signals;
 }
+
+/** The words a statement's run says once its transaction commits: none, one, or several (from its rows). */
+export type Signals = string | readonly string[] | undefined;
 
 const placeholders = new Proxy({}, { get: (_target, name) => new Placeholder(String(name)) });
 

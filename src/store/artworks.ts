@@ -13,10 +13,10 @@ import { statement, statementPerPageSize, type Cost, type Params } from '../db/s
 import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
-import { recordWrite, type Actor, type Change } from './changelog.js';
+import { RECORDED, recordWrite, recordedSignals, recordedWrite, recording, type Actor, type Change, type RecordedWrite } from './changelog.js';
 import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, type UnchangedSince } from './trash.js';
-import { enqueueClause, imageJobsClause, imageStatusIs } from './images.js';
-import { statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
+import { imageStatusIs, touchesImages } from './images.js';
+import { statsOf, type StatsDelta } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
 
@@ -66,35 +66,56 @@ const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Data
  * statement. Any unique index the insert would break (a concurrent POST of the same work) also makes
  * it insert nothing, and the caller looks for the match.
  */
-const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>, unlessHooked = false) => db.insertInto('artworks')
+const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>) => db.insertInto('artworks')
   .columns(NEW_COLUMNS)
   .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
-    .where((eb) => eb.not(matchExists(db, p)(eb as never)))
-    // An entity with an enabled webhook endpoint needs messages and their delivery jobs recorded with
-    // the write (recordWrite): the one-statement path then writes nothing and the POST runs the general way.
-    .$if(unlessHooked, (q) => q.where((eb) => eb.not(eb.exists(db.selectFrom('webhook_endpoints').select('id')
-      .where('owner_id', '=', p.entityId).where('enabled', '=', 1))))))
+    .where((eb) => eb.not(matchExists(db, p)(eb as never))))
   .onConflict((oc) => oc.doNothing())
   // The other columns are the values just bound: returning them would only copy them back.
   .returning('id');
 const insertUnlessMatched = statement(insertNewArtwork);
 
-interface RecordedCreate extends StatsUpdate { source: string; fieldChanges: string }
+/**
+ * The artworks a POST with these keys may update, as `findMatch` looks for them (with an external_id,
+ * the one that has it first), each with its row version (`xmin`), which any later write changes: two
+ * index probes, run only when the statement's insert (`inserted`) wrote nothing.
+ */
+const matchesOf = (p: Params<MatchKey>) => sql`
+  select * from (
+    (select m.*, cast(m.xmin as text) as row_version, 0 as match_rank from artworks m
+      where not exists (select 1 from inserted) and m.entity_id = ${p.entityId} and m.external_id = cast(${p.externalId} as text))
+    union all
+    (select m.*, cast(m.xmin as text) as row_version, 1 as match_rank from artworks m
+      where not exists (select 1 from inserted) and m.entity_id = ${p.entityId} and m.source_fingerprint = ${p.fingerprint}
+        and (cast(${p.externalId} as text) is null or m.external_id is null)
+      order by m.id limit 2)) as found
+  order by match_rank, id limit 2`;
+
+type Recorded = { messages: number | string; images: number | string };
+type Matched = ArtworkRow & { row_version: string };
 
 /**
- * PostgreSQL: a new artwork with its changelog entry, counts and image job, in one statement, which is a
- * transaction of its own (no BEGIN or COMMIT round trips). When it inserts nothing (a match exists, or
- * the entity has a webhook endpoint), it has written nothing, and the POST runs the general way.
+ * PostgreSQL: a new artwork recorded (`recording`: its changelog entry, counts, image job, webhook
+ * messages and their jobs) in one statement, which is a transaction of its own (no BEGIN or COMMIT
+ * round trips). When a match exists it inserts and records nothing and answers the matches instead
+ * (`id` null), which a re-post then updates in one more statement (`updateAndRecord`).
  */
-const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & RecordedCreate>) => rawQuery(db, sql<{ id: number }>`
-  with inserted as (${insertNewArtwork(db, p, true)}),
-  entries as (
-    insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
-    select ${p.entityId}, 'artwork', id, 'create', ${p.source}, ${p.fieldChanges}, ${p.created_at} from inserted),
-  queued as (${enqueueClause(p.image_url, p.created_at, sql`exists (select 1 from inserted)`)}),
-  ${imageJobsClause(p.entityId, p.created_at)},
-  counted as (${upsertStatsSlot(p, sql`exists (select 1 from inserted)`)})
-  select id from inserted`));
+const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<Partial<Matched> & Recorded & { inserted_id: number | null }>(db, sql`
+  with inserted as (${insertNewArtwork(db, p)}),
+  ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`)}
+  select i.id as inserted_id, m.*, ${RECORDED}
+  from (select 1) as one left join inserted i on true
+  left join (${matchesOf(p)}) m on true`), { signal: recordedSignals });
+
+/**
+ * PostgreSQL: a re-post's update and its record in one statement, if the row is still the version
+ * read (a write in between changes `xmin`: then it writes nothing, and the POST runs the general way).
+ */
+const updateAndRecord = statement((db, p: Params<ArtworkRow & { rowVersion: string } & RecordedWrite>) => rawQuery<Recorded & { id: number | null }>(db, sql`
+  with updated as (${db.updateTable('artworks').set(columns(p, STORED_COLUMNS)).where('id', '=', p.id)
+    .where(sql.ref('xmin'), '=', sql`cast(${p.rowVersion} as xid)`).returning('id')}),
+  ${recording(p, sql`null`, sql`exists (select 1 from updated)`)}
+  select (select id from updated) as id, ${RECORDED}`), { signal: recordedSignals });
 
 const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
@@ -127,33 +148,53 @@ const deleteArtworkById = statement((db, p: Params<{ entityId: number; id: numbe
 /** Creates the artwork, or merges into the one it matches (docs/api.md, Artworks). */
 export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
   if (isPostgres(db)) {
-    const created = await single(db, () => postNewArtworkWork(db, actor, input));
-    if (created) return created;
+    const at = nowIso();
+    const fast = await single(db, () => postNewArtworkWork(db, actor, input, at));
+    if (fast && 'created' in fast) return fast;
+    const reposted = fast && await single(db, () => repostWork(db, actor, input, fast, at));
+    if (reposted) return reposted;
   }
   return transaction(db, () => postArtworkWork(db, actor, input));
 }
 
+/** What PostgreSQL's first statement of a POST found: the artwork it may update, the artist it links. */
+interface Repost { existing: Matched; artist: Partial<ArtworkRow> }
+
 /**
- * PostgreSQL's common case in one statement: a new work whose artist (if any) this process knows.
- * Undefined when it wrote nothing: a new artist, or an artwork the POST must update.
+ * PostgreSQL's common cases in one statement each: a new work, or a re-post of one, whose artist
+ * (if any) this process knows and which sends no additional views (written beside the row,
+ * store/images.ts). Undefined when nothing was written: the POST runs the general way.
  */
-function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput): Work<PostedArtwork | undefined> {
-  // Additional views are written beside the row by recordWrite (store/images.ts): the general way.
+function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: string): Work<PostedArtwork | Repost | undefined> {
   if (input.additional_images != null) return undefined;
   const artistId = input.artist_name == null ? undefined : knownArtist(db, input.artist_name);
   if (input.artist_name != null && artistId === undefined) return undefined;
-  const at = nowIso();
   const fingerprint = artworkFingerprint(input);
   const artist = artistId === undefined ? {} : { artist_id: artistId, artist_linked_at: at };
   const values = newArtwork(actor, input, artist, fingerprint, at);
-  const { entries: [entry], delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
-  const inserted = yield* first(insertAndRecord, {
-    ...values, ...statsUpdate(actor.entityId, [{ ...delta, changelog: 1 }], at),
-    entityId: actor.entityId, fingerprint, externalId: input.external_id ?? null,
-    source: actor.source, fieldChanges: JSON.stringify(entry!.fieldChanges),
+  const { entries, delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
+  const rows = yield* all(insertAndRecord, {
+    ...values, ...recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]),
+    fingerprint, externalId: input.external_id ?? null,
   });
-  if (!inserted) return undefined;
-  return { artwork: { ...values, id: Number(inserted.id) }, created: true, changed: true };
+  const [row] = rows;
+  if (row?.inserted_id != null) return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
+  // Several works with the fingerprint and no external_id to choose (409 ambiguous): the general way says so.
+  const matches = rows.filter((match) => match.id != null);
+  if (matches.length === 0 || (input.external_id == null && matches.length > 1)) return undefined;
+  const { inserted_id: _inserted, messages: _messages, images: _images, match_rank: _rank, ...existing } = matches[0]! as typeof matches[0] & { match_rank?: number };
+  return { existing: existing as Matched, artist };
+}
+
+/** PostgreSQL: a re-post of the artwork the first statement found, in one more statement; undefined when it wrote nothing. */
+function* repostWork(db: Db, actor: Actor, input: ArtworkInput, { existing, artist }: Repost, at: string): Work<PostedArtwork | undefined> {
+  const { row_version: rowVersion, ...stored } = existing;
+  const { posted, entries, delta } = mergePost(actor, stored, input, artist, null, at);
+  // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
+  if (touchesImages(entries)) return undefined;
+  const urls = posted.artwork.image_url !== null && posted.artwork.image_url !== stored.image_url ? [posted.artwork.image_url] : [];
+  const [row] = yield* all(updateAndRecord, { ...posted.artwork, rowVersion, ...recordedWrite(actor, entries, delta, at, urls) });
+  return row?.id == null ? undefined : posted;
 }
 
 /** A concurrent delete can take a match away between two statements; then the insert is tried again. */
@@ -188,15 +229,9 @@ function* writeArtwork(db: Db, actor: Actor, input: ArtworkInput, at: string): W
     }
     const existing = yield* findMatch(actor.entityId, fingerprint, externalId);
     if (!existing) continue;
-    const merged = mergeNonNull(existing, { ...input, ...artist });
-    checkArtworkCoherence(merged);
-    merged.source_fingerprint = artworkFingerprint(merged);
-    merged.fingerprint_version = SLUG_VERSION;
-    // A feed's row that changes a record makes it the feed's own (docs/api.md, Feeds: a mirror deletes only its own).
-    merged.feed_id = actor.feedId ?? existing.feed_id;
-    const artwork = yield* save(merged, at);
-    const record = artworkRecord(existing, artwork, newArtist, at);
-    return { posted: { artwork, created: false, changed: isRealChange(record.changes) }, ...record };
+    const write = mergePost(actor, existing, input, artist, newArtist, at);
+    yield* save(write.posted.artwork, at);
+    return write;
   }
   throw new Error(`no artwork to insert or update for fingerprint ${fingerprint} after ${MATCH_ATTEMPTS} attempts`);
 }
@@ -225,6 +260,19 @@ const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuer
   order by i.n
   on conflict do nothing
   returning id, source_fingerprint`));
+
+/** A POST merged into the artwork it matches (docs/api.md, Artworks): the row to save and what to record. */
+function mergePost(actor: Actor, existing: ArtworkRow, input: ArtworkInput, artist: Partial<ArtworkRow>, newArtist: Change | null, at: string): ArtworkWrite {
+  const merged = mergeNonNull(existing, { ...input, ...artist });
+  checkArtworkCoherence(merged);
+  merged.source_fingerprint = artworkFingerprint(merged);
+  merged.fingerprint_version = SLUG_VERSION;
+  // A feed's row that changes a record makes it the feed's own (docs/api.md, Feeds: a mirror deletes only its own).
+  merged.feed_id = actor.feedId ?? existing.feed_id;
+  const artwork = { ...merged, last_synced_at: at, updated_at: at };
+  const record = artworkRecord(existing, artwork, newArtist, at);
+  return { posted: { artwork, created: false, changed: isRealChange(record.changes) }, ...record };
+}
 
 /**
  * The items of a batch, written as `postArtworkWork` writes each in turn, with the same results and

@@ -1,6 +1,6 @@
 import { CHANGELOG_PAGE_MAX, type ChangeAction, type ChangeEntityType } from '../schemas/changelog.js';
 import type { FieldChanges } from '../domain/diff.js';
-import { sql, type Insertable, type SelectQueryBuilder } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { columns } from '../db/columns.js';
 import { read, readBulk } from '../db/run.js';
 import { statement, statementPerPageSize, type Cost, type Param, type Params } from '../db/statement.js';
@@ -9,8 +9,8 @@ import { all, first, type Work } from '../db/work.js';
 import { applyStats, statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import type { ListedPage, PageRequest } from './pages.js';
 import { INLINE_OFFSET_MAX, isPostgres, pageOffset, rawQuery } from './sql.js';
-import { imagesWritten } from './images.js';
-import { RECORDED_MESSAGES_SQL, enqueueDeliveries, hasEnabledEndpoint, messagesOfEntries, recordEntryMessages, type QueuedMessage } from './webhooks.js';
+import { IMAGE_JOB, imagesWritten, queuedImagesClause } from './images.js';
+import { WEBHOOK_JOB, deliveryJobsOfEntries, hasEnabledEndpoint, messagesOfEntries, recordEntryMessages } from './webhooks.js';
 import { changeType } from '../domain/webhooks.js';
 
 /** Who writes: the entity the key is bound to and the changelog `source` of the key. */
@@ -34,56 +34,88 @@ export interface Change {
 const insertChange = statement((db, p: Params<Insertable<ChangelogTable> & { run_id: number | null }>) =>
   db.insertInto('changelog').values(columns(p, ['owner_id', 'entity_type', 'record_id', 'action', 'source', 'field_changes', 'created_at', 'run_id'])).returning('id'));
 
-interface RecordedWrite extends StatsUpdate {
+/** What PostgreSQL's statement records of a write: its entries as arrays (in order), its counts, the image URLs it queues. */
+export interface RecordedWrite extends StatsUpdate {
   source: string;
   runId: number | null;
   at: string;
   entityTypes: string[];
-  recordIds: number[];
+  /** null: the id of the record the statement itself inserts (`written`). */
+  recordIds: Array<number | null>;
   actions: string[];
   fieldChanges: string[];
+  /** The URLs the write sets, sorted (store/images.ts, `imagesWritten`); those not known yet are queued. */
+  urls: string[];
+}
+
+/** The parameters of `recording` for a write's changes: everything it records but the counts' own fields. */
+export function recordedWrite(actor: Actor, changes: readonly Change[], delta: StatsDelta | readonly StatsDelta[], at: string, urls: string[]): RecordedWrite {
+  const update = statsUpdate(actor.entityId, Array.isArray(delta) ? delta : [delta as StatsDelta], at);
+  update.changelog = changes.length;
+  return {
+    ...update, source: actor.source, runId: actor.runId ?? null, at, urls,
+    entityTypes: changes.map((change) => change.entityType),
+    recordIds: changes.map((change) => change.recordId || null),
+    actions: changes.map((change) => change.action),
+    fieldChanges: changes.map((change) => JSON.stringify(change.fieldChanges)),
+  };
 }
 
 /**
- * PostgreSQL: a write's changelog entries (in order; ids from the column's default, migration 006),
- * their webhook messages (docs/api.md, Webhooks) and its counts in one statement, the last of its
- * transaction.
+ * PostgreSQL: the one place a write is recorded, as CTEs of the statement that records it — by
+ * itself (`recordWrite`) or inside the statement that also makes the write (store/artworks.ts, a new
+ * artwork's POST and a re-post): its changelog entries (in order; ids from the column's default,
+ * migration 006; its run's id, docs/api.md, Runs), their webhook messages and delivery jobs
+ * (docs/api.md, Webhooks), the image URLs it sets with their jobs, and the entity's counts. `written`:
+ * the id of a record the statement inserts, for entries whose record id is null; `when`: a condition
+ * on the rest of the statement (nothing is recorded when it is false). A statement ending in
+ * `RECORDED` says which job kinds it queued (`recordedSignals`), so this process's runner looks at once.
  */
-const recordChanges = statement((db, p: Params<RecordedWrite>) => rawQuery(db, sql`
-  with entries as (
+export const recording = (p: Params<RecordedWrite>, written: RawBuilder<unknown> = sql`null`, when: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> => sql`
+  entries as (
     insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at, run_id)
-    select ${p.entityId}, e.entity_type, e.record_id, e.action, ${p.source}, e.field_changes, ${p.at}, cast(${p.runId} as integer)
+    select ${p.entityId}, e.entity_type, coalesce(e.record_id, ${written}), e.action, ${p.source}, e.field_changes, ${p.at}, cast(${p.runId} as integer)
     from unnest(cast(${p.entityTypes} as text[]), cast(${p.recordIds} as integer[]), cast(${p.actions} as text[]),
       cast(${p.fieldChanges} as text[])) with ordinality as e(entity_type, record_id, action, field_changes, n)
+    where ${when}
     order by e.n
     returning id, entity_type, record_id, action),
-  ${messagesOfEntries(p.entityId, p.at)}
-  ${upsertStatsSlot(p)}
-  returning ${RECORDED_MESSAGES_SQL} as messages`));
+  ${messagesOfEntries(p.entityId, p.at)},
+  ${deliveryJobsOfEntries(p.entityId, p.at)},
+  ${queuedImagesClause(p.urls, p.entityId, p.at, when)},
+  counted as (${upsertStatsSlot(p, when)})`;
+
+/** The last columns of a statement with `recording`: how many messages and image jobs it queued. */
+export const RECORDED = sql`(select count(*) from hooks) as messages, (select count(*) from queued) as images`;
+
+/** The signal of a statement ending in `RECORDED` (src/db/statement.ts): the job kinds it queued. */
+export const recordedSignals = (_params: unknown, rows: readonly unknown[]): string[] => {
+  const row = rows[0] as { messages?: number | string; images?: number | string } | undefined;
+  return row ? [...(Number(row.messages) > 0 ? [WEBHOOK_JOB] : []), ...(Number(row.images) > 0 ? [IMAGE_JOB] : [])] : [];
+};
+
+const recordChanges = statement((db, p: Params<RecordedWrite>) => rawQuery<{ messages: number; images: number }>(db, sql`
+  with ${recording(p)}
+  select ${RECORDED}`), { signal: recordedSignals });
 
 /**
- * Records writes: their changelog entries, the entity's counts, their image jobs and their webhook
- * messages, in the writes' own transaction, so all commit or roll back with the writes themselves
- * (a rolled-back write sends no message; docs/api.md, Webhooks). A batch records all its items at once.
+ * Records a write: its changelog entries, the entity's counts, its image jobs and its webhook
+ * messages with their delivery jobs, in the write's own transaction, so all commit or roll back with
+ * the write itself (a rolled-back write sends no message; docs/api.md, Webhooks). Every write of a
+ * record goes through here (artworks, events, the profile, the trash's restore and delete, a batch,
+ * a run); a batch records all its items at once. On PostgreSQL it is one statement (`recording`), the
+ * transaction's last, besides an image URL let go or an artwork's views; on SQLite, where a statement
+ * costs no round trip, a statement per entry.
  */
 export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], delta: StatsDelta | readonly StatsDelta[], at: string): Work<void> {
   // An image_url set, changed or let go queues or releases its image job in this same transaction.
-  yield* imagesWritten(db, actor.entityId, changes, at);
-  const update = statsUpdate(actor.entityId, Array.isArray(delta) ? delta : [delta as StatsDelta], at);
-  update.changelog = changes.length;
+  const urls = yield* imagesWritten(db, actor.entityId, changes, at);
   if (isPostgres(db)) {
-    const [recorded] = yield* all(recordChanges, {
-      ...update, source: actor.source, runId: actor.runId ?? null, at,
-      entityTypes: changes.map((change) => change.entityType),
-      recordIds: changes.map((change) => change.recordId),
-      actions: changes.map((change) => change.action),
-      fieldChanges: changes.map((change) => JSON.stringify(change.fieldChanges)),
-    });
-    // Their deliveries join the job queue in this same transaction (none for most writes).
-    const messages = (recorded as { messages: QueuedMessage[] | null } | undefined)?.messages;
-    if (messages) yield* enqueueDeliveries(messages, at);
+    yield* all(recordChanges, recordedWrite(actor, changes, delta, at, urls));
     return;
   }
+  const update = statsUpdate(actor.entityId, Array.isArray(delta) ? delta : [delta as StatsDelta], at);
+  update.changelog = changes.length;
   // Most entities have no endpoint: one index probe, and no message statement per entry.
   const hooks = changes.length > 0 && (yield* hasEnabledEndpoint(actor.entityId));
   for (const change of changes) {

@@ -1,11 +1,11 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import type { FieldChanges } from '../domain/diff.js';
 import { read, single, transaction } from '../db/run.js';
 import { statement, type Params } from '../db/statement.js';
 import type { Database, Db, ImageStatus } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
 import { cancelJob, enqueueJob, jobsOfClause } from './jobs.js';
-import { isPostgres, lockForUpdate, rawQuery } from './sql.js';
+import { isPostgres, lockForUpdate } from './sql.js';
 import { recordImageMessages } from './webhooks.js';
 
 /**
@@ -34,16 +34,6 @@ const enqueue = statement((db, p: Params<{ url: string; at: string }>) => db.ins
   .onConflict((oc) => oc.column('url').doUpdateSet({ url: (eb) => eb.ref('excluded.url') }).where(sql<boolean>`false`))
   .returning('url'));
 
-// PostgreSQL: a batch's URLs in one statement, and the new ones' jobs in the same.
-const enqueueMany = statement((db, p: Params<{ urls: string[]; at: string; entityId: number }>) => rawQuery(db, sql`
-  with queued as (
-    insert into images (url, status, attempts, created_at)
-    select u, 'pending', 0, ${p.at} from unnest(cast(${p.urls} as text[])) as u
-    on conflict (url) do update set url = excluded.url where false
-    returning url as key),
-  ${imageJobsClause(p.entityId, p.at)}
-  select 1`));
-
 /** The job kind of images (src/images/worker.ts). */
 export const IMAGE_JOB = 'image';
 
@@ -51,7 +41,7 @@ export const IMAGE_JOB = 'image';
  * The image jobs of the URLs (as `key`) a statement's CTE `queued` has just inserted, as more CTEs of
  * that PostgreSQL statement (store/jobs.ts writes them): one job per new URL, for the writing entity.
  */
-export const imageJobsClause = (entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at']) =>
+const imageJobsClause = (entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at']) =>
   jobsOfClause(IMAGE_JOB, 'queued', entityId, at);
 
 /** An image URL's job, for the writing entity, in the write's transaction. */
@@ -86,11 +76,13 @@ const release = statement((db, p: Params<{ url: string }>) => db.deleteFrom('ima
  * The image jobs of written records: each URL set is queued (unless it is known already: one URL is
  * fetched once for every record using it), each URL let go is released when nothing else uses it.
  * Read from the writes' changelog entries, so every write that records its changes (POST, PUT,
- * batch, delete, the console) queues in its own transaction.
+ * batch, delete, the console) queues in its own transaction (store/changelog.ts, `recordWrite`).
+ * PostgreSQL queues the URLs in the write's record statement (`queuedImagesClause`): they are
+ * returned, sorted, for it; SQLite queues them here and returns none.
  */
 export function* imagesWritten(
   db: Db, entityId: number, changes: ReadonlyArray<{ fieldChanges: FieldChanges; entityType?: string; recordId?: number; action?: string }>, at: string,
-): Work<void> {
+): Work<string[]> {
   const set = new Set<string>();
   const released = new Set<string>();
   for (const { fieldChanges, entityType, recordId, action } of changes) {
@@ -112,12 +104,17 @@ export function* imagesWritten(
       for (const url of viewUrls(views.old)) released.add(url);
     }
   }
-  // Rows locked in one order everywhere: two batches taking up the same URLs never wait for each other in a cycle.
-  const urls = [...set].sort();
-  if (urls.length > 1 && isPostgres(db)) yield* all(enqueueMany, { urls, at, entityId });
-  else for (const url of urls) if (yield* first(enqueue, { url, at })) yield* imageJob(url, entityId, at);
   yield* releaseImages(db, [...released].filter((url) => !set.has(url)));
+  // Rows locked in one order everywhere: two writes taking up the same URLs never wait for each other in a cycle.
+  const urls = [...set].sort();
+  if (isPostgres(db)) return urls;
+  for (const url of urls) if (yield* first(enqueue, { url, at })) yield* imageJob(url, entityId, at);
+  return [];
 }
+
+/** Whether a write's changes set or let go an image URL or an artwork's views (then `imagesWritten` has work beyond queuing). */
+export const touchesImages = (changes: ReadonlyArray<{ fieldChanges: FieldChanges }>): boolean =>
+  changes.some(({ fieldChanges }) => (fieldChanges.image_url !== undefined && fieldChanges.image_url.old != null) || fieldChanges.additional_images !== undefined);
 
 /** Lets each URL go (its row and its job) unless a record, a view or the trash still uses it. */
 export function* releaseImages(db: Db, urls: readonly string[]): Work<void> {
@@ -133,14 +130,22 @@ export function* dropArtworkViews(artworkId: number): Work<void> {
   yield* all(dropViews, { artworkId });
 }
 
-/** PostgreSQL's one-statement POST (store/artworks.ts): its image job, as a clause of that statement (locking the row, as `enqueue`). */
-/** With `imageJobsClause` after it, as the CTE `queued`: the new URL's job too. */
-export const enqueueClause = (url: Params<{ url: string | null }>['url'], at: Params<{ at: string }>['at'], when: ReturnType<typeof sql>) => sql`
-  insert into images (url, status, attempts, created_at)
-  select cast(${url} as text), 'pending', 0, cast(${at} as text)
-  where cast(${url} as text) is not null and ${when}
-  on conflict (url) do update set url = excluded.url where false
-  returning url as key`;
+/**
+ * PostgreSQL: the URLs of `urls` (sorted) not known yet, inserted as the CTE `queued` of a write's
+ * record statement (store/changelog.ts), locking each row as `enqueue` does, and their jobs.
+ * `when`: a condition on the rest of the statement.
+ */
+export const queuedImagesClause = (
+  urls: Params<{ urls: string[] }>['urls'], entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at'],
+  when: RawBuilder<unknown>,
+): RawBuilder<unknown> => sql`
+  queued as (
+    insert into images (url, status, attempts, created_at)
+    select u, 'pending', 0, cast(${at} as text) from unnest(cast(${urls} as text[])) as u
+    where ${when}
+    on conflict (url) do update set url = excluded.url where false
+    returning url as key),
+  ${imageJobsClause(entityId, at)}`;
 
 // ---- results ------------------------------------------------------------------------------------
 

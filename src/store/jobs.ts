@@ -70,18 +70,28 @@ export function* enqueueJob(job: NewJob): Work<void> {
   yield* all(ensureTurn, { kind: job.kind, entityId: job.entityId });
 }
 
+/** What a statement's CTE gives each job besides its key (`key`, a column of the CTE, unless told). */
+export interface JobsOf {
+  key?: RawBuilder<unknown>;
+  /** The job's group, an SQL expression over the CTE's columns (a webhook endpoint's id). */
+  group?: RawBuilder<unknown>;
+  /** The job's payload as JSON text, an SQL expression over the CTE's columns. */
+  payload?: RawBuilder<unknown>;
+}
+
 /**
- * PostgreSQL, for a write that is one statement (store/images.ts, store/artworks.ts): a job of `kind`
- * for each `key` the statement's CTE `cte` returns, for one entity, and the entity's turn, as two
- * more CTEs (`<cte>_jobs`, `<cte>_turn`) of that statement. Such a statement tells no runner: its
- * jobs are found by the next poll.
+ * PostgreSQL, for a write that is one statement (store/changelog.ts, store/images.ts): a job of `kind`
+ * for each row the statement's CTE `cte` returns, for one entity, and the entity's turn, as two more
+ * CTEs (`<cte>_jobs`, `<cte>_turn`) of that statement. Such a statement says its kinds from its rows
+ * (its `signal`, src/db/statement.ts) when the runner should look at once.
  */
 export const jobsOfClause = (
-  kind: string, cte: string, entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at'],
+  kind: string, cte: string, entityId: Params<{ entityId: number }>['entityId'], at: Params<{ at: string }>['at'], of: JobsOf = {},
 ): RawBuilder<unknown> => sql`
   ${sql.raw(cte)}_jobs as (
-    insert into jobs (kind, key, entity_id, attempts, claims, due_at, created_at)
-    select ${kind}, key, cast(${entityId} as integer), 0, 0, cast(${at} as text), cast(${at} as text) from ${sql.raw(cte)}
+    insert into jobs (kind, key, entity_id, grp, payload, attempts, claims, due_at, created_at)
+    select ${kind}, ${of.key ?? sql.ref('key')}, cast(${entityId} as integer), ${of.group ?? sql`null`}, ${of.payload ?? sql`null`},
+      0, 0, cast(${at} as text), cast(${at} as text) from ${sql.raw(cte)}
     on conflict (kind, key) do nothing),
   ${sql.raw(cte)}_turn as (
     insert into job_turns (kind, entity_id, turn)

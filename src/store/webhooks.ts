@@ -9,7 +9,7 @@ import {
   FAILING_DISABLE_MS, MAX_ENDPOINTS, MESSAGE_RETENTION_MS, generateSecret, messageId, retryDelay, storedEvents,
 } from '../domain/webhooks.js';
 import { seal, unseal } from '../secrets/seal.js';
-import { enqueue } from './jobs.js';
+import { enqueue, jobsOfClause } from './jobs.js';
 import { isPostgres, lockEntity, rawQuery } from './sql.js';
 
 // ---- endpoints ---------------------------------------------------------------------------------
@@ -186,8 +186,10 @@ export const messagesOfEntries = (ownerId: Param<number>, at: Param<string>): Ra
     order by e.id, w.id
     returning seq, id, endpoint_id, owner_id)`;
 
-/** PostgreSQL: what the write's statement answers of its messages (`returning` of its last statement). */
-export const RECORDED_MESSAGES_SQL = sql`(select json_agg(json_build_object('seq', seq, 'id', id, 'endpoint_id', endpoint_id, 'owner_id', owner_id) order by seq) from hooks)`;
+/** PostgreSQL: the delivery jobs of the messages `messagesOfEntries` recorded (as `enqueueDeliveries` queues them), more CTEs after it. */
+export const deliveryJobsOfEntries = (ownerId: Param<number>, at: Param<string>): RawBuilder<unknown> => jobsOfClause(WEBHOOK_JOB, 'hooks', ownerId, at, {
+  key: sql.ref('id'), group: sql`cast(endpoint_id as text)`, payload: sql`'{"seq":' || seq || '}'`,
+});
 
 interface EntryMessage { ownerId: number; changeId: number; type: string; kind: string; recordId: number; at: string }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { transaction } from '../../src/db/run.js';
 import { statement, type Params } from '../../src/db/statement.js';
 import { all } from '../../src/db/work.js';
-import { imagesWritten } from '../../src/store/images.js';
+import { recordWrite } from '../../src/store/changelog.js';
 import { client, DIALECT, startApp, tenant, type TestApp, type Tenant } from '../helpers.js';
 import { imageProcessed } from '../support/images.js';
 
@@ -31,6 +31,9 @@ async function twoArtworks(url: string): Promise<[number, number]> {
   await imageProcessed(t.handle.db, url);
   return [first.body.id, second.body.id];
 }
+
+/** The gallery as the writer of a record (store/changelog.ts, recordWrite: the write path that queues and releases images). */
+const actor = () => ({ entityId: gallery.entityId, entitySlug: gallery.slug, source: 'test' });
 
 const jobOf = (url: string) => t.handle.db.selectFrom('images')
   .leftJoin('jobs', (join) => join.onRef('jobs.key', '=', 'images.url').on('jobs.kind', '=', 'image'))
@@ -94,7 +97,7 @@ describe.runIf(DIALECT === 'postgres')('interleaved transactions on PostgreSQL',
     // The taker sets the URL and queues it, then stays open (at the gate) before its commit.
     const taking = transaction(t.handle.db, function* () {
       yield* all(setImageUrl, { id: taker, url });
-      yield* imagesWritten(t.handle.db, 1, [{ fieldChanges: { image_url: { old: null, new: url } } }], at);
+      yield* recordWrite(t.handle.db, actor(), [{ entityType: 'artwork', recordId: taker, action: 'update', fieldChanges: { image_url: { old: null, new: url } } }], {}, at);
       yield* all(waitAtGate, {});
     });
     const waiting = async () => (await gate.query<{ n: number }>(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)).rows[0]!.n;
@@ -103,7 +106,7 @@ describe.runIf(DIALECT === 'postgres')('interleaved transactions on PostgreSQL',
     let releaseDone = false;
     const releasing = transaction(t.handle.db, function* () {
       yield* all(setImageUrl, { id: holder, url: null });
-      yield* imagesWritten(t.handle.db, 1, [{ fieldChanges: { image_url: { old: url, new: null } } }], at);
+      yield* recordWrite(t.handle.db, actor(), [{ entityType: 'artwork', recordId: holder, action: 'update', fieldChanges: { image_url: { old: url, new: null } } }], {}, at);
     }).then(() => { releaseDone = true; });
     await new Promise((resolve) => setTimeout(resolve, 300));
     const releasedBeforeTakerCommitted = releaseDone;
