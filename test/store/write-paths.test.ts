@@ -110,6 +110,9 @@ async function recordedBy(setup: Setup, way: Way, work: typeof WORK, hooked: boo
   const image = `https://images.example/${gallery.entityId}.jpg`;
   const own = (w: typeof WORK) => ({ ...w, image_url: image });
   await setup(gallery, own);
+  // The write comes at least a millisecond later: `last_synced_at` is in an update's changes only when its
+  // time differs, and a fast batch could otherwise land in the setup's own millisecond.
+  await new Promise((resolve) => setTimeout(resolve, 3));
   const db = t.handle.db;
   const before = {
     change: Number((await sql<{ n: number | null }>`select max(id) as n from changelog where owner_id = ${gallery.entityId}`.execute(db)).rows[0]?.n ?? 0),
