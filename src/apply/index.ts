@@ -22,10 +22,9 @@ import { nowIso } from '../clock.js';
  */
 
 /**
- * Rows per slice of work between two yields of the event loop (reading, matching). Apply writes as many
- * rows per transaction as the API's batches do (store/batch.ts `itemsPerTransaction`): on SQLite 100
- * rows held the loop for about 80 ms on the shared bench machine, 20 keep a slice within the 50 ms
- * budget (docs/performance.md, Console).
+ * A mirror's deletions between two yields of the event loop. Apply writes as many rows per transaction
+ * as the API's batches do (store/batch.ts `itemsPerTransaction`), yielding after each; 20 keep a slice
+ * within the 50 ms budget (docs/performance.md, Console).
  */
 const BATCH = 20;
 
@@ -83,7 +82,7 @@ export interface MirrorChoice {
  * The most a feed's mirror deletes without a person's confirmation, counted over its last 24 hours
  * (docs/api.md, Feeds: mass deletes): the larger of 10 % of its own records and 10.
  */
-export const feedDeleteLimit = (ownRecords: number): number => Math.max(Math.ceil(0.1 * ownRecords), 10);
+const feedDeleteLimit = (ownRecords: number): number => Math.max(Math.ceil(0.1 * ownRecords), 10);
 
 /** Records per page of the list read into a preview's catalog. */
 export const CATALOG_PAGE = 100;
@@ -174,7 +173,7 @@ function writeBatch(db: Db, actor: Actor, kind: Kind, batch: Candidate[]) {
 }
 
 /** A new Apply of a preview, before its first write. */
-export function newApplyJob(preview: Preview, mirror: MirrorChoice): ApplyJob {
+function newApplyJob(preview: Preview, mirror: MirrorChoice): ApplyJob {
   const job: ApplyJob = {
     done: 0, steps: preview.send.length + (mirror.prune && !preview.pruneBlocked ? preview.deletions.length : 0), finished: false,
     counts: { total: preview.total, created: 0, updated: 0, unchanged: 0, duplicate: preview.duplicates.length, failed: preview.refused.length, deleted: 0 },
@@ -241,11 +240,7 @@ async function applyRows(db: Db, actor: Actor, preview: Preview, mirror: MirrorC
     job.counts.unchanged += preview.send.length - send.length;
     job.done += preview.send.length - send.length;
   }
-  await runApply(db, actor, { kind: preview.kind, send, columnOf: preview.columnOf }, deleting, job);
-}
-
-async function runApply(db: Db, actor: Actor, preview: Pick<Preview, 'kind' | 'send' | 'columnOf'>, deleting: Preview['deletions'], job: ApplyJob): Promise<void> {
-  const { kind, send } = preview;
+  const { kind } = preview;
   const size = itemsPerTransaction(db);
   for (let at = 0; at < send.length; at += size) {
     const batch = send.slice(at, at + size);
@@ -280,7 +275,7 @@ async function runApply(db: Db, actor: Actor, preview: Pick<Preview, 'kind' | 's
  * A mirror's delete of one record (to the trash, with the actor's source and run): false when it is
  * gone already. The one delete path of imports, feeds and a feed run's confirmed deletions.
  */
-export async function removeRecord(db: Db, actor: Actor, kind: Kind, id: number): Promise<boolean> {
+async function removeRecord(db: Db, actor: Actor, kind: Kind, id: number): Promise<boolean> {
   return await removeUnchanged(db, actor, kind, id) === 'deleted';
 }
 
