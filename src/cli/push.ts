@@ -220,7 +220,7 @@ export async function runPush(file: string, options: PushOptions, progress: Prog
         summary.prune_skipped = 'some rows failed: a record they name would be deleted';
       } else {
         // What the server matched is what the file names; records created since the listing are not touched.
-        deletions = catalog.records.filter((record) => !sentIds.has(record.id));
+        deletions = mirrorDeletions(catalog, sentIds);
         checkPruneLimit(deletions.length, catalog.records.length, kind, options.force);
         await prune(client, kind, deletions, summary, progress, plan.send.length).catch(fatal);
       }
