@@ -13,7 +13,7 @@ import { encodingNamed } from '../../import/text.js';
 import { html, type Html } from '../../web/html.js';
 import { actorOf, consoleCookies } from '../guard.js';
 import { heldBytes, type HeldImport } from '../held-imports.js';
-import { previewImport, startApply, type Preview } from '../../apply/index.js';
+import { previewImport, runHintWords, startApply, type Preview } from '../../apply/index.js';
 import { csrfField, heading, notice, render, table } from '../layout.js';
 import { IMPORT_JS } from './import-script.js';
 import { feedPreview, saveFeedForm } from './feeds.js';
@@ -325,11 +325,8 @@ const planned = (caption: string, rows: { label: string; title: string; id?: num
 
 /** The hints as this page words them: a column is matched to its field in the list above, not with a flag. */
 const hintWords: HintWords = (hint) => {
-  switch (hint.kind) {
-    case 'map-column': return hint.field === 'title' ? ': choose Title for one of them' : ': choose the field of each column';
-    case 'external-id': return '; give the row an external_id';
-    case 'currency': return ' (set one in a currency column, in the price, or as the default currency of your profile)';
-  }
+  if (hint.kind === 'map-column') return hint.field === 'title' ? ': choose Title for one of them' : ': choose the field of each column';
+  return runHintWords(hint);
 };
 
 const problems = (caption: string, rows: RowIssue[]): Html =>
