@@ -289,8 +289,8 @@ function runSummary(run: FeedRunType | null): Html {
 
 function feedPanel(reply: FastifyReply, feed: FeedType): Html {
   const run = feed.last_run;
-  const button = (action: string, label: string, extra: Html | string = '', cls = '') =>
-    html`<form method="post" action="/console/feeds/${feed.id}/${action}" class="inline">${csrfField(reply)}${extra}<button type="submit"${cls ? html` class="${cls}"` : ''}>${label}</button></form>`;
+  const button = (action: string, label: string, cls = '') =>
+    html`<form method="post" action="/console/feeds/${feed.id}/${action}" class="inline">${csrfField(reply)}<button type="submit"${cls ? html` class="${cls}"` : ''}>${label}</button></form>`;
   const problems = run && run.problems.length > 0
     ? table(`Problems of the last run of feed ${feed.id}`, ['Line', 'Column', 'Problem'], run.problems.slice(0, 20).map((p) => ['line' in p ? p.line : null, 'line' in p ? p.column : null, p.message]))
     : '';
@@ -307,9 +307,9 @@ ${run && run.new_columns.length > 0 ? html`<p class="hint">Columns not applied: 
 ${problems}
 ${run?.pending_deletes && run.pending_deletes.length > 0 ? pendingDeletes(reply, feed, run, run.pending_deletes) : ''}
 <div class="actions">${button('run', 'Run now')}
-${button('pause', feed.paused ? 'Resume' : 'Pause', '', 'secondary')}
-${button('mapping', 'Edit mapping', '', 'secondary')}
-${button('delete', 'Delete', '', 'danger')}</div>
+${button('pause', feed.paused ? 'Resume' : 'Pause', 'secondary')}
+${button('mapping', 'Edit mapping', 'secondary')}
+${button('delete', 'Delete', 'danger')}</div>
 </section>`;
 }
 

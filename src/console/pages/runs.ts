@@ -65,9 +65,8 @@ async function runPage(app: FastifyInstance, request: FastifyRequest<{ Params: {
   const entityId = request.user.entity.id;
   const stored = await getEntityRun(app.db, entityId, recordId(request.params.id));
   const run = runJson(stored);
-  const emails = await emailsOf(app, entityId);
   const refusal = undoRefusal(stored, Date.now(), app.config.trashDays);
-  const plan = refusal ? undefined : await undoPlan(app.db, entityId, run.id);
+  const [emails, plan] = await Promise.all([emailsOf(app, entityId), refusal ? undefined : undoPlan(app.db, entityId, run.id)]);
   const title = `Run ${run.id}: ${KIND_WORDS[run.kind].toLowerCase()}`;
   const underWay = run.status === 'queued' || run.status === 'running';
   return render(request, reply, {

@@ -15,7 +15,7 @@ export interface AuthenticatedKey extends KeyWithEntity {
  * paused elsewhere is refused within a second (docs/operations.md, Rate limits with several processes),
  * with a quarter of it left for the check's own read and the request on a busy machine.
  */
-export const KEY_CHECK_MS = 750;
+const KEY_CHECK_MS = 750;
 /** The cache checks its keys again this often, in the background, so that the keys in use never wait for a check. */
 const RECHECK_EVERY_MS = 250;
 /** At most this many keys (the most recently cached) are checked in one round; the others are looked up again when used. */

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { ApiError, invalidFields } from '../../domain/errors.js';
-import { DEFAULT_ROLL_GRACE, ROLL_GRACE } from '../../domain/keys.js';
+import { DEFAULT_ROLL_GRACE, ROLL_GRACE, hasScope } from '../../domain/keys.js';
 import { listedEvents, readScopesFor } from '../../domain/webhooks.js';
 import { IdParams } from '../../schemas/common.js';
 import {
@@ -33,7 +33,7 @@ const fresh = <T>(reply: FastifyReply, body: T): T => {
  * messages need the read scopes of all its types (docs/api.md, Webhooks, Who may subscribe).
  */
 function requireReadScopes(request: FastifyRequest, events: readonly string[]): void {
-  const missing = readScopesFor(events).filter((scope) => !request.auth.scopes.includes(scope));
+  const missing = readScopesFor(events).filter((scope) => !hasScope(request.auth.scopes, scope));
   if (missing.length > 0) {
     throw new ApiError('forbidden', `This key lacks the scope ${missing.join(' and ')}, which the endpoint's events (${events.join(', ')}) need.`);
   }
