@@ -1,4 +1,6 @@
+import type { Db } from '../db/types.js';
 import type { ChangelogEntryType } from '../schemas/changelog.js';
+import { listUsers } from '../store/users.js';
 import { html, type Html } from '../web/html.js';
 import { when } from './layout.js';
 
@@ -9,6 +11,11 @@ const recordHref = (entry: ChangelogEntryType): string | undefined =>
   entry.action === 'delete' ? undefined
     : entry.entity_type === 'artwork' ? `/console/artworks/${entry.entity_id}`
       : entry.entity_type === 'event' ? `/console/events/${entry.entity_id}` : undefined;
+
+/** The gallery's users' emails by id, for `sourceInWords` to name who wrote ("console:<user id>"). */
+export async function userEmails(db: Db, entityId: number): Promise<Map<number, string>> {
+  return new Map((await listUsers(db, entityId)).map((user) => [user.id, user.email]));
+}
 
 /**
  * Who wrote it, in the gallery's words, from a changelog `source` (docs/api.md, Changelog): a console

@@ -3,11 +3,10 @@ import { ApiError } from '../../domain/errors.js';
 import { undoPlan } from '../../feeds/undo.js';
 import { getEntityRun, listEntityRuns, runJson, RUNS_PAGE_MAX } from '../../store/feeds.js';
 import { startUndo, undoRefusal } from '../../store/undo.js';
-import { listUsers } from '../../store/users.js';
 import { nowIso } from '../../clock.js';
 import type { FeedRunType } from '../../schemas/feeds.js';
 import { html, type Html } from '../../web/html.js';
-import { sourceInWords } from '../changes.js';
+import { sourceInWords, userEmails } from '../changes.js';
 import { csrfField, heading, notice, render, table, when } from '../layout.js';
 import { cursor, recordId } from '../paths.js';
 
@@ -28,10 +27,6 @@ function countsInWords(run: FeedRunType): string {
     return `${plural(c.deleted, 'record')} to the trash, ${plural(c.updated, 'record')} with fields back, ${plural(c.created, 'record')} restored, ${plural(c.unchanged, 'record')} left as they are`;
   }
   return `created ${c.created}, updated ${c.updated}, deleted ${c.deleted}, unchanged ${c.unchanged}, failed ${c.refused}`;
-}
-
-async function emailsOf(app: FastifyInstance, entityId: number): Promise<Map<number, string>> {
-  return new Map((await listUsers(app.db, entityId)).map((user) => [user.id, user.email]));
 }
 
 const what = (run: FeedRunType, emails: ReadonlyMap<number, string>): string =>
@@ -66,7 +61,7 @@ async function runPage(app: FastifyInstance, request: FastifyRequest<{ Params: {
   const stored = await getEntityRun(app.db, entityId, recordId(request.params.id));
   const run = runJson(stored);
   const refusal = undoRefusal(stored, Date.now(), app.config.trashDays);
-  const [emails, plan] = await Promise.all([emailsOf(app, entityId), refusal ? undefined : undoPlan(app.db, entityId, run.id)]);
+  const [emails, plan] = await Promise.all([userEmails(app.db, entityId), refusal ? undefined : undoPlan(app.db, entityId, run.id)]);
   const title = `Run ${run.id}: ${KIND_WORDS[run.kind].toLowerCase()}`;
   const underWay = run.status === 'queued' || run.status === 'running';
   return render(request, reply, {
@@ -105,7 +100,7 @@ export async function runPages(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: Record<string, string | undefined> }>('/runs', { config: { role: 'editor' } }, async (request, reply) => {
     const entityId = request.user.entity.id;
     const after = cursor(request.query.after) || undefined;
-    const [page, emails] = await Promise.all([listEntityRuns(app.db, entityId, ['artworks', 'events'], after, PAGE_SIZE), emailsOf(app, entityId)]);
+    const [page, emails] = await Promise.all([listEntityRuns(app.db, entityId, ['artworks', 'events'], after, PAGE_SIZE), userEmails(app.db, entityId)]);
     const runs = page.runs.map(runJson);
     return render(request, reply, {
       title: 'Runs', section: 'runs',

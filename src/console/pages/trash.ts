@@ -3,9 +3,8 @@ import { ApiError, notFound } from '../../domain/errors.js';
 import { getArtwork, restoreArtwork } from '../../store/artworks.js';
 import { getEvent, restoreEvent } from '../../store/events.js';
 import { TRASH_KINDS, deleteFromTrash, getTrashItem, listTrash, trashCursor, type TrashItem, type TrashKind } from '../../store/trash.js';
-import { listUsers } from '../../store/users.js';
 import { html, type Html } from '../../web/html.js';
-import { sourceInWords } from '../changes.js';
+import { sourceInWords, userEmails } from '../changes.js';
 import { actorOf } from '../guard.js';
 import { csrfField, heading, notice, render, table, when } from '../layout.js';
 import { recordId } from '../paths.js';
@@ -65,10 +64,6 @@ function removedNotice(ref: string | undefined): Html | '' {
 }
 
 /** Who deleted each record, in the gallery's words: the console's users by their email. */
-async function emailsOf(app: FastifyInstance, entityId: number): Promise<Map<number, string>> {
-  return new Map((await listUsers(app.db, entityId)).map((user) => [user.id, user.email]));
-}
-
 function row(reply: FastifyReply, item: TrashItem, emails: ReadonlyMap<number, string>): (Html | string | null)[] {
   const { singular } = KINDS[item.kind];
   const base = `/console/trash/${item.kind}/${item.id}`;
@@ -100,7 +95,7 @@ async function trashPage(app: FastifyInstance, request: FastifyRequest<{ Queryst
   const after = query.after === undefined ? undefined : trashCursor(query.after);
   const [page, emails] = await Promise.all([
     listTrash(app.db, entityId, kind ? [kind] : TRASH_KINDS, PAGE_SIZE, after, app.config.trashDays),
-    emailsOf(app, entityId),
+    userEmails(app.db, entityId),
   ]);
   const days = app.config.trashDays;
   return render(request, reply, {
@@ -151,7 +146,7 @@ export async function trashPages(app: FastifyInstance): Promise<void> {
     const item = await getTrashItem(app.db, request.user.entity.id, kind, id, app.config.trashDays);
     if (!item) throw notFound('Record in the trash');
     const { singular } = KINDS[kind];
-    const emails = await emailsOf(app, request.user.entity.id);
+    const emails = await userEmails(app.db, request.user.entity.id);
     return render(request, reply, {
       title: `Delete “${item.title}” forever?`, section: 'trash',
       body: html`${heading(`Delete “${item.title}” forever?`, `${capital(singular)} #${id}, in the Trash.`)}
