@@ -318,7 +318,7 @@ function pendingDeletes(reply: FastifyReply, feed: FeedType, run: FeedRunType, p
   const n = pending.length.toLocaleString('en');
   const what = feed.kind === 'artworks' ? (pending.length === 1 ? 'artwork' : 'artworks') : (pending.length === 1 ? 'event' : 'events');
   return html`<div class="pending-deletes">
-<p>The file no longer lists these ${n} ${what}. Nothing was deleted: check the list, then delete them (they go to the Trash for 30 days), or fix the file and run again.</p>
+<p>The file no longer lists these ${n} ${what}. Nothing was deleted: check the list, then delete them (they go to the Trash for ${reply.server.config.trashDays} days), or fix the file and run again.</p>
 ${table(`What the last run of feed ${feed.id} would delete`, ['Title', 'Inventory number'], pending.map((p) => [p.title, p.external_id ?? null]))}
 <form method="post" action="/console/feeds/${feed.id}/runs/${run.id}/confirm-deletes" class="inline">${csrfField(reply)}<button type="submit" class="danger">Delete these ${n}</button></form>
 </div>`;
