@@ -212,22 +212,9 @@ export function* failUndo(id: number, error: string, at: string): Work<void> {
   if (undo.undo_of !== null) yield* all(releaseRun, { id: undo.undo_of, undoId: id });
 }
 
-const liveArtwork = statement((db, p: Params<{ entityId: number; id: number }>) =>
-  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id));
-const liveEvent = statement((db, p: Params<{ entityId: number; id: number }>) =>
-  db.selectFrom('events').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id));
-const inTrash = statement((db, p: Params<{ entityId: number; kind: 'artworks' | 'events'; id: number }>) => db.selectFrom('trash').select('id')
-  .where('owner_id', '=', p.entityId).where('kind', '=', p.kind).where('record_id', '=', p.id));
-
 /** A record as it is now: live (its row), in the trash, or gone for good. */
 export type RecordNow = { state: 'live'; row: ArtworkRow | EventRow } | { state: 'trash' } | { state: 'gone' };
 
 export const recordNow = (db: Db, entityId: number, kind: 'artworks' | 'events', id: number): Promise<RecordNow> => read(db, function* () {
-  return yield* recordNowWork(entityId, kind, id);
+  return (yield* recordsNow(db, entityId, kind, [id])).get(id)!;
 });
-
-function* recordNowWork(entityId: number, kind: 'artworks' | 'events', id: number): Work<RecordNow> {
-  const row = kind === 'artworks' ? yield* first(liveArtwork, { entityId, id }) : yield* first(liveEvent, { entityId, id });
-  if (row) return { state: 'live', row };
-  return (yield* first(inTrash, { entityId, kind, id })) ? { state: 'trash' } : { state: 'gone' };
-}
