@@ -17,6 +17,7 @@ import type { Actor } from '../store/changelog.js';
 import { findEntity } from '../store/entities.js';
 import { deleteEvent, deleteEventWork, restoreEvent, restoreEventWork, updateEvent, updateEventWork } from '../store/events.js';
 import { isPostgres } from '../store/sql.js';
+import { PROBLEMS_KEPT } from './run.js';
 import {
   UNDO_JOB, UndoEnded, beginUndo, endUndo, entriesOfRecordsPage, failUndo, recordNow, recordsNow, recordUndoProgress, runEntriesPage, undoProgress, undosOf,
   type RecordEntry, type RecordNow, type UndoCounts, type UndoProblem,
@@ -144,11 +145,10 @@ const holds = (row: Values, field: string, wrote: unknown): boolean => (row[fiel
 const problem = (id: number, field: string | null, message: string): UndoProblem => ({ id, field, message, level: 'warning' });
 
 const CHANGED_SINCE = 'changed since the run';
-/** The most problems a run keeps (docs/api.md, Runs): memory holds no more, whatever the run's size. */
-const PROBLEMS_KEPT = 100;
 
 interface Progress { counts: UndoCounts; problems: UndoProblem[]; listed: Set<string> }
 
+/** Lists a problem once, up to the most a run keeps (PROBLEMS_KEPT): memory holds no more, whatever the run's size. */
 function list(progress: Progress, item: UndoProblem): void {
   const key = `${item.id}|${item.field ?? ''}|${item.message}`;
   if (progress.listed.has(key) || progress.problems.length >= PROBLEMS_KEPT) return;

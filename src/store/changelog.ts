@@ -281,6 +281,16 @@ export async function listChanges(db: Db, ownerId: number, query: ChangelogQuery
 
 type PageWork = Work<ChangesPage & { pending: boolean }, Cost>;
 
+/** How many of a page's first entries fit `limit` and `maxBytes` (one at least, when there is one). */
+function keptWithin(sizes: ReadonlyArray<{ bytes: number }>, limit: number, maxBytes: number): number {
+  let kept = 0;
+  for (let bytes = 0; kept < Math.min(limit, sizes.length); kept += 1) {
+    bytes += Number(sizes[kept]!.bytes) + ENTRY_OVERHEAD_BYTES;
+    if (kept > 0 && bytes > maxBytes) break;
+  }
+  return kept;
+}
+
 /**
  * A page by cursor (`after`, or from the start): up to `limit` entries, and fewer when the next would
  * take the page past `maxBytes` — decided from the entries' sizes alone, so `has_more` and `next_after`
@@ -291,11 +301,7 @@ function* cursorPage(db: Db, ownerId: number, { after = 0, limit, since, maxByte
   const horizon = yield* readHorizon(db);
   const sizes = yield* all((since === undefined ? sizesAfterAlone : sizesAfterSince)(limit + 1),
     { ownerId, since: since ?? '', after, offset: 0, horizon });
-  let kept = 0;
-  for (let bytes = 0; kept < Math.min(limit, sizes.length); kept += 1) {
-    bytes += Number(sizes[kept]!.bytes) + ENTRY_OVERHEAD_BYTES;
-    if (kept > 0 && bytes > maxBytes) break;
-  }
+  const kept = keptWithin(sizes, limit, maxBytes);
   const lastId = kept === 0 ? undefined : sizes[kept - 1]!.id;
   return yield* finish(db, { ownerId, since, horizon }, lastId, sizes.length > kept, after, entriesThrough(db, ownerId, since, after, lastId));
 }
@@ -317,11 +323,7 @@ const runCount = statement((db, p: Params<RunParams>) => db.selectFrom(runIds(db
 function* runPage(db: Db, ownerId: number, runId: number, { after = 0, limit, maxBytes = Infinity }: ChangelogQuery): PageWork {
   const horizon = yield* readHorizon(db);
   const sizes = yield* all(runSizesAfter(limit + 1), { ownerId, runId, after, horizon });
-  let kept = 0;
-  for (let bytes = 0; kept < Math.min(limit, sizes.length); kept += 1) {
-    bytes += Number(sizes[kept]!.bytes) + ENTRY_OVERHEAD_BYTES;
-    if (kept > 0 && bytes > maxBytes) break;
-  }
+  const kept = keptWithin(sizes, limit, maxBytes);
   const last = kept === 0 ? undefined : Number(sizes[kept - 1]!.id);
   const hasMore = sizes.length > kept;
   const pending = isPostgres(db) && !hasMore && Boolean((yield* first(pendingAfter, { ownerId, after: last ?? after, horizon }))?.pending);

@@ -102,21 +102,20 @@ export function* deleteEventWork(db: Db, actor: Actor, id: number, unchanged?: U
 const insertRestored = statement((db, p: Params<EventRow>) => db.insertInto('events')
   .values(columns(p, [...STORED_COLUMNS, 'entity_id', 'created_at', 'id'])));
 
+const restoreConflict = (existingId: number | undefined) => new ApiError('duplicate',
+  'A live event of this entity now has this title (the same slug): nothing was restored.', existingId === undefined ? {} : { existing_id: existingId });
+
 /**
  * Brings an event back from the trash with its id and fields (docs/api.md, Trash), its slug derived
  * again from its title, recorded as a `create`. 409 `duplicate` when a live event now has that slug;
  * 404 when the trash does not hold it.
  */
-const restoreConflict = (existingId: number | undefined) => new ApiError('duplicate',
-  'A live event of this entity now has this title (the same slug): nothing was restored.', existingId === undefined ? {} : { existing_id: existingId });
-
 export async function restoreEvent(db: Db, actor: Actor, id: number): Promise<EventRow> {
-  const conflict = restoreConflict;
   try {
-    return await transaction(db, () => restoreEventWork(db, actor, id, conflict));
+    return await transaction(db, () => restoreEventWork(db, actor, id));
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    throw conflict(await read(db, function* () {
+    throw restoreConflict(await read(db, function* () {
       const stored = yield* trashedRecord<EventRow>(actor.entityId, 'events', id);
       return stored && (yield* first(eventIdBySlug, { entityId: actor.entityId, slug: eventSlug(actor.entitySlug, stored.title) }))?.id;
     }));
@@ -124,12 +123,12 @@ export async function restoreEvent(db: Db, actor: Actor, id: number): Promise<Ev
 }
 
 /** `restoreEvent` inside a caller's transaction (an undo's batch); a unique violation is the database's error. */
-export function* restoreEventWork(db: Db, actor: Actor, id: number, conflict = restoreConflict): Work<EventRow> {
+export function* restoreEventWork(db: Db, actor: Actor, id: number): Work<EventRow> {
   const stored = yield* takeFromTrash<EventRow>(actor.entityId, 'events', id);
   const at = nowIso();
   const slug = eventSlug(actor.entitySlug, stored.title);
   const holder = yield* first(eventIdBySlug, { entityId: actor.entityId, slug });
-  if (holder) throw conflict(holder.id);
+  if (holder) throw restoreConflict(holder.id);
   const feedId = yield* liveFeed(actor.entityId, stored.feed_id);
   const event: EventRow = {
     ...emptyEvent(), ...stored, id, entity_id: actor.entityId, slug, slug_version: SLUG_VERSION, last_synced_at: at, updated_at: at,

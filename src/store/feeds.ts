@@ -204,7 +204,6 @@ export function giveUpFeedRun(db: Db, feedId: number, reason: string, at: string
   })();
 }
 
-/** A new feed and its first run, queued at once (docs/api.md, Feeds). */
 /**
  * Why a feed's URL is refused, or null: a user name or password in it would be kept, shown and sent
  * to every address the file redirects to (docs/api.md, Feeds), as an endpoint's (docs/api.md, Webhooks).
@@ -224,6 +223,7 @@ function checkFeedUrl(url: string): void {
   if (problem) throw invalidFields([{ field: 'url', message: problem }]);
 }
 
+/** A new feed and its first run, queued at once (docs/api.md, Feeds). */
 export async function createFeed(db: Db, entityId: number, spec: FeedSpec, at: string, mappingFrozen = false): Promise<FeedWithRun> {
   checkFeedUrl(spec.url);
   try {

@@ -7,7 +7,6 @@ import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, Db, EventRow, TrashRow } from '../db/types.js';
 import type { Actor } from './changelog.js';
 import { dropArtworkViews, releaseImages } from './images.js';
-import { lockForUpdate } from './sql.js';
 
 /** The kinds of record a trash holds (docs/api.md, Trash). */
 export type TrashKind = 'artworks' | 'events';
@@ -51,8 +50,6 @@ export function checkUnchanged(row: { updated_at: string; feed_id: number | null
 }
 
 type TrashKey = { ownerId: number; kind: TrashKind; id: number };
-const trashedForUpdate = statement((db, p: Params<TrashKey>) => lockForUpdate(db, db.selectFrom('trash').selectAll()
-  .where('owner_id', '=', p.ownerId).where('kind', '=', p.kind).where('record_id', '=', p.id)));
 const dropTrashed = statement((db, p: Params<TrashKey>) => db.deleteFrom('trash')
   .where('owner_id', '=', p.ownerId).where('kind', '=', p.kind).where('record_id', '=', p.id).returningAll());
 
@@ -74,13 +71,12 @@ export function* trashedRecord<R>(ownerId: number, kind: TrashKind, id: number):
 }
 
 /**
- * A record of the entity's trash, locked for its restore (store/artworks.ts, store/events.ts), and
- * taken out of the trash; 404 when the trash does not hold it.
+ * A record of the entity's trash taken out of it for its restore (store/artworks.ts, store/events.ts),
+ * in one DELETE … RETURNING that locks it as a select for update would; 404 when the trash does not hold it.
  */
 export function* takeFromTrash<R>(ownerId: number, kind: TrashKind, id: number): Work<R> {
-  const row = yield* first(trashedForUpdate, { ownerId, kind, id });
+  const [row] = yield* all(dropTrashed, { ownerId, kind, id });
   if (!row) throw notFound(kind === 'artworks' ? 'Artwork in the trash' : 'Event in the trash');
-  yield* all(dropTrashed, { ownerId, kind, id });
   return JSON.parse(row.record) as R;
 }
 

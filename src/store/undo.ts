@@ -171,8 +171,6 @@ export function* undoProgress(id: number, counts: UndoCounts, problems: readonly
 const undoRunById = statement((db, p: Params<{ id: number }>) => db.selectFrom('feed_runs').selectAll().where('id', '=', p.id).where('kind', '=', 'undo'));
 const beginUndoRow = statement((db, p: Params<{ id: number; at: string }>) => db.updateTable('feed_runs')
   .set({ status: 'running', started_at: p.at }).where('id', '=', p.id).where('status', 'in', ['queued', 'running']).returningAll());
-const progressRow = statement((db, p: Params<{ id: number; counts: string; problems: string }>) => db.updateTable('feed_runs')
-  .set({ counts: p.counts, problems: p.problems }).where('id', '=', p.id).where('status', '=', 'running'));
 const endUndoRow = statement((db, p: Params<{ id: number; at: string; counts: string; problems: string }>) =>
   db.updateTable('feed_runs').set({ status: 'applied', finished_at: p.at, counts: p.counts, problems: p.problems, error: null })
     .where('id', '=', p.id).where('status', 'in', ['queued', 'running']));
@@ -190,7 +188,7 @@ export const beginUndo = (db: Db, id: number, at: string): Promise<FeedRunRow | 
 /** What an undo did so far (a process that dies keeps it: its taker goes on from there). */
 export const recordUndoProgress = (db: Db, id: number, counts: UndoCounts, problems: readonly UndoProblem[]): Promise<void> =>
   transaction(db, function* () {
-    yield* all(progressRow, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, 100)) });
+    yield* all(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, 100)) });
   });
 
 /** The end of an undo run: `applied` with what it did. */
@@ -214,22 +212,9 @@ export function* failUndo(id: number, error: string, at: string): Work<void> {
   if (undo.undo_of !== null) yield* all(releaseRun, { id: undo.undo_of, undoId: id });
 }
 
-const liveArtwork = statement((db, p: Params<{ entityId: number; id: number }>) =>
-  db.selectFrom('artworks').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id));
-const liveEvent = statement((db, p: Params<{ entityId: number; id: number }>) =>
-  db.selectFrom('events').selectAll().where('entity_id', '=', p.entityId).where('id', '=', p.id));
-const inTrash = statement((db, p: Params<{ entityId: number; kind: 'artworks' | 'events'; id: number }>) => db.selectFrom('trash').select('id')
-  .where('owner_id', '=', p.entityId).where('kind', '=', p.kind).where('record_id', '=', p.id));
-
 /** A record as it is now: live (its row), in the trash, or gone for good. */
 export type RecordNow = { state: 'live'; row: ArtworkRow | EventRow } | { state: 'trash' } | { state: 'gone' };
 
 export const recordNow = (db: Db, entityId: number, kind: 'artworks' | 'events', id: number): Promise<RecordNow> => read(db, function* () {
-  return yield* recordNowWork(entityId, kind, id);
+  return (yield* recordsNow(db, entityId, kind, [id])).get(id)!;
 });
-
-function* recordNowWork(entityId: number, kind: 'artworks' | 'events', id: number): Work<RecordNow> {
-  const row = kind === 'artworks' ? yield* first(liveArtwork, { entityId, id }) : yield* first(liveEvent, { entityId, id });
-  if (row) return { state: 'live', row };
-  return (yield* first(inTrash, { entityId, kind, id })) ? { state: 'trash' } : { state: 'gone' };
-}
