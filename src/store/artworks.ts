@@ -98,12 +98,18 @@ type Matched = ArtworkRow & { row_version: string };
  * PostgreSQL: a new artwork recorded (`recording`: its changelog entry, counts, image job, webhook
  * messages and their jobs) in one statement, which is a transaction of its own (no BEGIN or COMMIT
  * round trips). When a match exists it inserts and records nothing and answers the matches instead
- * (`id` null), which a re-post then updates in one more statement (`updateAndRecord`).
+ * (`inserted_id` null), which a re-post then updates in one more statement (`updateAndRecord`).
+ *
+ * A match comes back as one JSON column (its row, `row_version` and `match_rank`), not as the
+ * artwork's 30-odd columns: every answer, a new work's too, carried them all (null), and describing
+ * and reading them cost ~13 % of the process's CPU and ~8 % of PostgreSQL's per new work
+ * (docs/performance.md, Writes). JSON keeps every value as the columns would (the artwork's
+ * columns are text, integers and doubles; BIGINT arrives as a number either way, src/db/connect.ts).
  */
-const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<Partial<Matched> & Recorded & { inserted_id: number | null }>(db, sql`
+const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<{ matched: (Matched & { match_rank: number }) | null } & Recorded & { inserted_id: number | null }>(db, sql`
   with inserted as (${insertNewArtwork(db, p)}),
   ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`)}
-  select i.id as inserted_id, m.*, ${RECORDED}
+  select i.id as inserted_id, to_json(m) as matched, ${RECORDED}
   from (select 1) as one left join inserted i on true
   left join (${matchesOf(p)}) m on true`), { signal: recordedSignals });
 
@@ -180,10 +186,10 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
   const [row] = rows;
   if (row?.inserted_id != null) return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
   // Several works with the fingerprint and no external_id to choose (409 ambiguous): the general way says so.
-  const matches = rows.filter((match) => match.id != null);
+  const matches = rows.flatMap((match) => (match.matched ? [match.matched] : []));
   if (matches.length === 0 || (input.external_id == null && matches.length > 1)) return undefined;
-  const { inserted_id: _inserted, messages: _messages, images: _images, match_rank: _rank, ...existing } = matches[0]! as typeof matches[0] & { match_rank?: number };
-  return { existing: existing as Matched, artist };
+  const { match_rank: _rank, ...existing } = matches[0]!;
+  return { existing, artist };
 }
 
 /** PostgreSQL: a re-post of the artwork the first statement found, in one more statement; undefined when it wrote nothing. */
