@@ -9,10 +9,10 @@ import type { ArtworkRow, Db, EventRow } from '../db/types.js';
 import { enqueue } from './jobs.js';
 import type { FeedRunRow } from './feeds.js';
 import { isPostgres, lockForUpdate } from './sql.js';
+import { DAY_MS } from '../domain/days.js';
 
 /** The job kind of an undo (docs/api.md, Runs: undo a run): one job per undo run, key `undo:<undo run id>`. */
 export const UNDO_JOB = 'undo';
-const DAY_MS = 86_400_000;
 
 /** One of a run's own problems: a record the undo left as it is, and why (docs/api.md, Runs). */
 export interface UndoProblem {
