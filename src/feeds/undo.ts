@@ -17,7 +17,7 @@ import type { Actor } from '../store/changelog.js';
 import { findEntity } from '../store/entities.js';
 import { deleteEvent, deleteEventWork, restoreEvent, restoreEventWork, updateEvent, updateEventWork } from '../store/events.js';
 import { isPostgres } from '../store/sql.js';
-import { PROBLEMS_KEPT } from './run.js';
+import { PROBLEMS_KEPT } from '../schemas/feeds.js';
 import {
   UNDO_JOB, UndoEnded, beginUndo, endUndo, entriesOfRecordsPage, failUndo, recordNow, recordsNow, recordUndoProgress, runEntriesPage, undoProgress, undosOf,
   type RecordEntry, type RecordNow, type UndoCounts, type UndoProblem,

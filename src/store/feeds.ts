@@ -1,4 +1,4 @@
-import type { FeedRunType } from '../schemas/feeds.js';
+import { PROBLEMS_KEPT, type FeedRunType } from '../schemas/feeds.js';
 import { recordFeedRunMessages } from './webhooks.js';
 import { sql } from 'kysely';
 import { ApiError, invalidFields, notFound } from '../domain/errors.js';
@@ -517,7 +517,7 @@ export const recordConfirmedDeletes = (db: Db, run: FeedRunRow, deleted: number,
   transaction(db, function* () {
     const counts = run.counts === null ? null : { ...JSON.parse(run.counts) as Record<string, number> };
     if (counts) counts.deleted = (counts.deleted ?? 0) + deleted;
-    const problems = [...(run.problems === null ? [] : JSON.parse(run.problems) as RunOutcome['problems']), ...skipped].slice(0, 100);
+    const problems = [...(run.problems === null ? [] : JSON.parse(run.problems) as RunOutcome['problems']), ...skipped].slice(0, PROBLEMS_KEPT);
     return (yield* first(confirmedRow, { id: run.id, counts: counts ? JSON.stringify(counts) : null, problems: JSON.stringify(problems) }))!;
   });
 
@@ -571,6 +571,6 @@ export const finishImportRun = (db: Db, id: number, outcome: Pick<RunOutcome, 'c
   transaction(db, function* () {
     yield* first(endOwnRun, {
       id, status: outcome.error === null ? 'applied' : 'failed', at, counts: JSON.stringify(outcome.counts),
-      problems: JSON.stringify(outcome.problems.slice(0, 100)), error: outcome.error,
+      problems: JSON.stringify(outcome.problems.slice(0, PROBLEMS_KEPT)), error: outcome.error,
     });
   });

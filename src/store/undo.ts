@@ -10,6 +10,7 @@ import { enqueue } from './jobs.js';
 import type { FeedRunRow } from './feeds.js';
 import { isPostgres, lockForUpdate } from './sql.js';
 import { DAY_MS } from '../domain/days.js';
+import { PROBLEMS_KEPT } from '../schemas/feeds.js';
 
 /** The job kind of an undo (docs/api.md, Runs: undo a run): one job per undo run, key `undo:<undo run id>`. */
 export const UNDO_JOB = 'undo';
@@ -163,7 +164,7 @@ const progressIfRunning = statement((db, p: Params<{ id: number; counts: string;
 
 /** What an undo did so far, in the transaction of its batch (the last statement): throws `UndoEnded` once it is no longer running. */
 export function* undoProgress(id: number, counts: UndoCounts, problems: readonly UndoProblem[]): Work<void> {
-  if (!(yield* first(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, 100)) }))) {
+  if (!(yield* first(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, PROBLEMS_KEPT)) }))) {
     throw new UndoEnded(`undo run ${id} is no longer running`);
   }
 }
@@ -188,12 +189,12 @@ export const beginUndo = (db: Db, id: number, at: string): Promise<FeedRunRow | 
 /** What an undo did so far (a process that dies keeps it: its taker goes on from there). */
 export const recordUndoProgress = (db: Db, id: number, counts: UndoCounts, problems: readonly UndoProblem[]): Promise<void> =>
   transaction(db, function* () {
-    yield* all(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, 100)) });
+    yield* all(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, PROBLEMS_KEPT)) });
   });
 
 /** The end of an undo run: `applied` with what it did. */
 export function* endUndo(id: number, outcome: { counts: UndoCounts; problems: readonly UndoProblem[] }, at: string): Work<void> {
-  yield* all(endUndoRow, { id, at, counts: JSON.stringify(outcome.counts), problems: JSON.stringify(outcome.problems.slice(0, 100)) });
+  yield* all(endUndoRow, { id, at, counts: JSON.stringify(outcome.counts), problems: JSON.stringify(outcome.problems.slice(0, PROBLEMS_KEPT)) });
 }
 
 const releaseRun = statement((db, p: Params<{ id: number; undoId: number }>) => db.updateTable('feed_runs')
