@@ -551,25 +551,26 @@ export const getEntityRun = (db: Db, entityId: number, id: number): Promise<Feed
   return run;
 });
 
-const insertOwnRun = statement((db, p: Params<{ entityId: number; kind: 'import' | 'undo'; recordKind: FeedRow['kind']; source: string; at: string }>) =>
+/** A console import's run (an undo's run is queued, by store/undo.ts). */
+const insertImportRun = statement((db, p: Params<{ entityId: number; recordKind: FeedRow['kind']; source: string; at: string }>) =>
   db.insertInto('feed_runs').values({
-    feed_id: null, entity_id: p.entityId, kind: p.kind, record_kind: p.recordKind, source: p.source,
+    feed_id: null, entity_id: p.entityId, kind: 'import', record_kind: p.recordKind, source: p.source,
     status: 'running', allow_mass_delete: 0, queued_at: p.at, started_at: p.at,
   }).returning('id'));
-const endOwnRun = statement((db, p: Params<{ id: number; status: FeedRunStatus; at: string; counts: string; problems: string; error: string | null }>) =>
+const endImportRun = statement((db, p: Params<{ id: number; status: FeedRunStatus; at: string; counts: string; problems: string; error: string | null }>) =>
   db.updateTable('feed_runs').set({ status: p.status, finished_at: p.at, counts: p.counts, problems: p.problems, error: p.error })
     .where('id', '=', p.id).where('status', '=', 'running'));
 
 /** A console import's Apply as a run (docs/api.md, Runs), running from now; its id goes on each of its writes. */
 export const startImportRun = (db: Db, entityId: number, recordKind: FeedRow['kind'], source: string, at: string): Promise<number> =>
   transaction(db, function* () {
-    return Number((yield* first(insertOwnRun, { entityId, kind: 'import', recordKind, source, at }))!.id);
+    return Number((yield* first(insertImportRun, { entityId, recordKind, source, at }))!.id);
   });
 
 /** The end of a console import's run: `applied`, or `failed` with the reason. */
 export const finishImportRun = (db: Db, id: number, outcome: Pick<RunOutcome, 'counts' | 'problems' | 'error'>, at: string): Promise<void> =>
   transaction(db, function* () {
-    yield* first(endOwnRun, {
+    yield* first(endImportRun, {
       id, status: outcome.error === null ? 'applied' : 'failed', at, counts: JSON.stringify(outcome.counts),
       problems: JSON.stringify(outcome.problems.slice(0, PROBLEMS_KEPT)), error: outcome.error,
     });
