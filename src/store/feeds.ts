@@ -99,9 +99,9 @@ const keepRunsOfFeed = statement((db, p: Params<{ feedId: number }>) => db.updat
 
 // A feed's run: its entity, kind and changelog source are the feed's (docs/api.md, Runs).
 const insertRun = statement((db, p: Params<{ feedId: number; at: string }>) => db.insertInto('feed_runs')
-  .columns(['feed_id', 'status', 'allow_mass_delete', 'queued_at', 'entity_id', 'kind', 'record_kind', 'source'])
+  .columns(['feed_id', 'status', 'queued_at', 'entity_id', 'kind', 'record_kind', 'source'])
   .expression(db.selectFrom('feeds').select((eb) => [
-    'id', sql.lit('queued').as('status'), sql.lit(0).as('allow_mass_delete'), eb.val(p.at).as('queued_at'),
+    'id', sql.lit('queued').as('status'), eb.val(p.at).as('queued_at'),
     'entity_id', sql.lit('feed').as('kind'), 'kind as record_kind', sql<string>`'feed:' || cast(id as text)`.as('source'),
   ]).where('id', '=', p.feedId))
   .returningAll());
@@ -555,7 +555,7 @@ export const getEntityRun = (db: Db, entityId: number, id: number): Promise<Feed
 const insertImportRun = statement((db, p: Params<{ entityId: number; recordKind: FeedRow['kind']; source: string; at: string }>) =>
   db.insertInto('feed_runs').values({
     feed_id: null, entity_id: p.entityId, kind: 'import', record_kind: p.recordKind, source: p.source,
-    status: 'running', allow_mass_delete: 0, queued_at: p.at, started_at: p.at,
+    status: 'running', queued_at: p.at, started_at: p.at,
   }).returning('id'));
 const endImportRun = statement((db, p: Params<{ id: number; status: FeedRunStatus; at: string; counts: string; problems: string; error: string | null }>) =>
   db.updateTable('feed_runs').set({ status: p.status, finished_at: p.at, counts: p.counts, problems: p.problems, error: p.error })

@@ -33,7 +33,7 @@ const runForUndo = statement((db, p: Params<{ entityId: number; id: number }>) =
 const insertUndoRun = statement((db, p: Params<{ entityId: number; recordKind: 'artworks' | 'events'; source: string; undoOf: number; at: string }>) =>
   db.insertInto('feed_runs').values({
     feed_id: null, entity_id: p.entityId, kind: 'undo', record_kind: p.recordKind, source: p.source, undo_of: p.undoOf,
-    status: 'queued', allow_mass_delete: 0, queued_at: p.at,
+    status: 'queued', queued_at: p.at,
   }).returningAll());
 // The database decides between two undos at once: only one sets `undone_by` (the other updates no row).
 const markUndone = statement((db, p: Params<{ id: number; by: number }>) => db.updateTable('feed_runs')
