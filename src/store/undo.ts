@@ -65,11 +65,14 @@ export function undoRefusal(run: FeedRunRow, now: number, trashDays: number): Ap
  * Starts the undo of a run (docs/api.md, Runs: undo a run): in one transaction the undo run is
  * queued, the run is marked `undone_by` it (two requests at once: the database lets one through, the
  * other is a 409 `conflict`), a feed's run pauses its feed, and the job that does the undo is queued.
+ * `check` is what the caller checks of the run first (the API: the write scope of its kind, 403), on
+ * the row read here: the run is read once.
  */
-export function startUndo(db: Db, entityId: number, runId: number, trashDays: number, at: string): Promise<FeedRunRow> {
+export function startUndo(db: Db, entityId: number, runId: number, trashDays: number, at: string, check?: (run: FeedRunRow) => void): Promise<FeedRunRow> {
   return transaction(db, function* () {
     const run = yield* first(runForUndo, { entityId, id: runId });
     if (!run) throw notFound('Run');
+    check?.(run);
     const refusal = undoRefusal(run, Date.parse(at), trashDays);
     if (refusal) throw refusal;
     const undo = (yield* first(insertUndoRun, {

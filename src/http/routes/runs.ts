@@ -41,9 +41,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }), async (request, reply) => {
     const entityId = request.auth.entity.id;
     const id = recordId(request.params);
-    const run = await getEntityRun(app.db, entityId, id);
-    requireKind(request, run.record_kind ?? 'artworks', 'write');
-    const undo = await startUndo(app.db, entityId, id, app.config.trashDays, nowIso());
+    const undo = await startUndo(app.db, entityId, id, app.config.trashDays, nowIso(), (run) => requireKind(request, run.record_kind ?? 'artworks', 'write'));
     return reply.code(202).send(runJson(undo));
   });
 };
