@@ -69,7 +69,7 @@ test('migration 021 drops feed_runs.allow_mass_delete and keeps every run; down 
       .returning('id').executeTakeFirstOrThrow();
     await db.insertInto('feed_runs').values({ feed_id: null, entity_id: entity.id, kind: 'import', record_kind: 'artworks', status: 'applied', allow_mass_delete: 0, queued_at: at }).execute();
 
-    expect((await migrator(handle).migrateTo('021_no_mass_delete_flag')).error).toBeUndefined();
+    expect((await migrator(handle).migrateTo('021_mass_deletes')).error).toBeUndefined();
     await expect(sql`select allow_mass_delete from feed_runs`.execute(db)).rejects.toThrow();
     expect(await db.selectFrom('feed_runs').select(['kind', 'status']).execute()).toEqual([{ kind: 'import', status: 'applied' }]);
 
