@@ -6,7 +6,7 @@ import { client, DIALECT, startApp, tenant, type TestApp } from '../helpers.js';
  * POST /v1/artworks on PostgreSQL as the driver sees it (docs/performance.md, Writes): a new work is
  * one statement, a re-post two (the match found, then updated), and a new work's answer is a few
  * columns, not the artwork's. Every statement the pg client sends while a POST runs is counted,
- * BEGIN and COMMIT included.
+ * BEGIN and COMMIT included, but the API key's own checks.
  */
 
 interface Sent { text: string; columns: number }
@@ -45,7 +45,8 @@ async function counted(api: ReturnType<typeof client>, body: object) {
   sent = [];
   try {
     const answer = await api.post('/v1/artworks', body);
-    return { answer, statements: sent };
+    // The key's own checks (src/http/plugins/auth.ts, its cache's revalidation) come when they are due, not per POST.
+    return { answer, statements: sent.filter((statement) => !statement.text.includes('"api_keys"')) };
   } finally {
     sent = undefined;
   }
@@ -71,7 +72,7 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
 
     const reposted = await counted(api, work);
     expect(reposted.answer.body).toMatchObject({ id: created.answer.body.id, created: false });
-    expect(reposted.statements).toHaveLength(2);
+    expect(reposted.statements.map((s) => s.text.slice(0, 60))).toHaveLength(2);
     expect((await api.get(`/v1/artworks/${created.answer.body.id}`)).body).toMatchObject(work);
 
     // Unchanged but for its sync time: the re-post's changelog entry records that alone.
