@@ -4,23 +4,17 @@
 // (wrk, 50 connections). Besides req/s, the server's CPU time per request (utime + stime of the
 // process, all threads, over the requests of one load), which a shared machine disturbs less.
 //   node bench/early-304.mjs [--duration S] [--connections C] [--rounds N]
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT, benchTenant, seedArtworks, startProcess, startService, stop } from './lib.mjs';
+import { ROOT, benchTenant, cpuSeconds, seedArtworks, startProcess, startService, stop } from './lib.mjs';
 import { capture, load } from './reads.mjs';
 
 const LIST = '/v1/artworks?limit=50&page=3';
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '50' }, rounds: { type: 'string', default: '3' } } });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
-
-/** CPU seconds (user + system, all threads) the process has used so far. */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'art-catalog-early-304-'));
 const env = { DATABASE_URL: `sqlite:${join(dir, 'reads.db')}`, LOG_LEVEL: 'warn', RATE_LIMIT_PARTNER: '1000000000', PORT: '0' };

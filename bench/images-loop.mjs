@@ -9,13 +9,13 @@
 // variants taking turns `--rounds` times (default 2); `default` (no extra setting) is always one of them.
 //
 //   npm run build && node bench/images-loop.mjs [--photos 40] [--rounds 2] [--variant uv2:UV_THREADPOOL_SIZE=2]
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bareBaseline } from './images-bare.mjs';
-import { benchTenant, startService, stop } from './lib.mjs';
+import { benchTenant, cpuSeconds, startService, stop } from './lib.mjs';
 import { photoJpeg, variant } from './photos.mjs';
 import { STALL_BUDGET_MS, quantile, round, sleep, startProbe } from './probe.mjs';
 
@@ -39,10 +39,6 @@ const origin = createServer((request, response) => {
 await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
 const originUrl = `http://127.0.0.1:${origin.address().port}`;
 
-const cpuSeconds = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
 
 async function once(setting) {
   const dir = mkdtempSync(join(tmpdir(), 'images-loop-'));

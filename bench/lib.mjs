@@ -42,6 +42,12 @@ export function stop(child) {
 
 export const currentRssMb = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat (100 ticks a second). */
+export function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Peak resident set size of a process so far (Linux VmHWM), in MB. */
 export function peakRssMb(pid) {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

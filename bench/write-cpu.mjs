@@ -11,14 +11,14 @@
 // The PostgreSQL databases are scratch ones created beside --database-url and dropped afterwards; on
 // PostgreSQL the CPU of the database's own backends (the server's connections, by pg_stat_activity)
 // per POST is shown beside the service's.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { ROOT, artworkItem, seedArtworks, stop } from './lib.mjs';
+import { ROOT, artworkItem, cpuSeconds, seedArtworks, startProcess, stop } from './lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -29,12 +29,6 @@ const { values } = parseArgs({
 const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
 const SEEDED = 1000;
-
-/** CPU seconds (user + system, all threads) the process has used so far. */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 async function admin(url, statement) {
   const client = new pg.Client({ connectionString: url });
@@ -67,19 +61,7 @@ async function backendCpuSeconds(databaseName) {
 
 const cli = (root, env, ...args) => JSON.parse(execFileSync(join(root, 'bin', 'art-catalog'), [...args, '--json'], { env: { ...process.env, ...env } }).toString());
 
-function serve(root, env) {
-  const child = spawn(join(root, 'bin', 'art-catalog'), ['serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/[^\s"]+)|"url":"(http:\/\/[^"]+)"/.exec(out);
-      if (match) resolve(match[1] ?? match[2]);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-  });
-  return { child, url };
-}
+const serve = (root, env) => startProcess(join(root, 'bin', 'art-catalog'), ['serve'], env);
 
 const dir = mkdtempSync(join(tmpdir(), 'art-catalog-write-cpu-'));
 const builds = [...(values.before ? [{ name: 'before', root: values.before }] : []), { name: 'after', root: ROOT }];
