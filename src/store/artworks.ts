@@ -101,9 +101,9 @@ type Matched = ArtworkRow & { row_version: string };
  * (`inserted_id` null), which a re-post then updates in one more statement (`updateAndRecord`).
  *
  * A match comes back as one JSON column (its row, `row_version` and `match_rank`), not as the
- * artwork's 30-odd columns: every answer, a new work's too, carried them all (null), and describing
- * and reading them cost ~13 % of the process's CPU and ~8 % of PostgreSQL's per new work
- * (docs/performance.md, Writes). JSON keeps every value as the columns would (the artwork's
+ * artwork's 30-odd columns: every answer, a new work's too, carried them all (null), and the driver
+ * described and read them all: ~6 % of the process's CPU per new work (docs/performance.md, Writes,
+ * CPU per POST). JSON keeps every value as the columns would (the artwork's
  * columns are text, integers and doubles; BIGINT arrives as a number either way, src/db/connect.ts).
  */
 const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<{ matched: (Matched & { match_rank: number }) | null } & Recorded & { inserted_id: number | null }>(db, sql`
