@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, DIALECT, startApp, tenant, type TestApp } from '../helpers.js';
 import { queriesDuring } from '../support/database.js';
+import { until } from '../support/until.js';
 
 /**
  * A batch's round trips on PostgreSQL, counted at the driver (every query the pg client sends, BEGIN
@@ -85,5 +86,41 @@ describe.runIf(DIALECT === 'postgres')('round trips of POST /v1/artworks/batch o
       select record_id, action from changelog where owner_id = ${gallery.entityId} and entity_type = 'artwork' order by id offset ${reposts + 7}`.execute(t.handle.db);
     // Recorded in item order, as item by item.
     expect(changes.rows.map((row) => [Number(row.record_id), row.action])).toEqual(results.map((r) => [r.id, r.created ? 'create' : 'update']));
+  });
+});
+
+describe.runIf(DIALECT === 'postgres')('a batch of new works beside a concurrent write of one of them', () => {
+  test('its one statement fails on the unique index and the batch is written in a transaction: the item re-posts the work the other wrote', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    // Its artists created, then seen committed: the batch tries its one statement.
+    for (const tag of ['race-created', 'race-seen']) await batchOf(api, Array.from({ length: 7 }, (_, i) => work(i, tag)));
+    const items = Array.from({ length: 10 }, (_, i) => work(i, 'race'));
+    const other = new pg.Client({ connectionString: t.config.databaseUrl });
+    await other.connect();
+    try {
+      // Another writer holds an uncommitted artwork with the external_id of item 4.
+      await other.query('begin');
+      const { rows: [held] } = await other.query<{ id: number }>(`insert into artworks (entity_id, title, external_id, source_fingerprint, fingerprint_version,
+        price_display, last_synced_at, created_at, updated_at) values ($1, 'Held', 'race-4', 'held', 2, 'shown', '2026-01-01', '2026-01-01', '2026-01-01') returning id`,
+      [gallery.entityId]);
+      const answer = api.post('/v1/artworks/batch', { items });
+      // The batch's statement waits on the unique index for the other transaction.
+      await until(async () => (await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+        where wait_event_type = 'Lock' and query like '%insert into artworks%'`.execute(t.handle.db)).rows[0]!.n !== '0');
+      await other.query('commit');
+      const { status, body } = await answer;
+      expect(status).toBe(200);
+      const results = body.results as Result[];
+      expect(results.map((r) => [r.status, r.created])).toEqual(items.map((_, i) => [201, i !== 4]));
+      expect(results[4]!.id).toBe(Number(held!.id));
+      const { rows } = await sql<{ record_id: number; action: string }>`select record_id, action from changelog
+        where owner_id = ${gallery.entityId} and entity_type = 'artwork' order by id offset 14`.execute(t.handle.db);
+      expect(rows.map((row) => [Number(row.record_id), row.action])).toEqual(results.map((r) => [r.id, r.created ? 'create' : 'update']));
+      const { rows: [count] } = await sql<{ n: string }>`select count(*) as n from artworks where entity_id = ${gallery.entityId}`.execute(t.handle.db);
+      expect(Number(count!.n)).toBe(24);
+    } finally {
+      await other.end();
+    }
   });
 });
