@@ -106,8 +106,8 @@ describe.runIf(DIALECT === 'postgres')('a batch of new works beside a concurrent
       [gallery.entityId]);
       const answer = api.post('/v1/artworks/batch', { items });
       // The batch's statement waits on the unique index for the other transaction.
-      await until(async () => (await sql<{ n: string }>`select count(*) as n from pg_stat_activity
-        where wait_event_type = 'Lock' and query like '%insert into artworks%'`.execute(t.handle.db)).rows[0]!.n !== '0');
+      await until(async () => Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+        where wait_event_type = 'Lock' and query like '%insert into artworks%'`.execute(t.handle.db)).rows[0]!.n) > 0);
       await other.query('commit');
       const { status, body } = await answer;
       expect(status).toBe(200);
@@ -119,6 +119,33 @@ describe.runIf(DIALECT === 'postgres')('a batch of new works beside a concurrent
       expect(rows.map((row) => [Number(row.record_id), row.action])).toEqual(results.map((r) => [r.id, r.created ? 'create' : 'update']));
       const { rows: [count] } = await sql<{ n: string }>`select count(*) as n from artworks where entity_id = ${gallery.entityId}`.execute(t.handle.db);
       expect(Number(count!.n)).toBe(24);
+    } finally {
+      await other.end();
+    }
+  });
+
+  test('a re-posted work written in between is merged into what that write left, the general way', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    for (const tag of ['between-created', 'between-seen']) await batchOf(api, Array.from({ length: 7 }, (_, i) => work(i, tag)));
+    const [kept] = (await batchOf(api, [work(0, 'between', 100)])).results;
+    const other = new pg.Client({ connectionString: t.config.databaseUrl });
+    await other.connect();
+    try {
+      // Another writer changes the work's price and holds its row while the batch re-posts it.
+      await other.query('begin');
+      await other.query('update artworks set price = 300 where id = $1', [kept!.id]);
+      const answer = api.post('/v1/artworks/batch', { items: [work(0, 'between', 500), work(1, 'between')] });
+      // The batch's update of its re-posts waits for the row; when it is free, its version is not the one read.
+      await until(async () => Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+        where wait_event_type = 'Lock' and query like '%update artworks a set%'`.execute(t.handle.db)).rows[0]!.n) > 0);
+      await other.query('commit');
+      const { status, body } = await answer;
+      expect(status).toBe(200);
+      expect((body.results as Result[]).map((r) => [r.status, r.created, r.changed])).toEqual([[201, false, true], [201, true, true]]);
+      const { rows } = await sql<{ field_changes: string }>`select field_changes from changelog
+        where owner_id = ${gallery.entityId} and record_id = ${kept!.id} and action = 'update'`.execute(t.handle.db);
+      expect(rows.map((row) => (JSON.parse(row.field_changes) as { price: unknown }).price)).toEqual([{ old: 300, new: 500 }]);
     } finally {
       await other.end();
     }
