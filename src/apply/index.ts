@@ -13,6 +13,7 @@ import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/event
 import { feedOwnedIds, finishImportRun, startImportRun } from '../store/feeds.js';
 import type { UnchangedSince } from '../store/trash.js';
 import { nowIso } from '../clock.js';
+import { PROBLEMS_KEPT } from '../schemas/feeds.js';
 
 /**
  * What the Import page does with rows read by `push`'s reader (docs/console.md, Import): a preview like
@@ -219,7 +220,7 @@ async function importRun(db: Db, actor: Actor, preview: Preview, mirror: MirrorC
     const problems = [
       ...job.failures.map((row) => ({ line: row.line, column: null, message: rowLine(row, runHintWords).message, level: 'error' as const })),
       ...preview.warnings.map((row) => ({ line: row.line, column: null, message: rowLine(row, runHintWords).message, level: 'warning' as const })),
-    ].slice(0, 100);
+    ].slice(0, PROBLEMS_KEPT);
     await finishImportRun(db, runId, {
       counts: { rows: total, created, updated, unchanged, deleted, refused: failed, duplicates: duplicate }, problems, error,
     }, nowIso()).catch(() => undefined);
