@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { nowIso } from '../clock.js';
-import { read, transaction } from '../db/run.js';
+import { read, single, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Param, type Params } from '../db/statement.js';
 import type { Db, WebhookAttemptRow, WebhookEndpointRow, WebhookMessageRow } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
@@ -339,13 +339,15 @@ export function messageToSend(db: Db, seq: number): Promise<{ message: WebhookMe
 const keepData = statement((db, p: Params<{ seq: number; data: string }>) => db.updateTable('webhook_messages').set({ data: p.data })
   .where('seq', '=', p.seq).where('data', 'is', null).returning('data'));
 
-/** Keeps a message's `data` once made, so every attempt sends the same body; the first kept wins. */
+/**
+ * Keeps a message's `data` once made, so every attempt sends the same body; the first kept wins. One
+ * statement, its own transaction (no BEGIN and COMMIT on PostgreSQL: two round trips of every first
+ * attempt, issue 48); the data another attempt kept first is read after it.
+ */
 export async function keepMessageData(db: Db, seq: number, data: string): Promise<string> {
-  const kept = await transaction(db, function* () {
-    const saved = yield* first(keepData, { seq, data });
-    return saved?.data ?? (yield* first(messageBySeq, { seq }))?.data ?? data;
-  });
-  return kept ?? data;
+  const saved = await single(db, () => first(keepData, { seq, data }));
+  if (saved) return saved.data ?? data;
+  return (await read(db, () => first(messageBySeq, { seq })))?.data ?? data;
 }
 
 export interface AttemptOutcome {
