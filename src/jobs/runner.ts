@@ -69,6 +69,14 @@ export interface JobRunnerOptions {
   pollMs?: number;
   /** The clock (tests of retry schedules move it). */
   now?: () => number;
+  /** How long a kind counts as saturated after a take saw it so (`nudge`); default 100 ms. */
+  saturatedMs?: number;
+}
+
+/** The take a job's end made (`end`): the job it took, or none (the slot idles), and until when its claim holds. */
+interface Next {
+  taken: Taken | undefined;
+  heldUntil: number;
 }
 
 /** The run went past its kind's time limit. */
@@ -79,7 +87,7 @@ const CLAIMANT = `pid${process.pid}`;
 /**
  * How long a kind counts as saturated after a take saw it so (`nudge`): the longest a job queued
  * meanwhile waits for its take when places are free after all (freed by another process whose own
- * slots found nothing left).
+ * slots found nothing left); a take at most this often per kind and process while it is saturated.
  */
 const SATURATED_MS = 100;
 
@@ -105,6 +113,9 @@ export class JobRunner {
   private loops: Promise<void>[] = [];
   /** Jobs ended by this runner, per kind (tests and the bench). */
   readonly ended = new Map<string, number>();
+  /** Takes of a slot's own, per kind, not those in a job's end (tests). */
+  readonly takes = new Map<string, number>();
+  private readonly saturatedMs: number;
 
   private readonly stopListening: () => void;
 
@@ -112,6 +123,7 @@ export class JobRunner {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollMs = options.pollMs ?? 1000;
     this.now = options.now ?? Date.now;
+    this.saturatedMs = options.saturatedMs ?? SATURATED_MS;
     // A transaction that queued jobs has committed (src/db/run.ts): a slot of their kind looks now.
     this.stopListening = afterCommit(options.db, (kind) => { if (this.kinds.has(kind)) this.nudge(kind); });
   }
@@ -149,7 +161,7 @@ export class JobRunner {
       return;
     }
     // The last take saw jobs due and none able to start (an endpoint's 4 in flight): a take now would
-    // most likely find the same. One look when that is SATURATED_MS old, for all the nudges meanwhile
+    // most likely find the same. One look when that is `saturatedMs` old, for all the nudges meanwhile
     // (issue 48: under a backlog of one endpoint, each write's nudge cost a take that found it full); a
     // place freed here is taken by the slot that freed it (`end`).
     const until = this.saturated.get(kind);
@@ -184,15 +196,17 @@ export class JobRunner {
   }
 
   private async loop(kind: JobKind<unknown>): Promise<void> {
-    // The job the last one's end took, in the same transaction (`end`).
-    let next: { taken: Taken; heldUntil: number } | undefined;
+    // The take made by the last job's end, in the same transaction (`end`): its job, or none found.
+    let next: Next | undefined;
     while (!this.closed) {
       let taken = next?.taken;
       let heldUntil = next?.heldUntil ?? 0;
+      const looked = next !== undefined;
       next = undefined;
-      if (!taken) {
+      if (!taken && !looked) {
         const take = this.takeOptions(kind);
         heldUntil = take.heldUntil;
+        this.takes.set(kind.name, (this.takes.get(kind.name) ?? 0) + 1);
         try {
           taken = this.saw(kind.name, await takeNextJob(this.options.db, take.options));
         } catch (error) {
@@ -241,7 +255,7 @@ export class JobRunner {
    * A run whose lease is lost is given up at its next step: its outcome is not recorded. What it
    * gives back is the next job, taken in the transaction that ended this one (`end`).
    */
-  private async run(kind: JobKind<unknown>, taken: TakenJob, heldUntil: number): Promise<{ taken: Taken; heldUntil: number } | undefined> {
+  private async run(kind: JobKind<unknown>, taken: TakenJob, heldUntil: number): Promise<Next | undefined> {
     const { db, log } = this.options;
     const job: Job<unknown> = {
       id: taken.id, key: taken.key, entityId: taken.entityId, group: taken.group,
@@ -287,7 +301,7 @@ export class JobRunner {
    * Saves a run's end and, unless closing (or `takeNext` is false), takes this slot's next job in the
    * same transaction (store/jobs.ts, endAndTake): one transaction per job ended and started, not two.
    */
-  private async end(kind: JobKind<unknown>, taken: TakenJob, result: JobResult, takeNext = true): Promise<{ taken: Taken; heldUntil: number } | undefined> {
+  private async end(kind: JobKind<unknown>, taken: TakenJob, result: JobResult, takeNext = true): Promise<Next | undefined> {
     const failed = result.failed === undefined ? undefined : { error: result.failed, at: this.iso(this.now()) };
     const end = result.end === 'done' ? { done: true as const, failed }
       : { retryAt: this.iso(result.at), attempts: result.end === 'retry' ? taken.attempts + 1 : 0, failed };
@@ -301,7 +315,7 @@ export class JobRunner {
       }
       // A place this end freed and no take to fill it: the kind is no longer known saturated.
       const following = this.saw(kind.name, next ?? { taken: undefined, saturated: false });
-      return following && take ? { taken: following, heldUntil: take.heldUntil } : undefined;
+      return take ? { taken: following, heldUntil: take.heldUntil } : undefined;
     } catch (error) {
       this.options.log.warn({ err: error, kind: kind.name, key: taken.key }, 'job outcome not saved; it is taken again when its lease ends');
       return undefined;
@@ -310,7 +324,7 @@ export class JobRunner {
 
   /** Notes whether a take saw the kind saturated (see `nudge`); its job, if any. */
   private saw(kind: string, result: TakeResult): Taken | undefined {
-    if (result.saturated) this.saturated.set(kind, Date.now() + SATURATED_MS);
+    if (result.saturated) this.saturated.set(kind, Date.now() + this.saturatedMs);
     else this.saturated.delete(kind);
     return result.taken;
   }
