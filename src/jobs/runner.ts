@@ -22,10 +22,11 @@ export interface Job<P> {
  * How a run ended. `done`: the job is deleted (succeeded, or failed for good); `retry`: it is due
  * again at `at` (ms) with its attempts one more; `again`: a recurring job's next round, due at `at`
  * with its attempts at 0. `record`, if any, writes the kind's outcome in the same transaction, only if
- * the run still held its claim. `failed` (one line): the outcome is a failure, counted by the gauges
+ * the run still held its claim; `log`, in it too, whether or not (what happened outside either way: a
+ * webhook attempt reached its receiver). `failed` (one line): the outcome is a failure, counted by the gauges
  * (docs/operations.md, Jobs); a job the runner gives up always is.
  */
-export type JobResult = ({ end: 'done' } | { end: 'retry' | 'again'; at: number }) & { record?: () => Work<void>; failed?: string };
+export type JobResult = ({ end: 'done' } | { end: 'retry' | 'again'; at: number }) & { record?: () => Work<void>; log?: () => Work<void>; failed?: string };
 
 /** What a handler's run is given: `signal` aborts when the lease is lost or the run's time is up. */
 export interface JobContext {
@@ -307,7 +308,7 @@ export class JobRunner {
       : { retryAt: this.iso(result.at), attempts: result.end === 'retry' ? taken.attempts + 1 : 0, failed };
     const take = takeNext && !this.closed ? this.takeOptions(kind) : undefined;
     try {
-      const { saved, next } = await endAndTake(this.options.db, taken, end, result.record, take?.options);
+      const { saved, next } = await endAndTake(this.options.db, taken, end, { record: result.record, log: result.log, next: take?.options });
       if (!saved) {
         this.options.log.warn({ kind: kind.name, key: taken.key }, 'job lost (its claim changed before the outcome was saved); its result is dropped');
       } else {

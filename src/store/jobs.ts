@@ -391,20 +391,33 @@ export type JobEnd = ({ done: true } | { retryAt: string; attempts: number }) & 
  * gauges. False when the claim was lost: nothing is recorded, another run owns the job.
  */
 export async function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => Work<void>): Promise<boolean> {
-  return (await endAndTake(db, job, end, record)).saved;
+  return (await endAndTake(db, job, end, { record })).saved;
 }
 
 /**
  * `endJob`, and with `next` the take of the kind's next job (`takeJob`, round-robin as ever) in the
  * same transaction: a slot that ends a job starts its next one for one transaction, not two (issue 48;
- * the freed place in its group is seen by the take, its own transaction's delete).
+ * the freed place in its group is seen by the take, its own transaction's delete). Such a transaction
+ * commits without waiting for the disk, as a take does: it holds the entity's turn (`served`), which
+ * every write queuing a job of the entity waits for (`ensureTurn`'s conflict check), and with a
+ * synchronous commit the writes of a busy entity queued behind each one's fsync. An end lost in a
+ * database crash is a job run again: delivery is at least once (docs/api.md, Webhooks).
  */
-export function endAndTake(db: Db, job: TakenJob, end: JobEnd, record?: () => Work<void>, next?: TakeOptions): Promise<{ saved: boolean; next: TakeResult | undefined }> {
+export function endAndTake(db: Db, job: TakenJob, end: JobEnd, also: EndWrites & { next?: TakeOptions | undefined }): Promise<{ saved: boolean; next: TakeResult | undefined }> {
   const postgres = isPostgres(db);
   return transaction(db, function* () {
-    const saved = yield* ended(job, end, record);
-    return { saved, next: next ? yield* take(next, postgres) : undefined };
+    if (postgres && also.next) yield* all(ASYNC_COMMIT, {});
+    // What happened outside whoever holds the job now (a webhook attempt reached its receiver).
+    if (also.log) yield* also.log();
+    const saved = yield* ended(job, end, also.record);
+    return { saved, next: also.next ? yield* take(also.next, postgres) : undefined };
   });
+}
+
+/** A run's writes with its end: `record` only if the run still held its claim, `log` either way. */
+export interface EndWrites {
+  record?: (() => Work<void>) | undefined;
+  log?: (() => Work<void>) | undefined;
 }
 
 function* ended(job: TakenJob, end: JobEnd, record?: () => Work<void>): Work<boolean> {

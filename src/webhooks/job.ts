@@ -31,12 +31,13 @@ export function webhookJobKind({ db, concurrency, publicBaseUrl, allowAddress }:
     async run(job, { signal }) {
       const attempted = await attemptMessage({ db, publicBaseUrl: publicBaseUrl(), post: guardedPost(allowAddress, signal) }, job.payload.seq);
       if (!attempted) return { end: 'done' };
-      // The attempt is recorded in the transaction that ends the job (and takes the next): one
-      // transaction fewer per delivery (issue 48). As every job's record, only while the run held its claim.
-      const record = function* () { yield* attempted.record(); };
-      if (attempted.status === 'failed') return { end: 'done', failed: 'every attempt failed', record };
-      if (attempted.status !== 'pending' || attempted.nextAttemptAt === null) return { end: 'done', record };
-      return { end: 'retry', at: Date.parse(attempted.nextAttemptAt), record };
+      // The attempt is logged in the transaction that ends the job (and takes the next): one
+      // transaction fewer per delivery (issue 48); a `log`, kept even if the claim was lost meanwhile
+      // (a Retry, a takeover): the attempt happened.
+      const log = function* () { yield* attempted.record(); };
+      if (attempted.status === 'failed') return { end: 'done', failed: 'every attempt failed', log };
+      if (attempted.status !== 'pending' || attempted.nextAttemptAt === null) return { end: 'done', log };
+      return { end: 'retry', at: Date.parse(attempted.nextAttemptAt), log };
     },
     giveUp(job, reason) {
       // An attempt past its time: tried again soon (the attempt itself records "timed out").
