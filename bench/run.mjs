@@ -5,11 +5,13 @@
 //          --redis-url URL (the service under test shares its counters in Redis, as a scaled-out one does),
 //          --growth (the same scenarios at 1,000 and 100,000 artworks and a 1,000,000-entry changelog),
 //          --stall (then the stall scenario of bench/stall.mjs at 100,000 artworks and 1,000,000 entries),
-//          --reads-only (only the reads table of bench/reads.mjs), --skip-reads (without it).
+//          --reads-only (only the reads table of bench/reads.mjs), --skip-reads (without it),
+//          --batch-only (only the 10,000 artworks by batch, --rounds N times on one server; no reads, no baseline).
 // Run apart: bench/abuse.mjs (one account's worst at once while another gallery reads; docs/performance.md, Abuse scenario).
 // First the reads table (bench/reads.mjs): each read beside a bare server sending the same bytes.
-// With a postgres:// URL the run also measures the service on SQLite and pgbench (bench/pgbench.mjs).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// With a postgres:// URL the run also measures pgbench (bench/pgbench.mjs); GET by id on PostgreSQL against
+// SQLite is the reads table's row (bench/reads.mjs, wrk when installed), so --skip-reads leaves it out.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,6 +33,8 @@ const { values: options } = parseArgs({
     stall: { type: 'boolean', default: false },
     'reads-only': { type: 'boolean', default: false },
     'skip-reads': { type: 'boolean', default: false },
+    'batch-only': { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const DURATION = Number(options.duration);
@@ -85,20 +89,18 @@ async function runAtSize(size, { databaseUrl, redisUrl, changelogEntries }) {
   await seedArtworks(url, auth, size, 'seed');
   const seedSeconds = (performance.now() - seedStart) / 1000;
 
-  // The 10,000-artwork batch target: 100 requests of 100 new works, one after another. The bodies are
-  // built beforehand (that is the client's work, not the server's); every answer is read and checked.
-  const bodies = Array.from({ length: 100 }, (_, b) =>
-    JSON.stringify({ items: Array.from({ length: 100 }, (_, j) => artworkItem(b * 100 + j, `timed-${size}`)) }));
-  const batchStart = performance.now();
-  let created = 0;
-  for (const body of bodies) {
-    const response = await fetch(`${url}/v1/artworks/batch`, { method: 'POST', headers: auth, body });
-    const { results } = await response.json();
-    if (response.status !== 200) throw new Error(`batch failed: ${response.status}`);
-    created += results.filter((r) => r.status === 201 && r.created).length;
+  const tenThousandSeconds = await tenThousandByBatch(url, auth, `timed-${size}`);
+  if (options['batch-only']) {
+    // The same timed part again on the same server (a catalog 10,000 larger each round), and the
+    // server's CPU over all rounds (utime + stime, /proc): steadier than the wall time on a shared machine.
+    const cpuBefore = cpuSeconds(server.child.pid);
+    const seconds = [tenThousandSeconds];
+    for (let round = 1; round < Number(options.rounds); round++) seconds.push(await tenThousandByBatch(url, auth, `timed-${size}-${round}`));
+    const cpu = (cpuSeconds(server.child.pid) - cpuBefore) / Math.max(1, seconds.length - 1);
+    await stop(server.child);
+    rmSync(dir, { recursive: true, force: true });
+    return { size, seedSeconds, batchRounds: seconds, serverCpuSecondsPerRound: seconds.length > 1 ? cpu : null };
   }
-  const tenThousandSeconds = (performance.now() - batchStart) / 1000;
-  if (created !== 10_000) throw new Error(`the timed batches created ${created} artworks, not 10,000`);
 
   // A live PostgreSQL has planner statistics (autovacuum gathers them); a database filled a second ago
   // has none, and its plans would be a fresh database's, not a running service's.
@@ -145,6 +147,31 @@ async function runAtSize(size, { databaseUrl, redisUrl, changelogEntries }) {
   return { size, seedSeconds, tenThousandSeconds, rows, peakRssMb: rss, changelogEntries };
 }
 
+/**
+ * The 10,000-artwork batch target: 100 requests of 100 new works, one after another. The bodies are
+ * built beforehand (that is the client's work, not the server's); every answer is read and checked.
+ */
+async function tenThousandByBatch(url, auth, tag) {
+  const bodies = Array.from({ length: 100 }, (_, b) =>
+    JSON.stringify({ items: Array.from({ length: 100 }, (_, j) => artworkItem(b * 100 + j, tag)) }));
+  const batchStart = performance.now();
+  let created = 0;
+  for (const body of bodies) {
+    const response = await fetch(`${url}/v1/artworks/batch`, { method: 'POST', headers: auth, body });
+    const { results } = await response.json();
+    if (response.status !== 200) throw new Error(`batch failed: ${response.status}`);
+    created += results.filter((r) => r.status === 201 && r.created).length;
+  }
+  if (created !== 10_000) throw new Error(`the timed batches created ${created} artworks, not 10,000`);
+  return (performance.now() - batchStart) / 1000;
+}
+
+/** A process's CPU seconds so far (user + system, /proc/PID/stat, in clock ticks of 1/100 s). */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 // ---------- baseline ----------
 
 async function baseline(url, label) {
@@ -155,9 +182,22 @@ async function baseline(url, label) {
 
 // ---------- main ----------
 
+if (options['batch-only']) {
+  const run = await runAtSize(Number(options.artworks), { databaseUrl: options['database-url'], redisUrl: options['redis-url'], changelogEntries: 0 });
+  const rounds = run.batchRounds.map((seconds) => seconds.toFixed(3)).join(' s, ');
+  const cpu = run.serverCpuSecondsPerRound === null ? '' : `; server CPU ${run.serverCpuSecondsPerRound.toFixed(2)} s per later round (user + system)`;
+  console.log(`10,000 artworks by batch (${run.size} seeded first): ${rounds} s${cpu}`);
+  process.exit(0);
+}
+
 let reads;
 if (!options['skip-reads']) {
-  reads = await runReads({ duration: Math.max(2, Math.round(DURATION / 2)), connections: CONNECTIONS, postgresUrl: options['database-url']?.startsWith('postgres') ? options['database-url'] : undefined });
+  // With a postgres:// URL this is also where GET by id on PostgreSQL (+ Redis with --redis-url) is
+  // measured against SQLite (wrk when installed: the load off this process and the service's cores).
+  reads = await runReads({
+    duration: Math.max(2, Math.round(DURATION / 2)), connections: CONNECTIONS,
+    postgresUrl: options['database-url']?.startsWith('postgres') ? options['database-url'] : undefined, redisUrl: options['redis-url'],
+  });
   printReads(reads);
   if (options['reads-only']) {
     mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
@@ -182,14 +222,12 @@ for (const size of sizes) {
     baselineUrl,
   }));
 }
-// PostgreSQL: the same service on SQLite (read ratio) and PostgreSQL's own limit (pgbench), same run.
+// PostgreSQL: its own limit (pgbench), same run. The read ratio to SQLite is the reads table's (one way of measuring it).
 const postgresUrl = options['database-url']?.startsWith('postgres') ? options['database-url'] : undefined;
 let postgres;
 if (postgresUrl) {
-  process.stderr.write(`service on SQLite with ${sizes[0]} artworks\n`);
-  const sqliteRun = await runAtSize(sizes[0], { changelogEntries: 0 });
   process.stderr.write('pgbench\n');
-  postgres = { sqliteRun, rates: await pgbenchRates(postgresUrl, { duration: DURATION }) };
+  postgres = { rates: await pgbenchRates(postgresUrl, { duration: DURATION }) };
 }
 process.stderr.write('baseline (after)\n');
 const after = await baseline(baselineUrl, 'node:http baseline (after)');
@@ -204,7 +242,7 @@ const report = {
   runs: runs.map((run) => runReport(run)),
 };
 if (reads) report.reads = reads;
-if (postgres) report.postgres = postgresRatios(postgres.rates, report.runs[0], runReport(postgres.sqliteRun));
+if (postgres) report.postgres = postgresRatios(postgres.rates, report.runs[0], reads);
 
 function runReport(run) {
   return {

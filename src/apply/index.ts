@@ -6,13 +6,14 @@ import { Catalog, type Candidate, type Listed } from '../import/plan.js';
 import { checkRows, compareRows, mirrorDeletions, namedRecords, refusalProblems, rowLine, type ColumnOf, type HintWords, type Plan, type RowIssue } from '../import/planner.js';
 import type { Kind, Row } from '../import/rows.js';
 import { overPruneLimit, type ImportCounts } from '../import/summary.js';
-import { deleteArtwork, getArtwork, listArtworks, postArtworksWork, postArtworkWork } from '../store/artworks.js';
+import { deleteArtwork, getArtwork, listArtworks, postArtworksWork, postArtworkWork, postNewArtworksWork, type PostedArtwork } from '../store/artworks.js';
 import { itemsPerTransaction, writeEach } from '../store/batch.js';
 import type { Actor } from '../store/changelog.js';
 import { deleteEvent, getEvent, listEvents, postEventWork } from '../store/events.js';
 import { feedOwnedIds, finishImportRun, startImportRun } from '../store/feeds.js';
 import type { UnchangedSince } from '../store/trash.js';
 import { nowIso } from '../clock.js';
+import { PROBLEMS_KEPT } from '../schemas/feeds.js';
 
 /**
  * What the Import page does with rows read by `push`'s reader (docs/console.md, Import): a preview like
@@ -160,12 +161,19 @@ export interface ApplyJob {
 
 type Written = { id: number; created: boolean; changed: boolean };
 
+const writtenArtwork = (p: PostedArtwork): Written => ({ id: p.artwork.id, created: p.created, changed: p.changed });
+
 function writeBatch(db: Db, actor: Actor, kind: Kind, batch: Candidate[]) {
   if (kind === 'artworks') {
     return writeEach<Candidate, Written>(db, batch,
-      function* (c) { const p = yield* postArtworkWork(db, actor, c.input); return { id: p.artwork.id, created: p.created, changed: p.changed }; },
-      function* (items) {
-        return (yield* postArtworksWork(db, actor, items.map((c) => c.input as ArtworkInput))).map((p) => ({ id: p.artwork.id, created: p.created, changed: p.changed }));
+      function* (c) { return writtenArtwork(yield* postArtworkWork(db, actor, c.input)); },
+      {
+        * many(items) {
+          return (yield* postArtworksWork(db, actor, items.map((c) => c.input as ArtworkInput))).map(writtenArtwork);
+        },
+        * alone(items) {
+          return (yield* postNewArtworksWork(db, actor, items.map((c) => c.input as ArtworkInput)))?.map(writtenArtwork);
+        },
       });
   }
   return writeEach<Candidate, Written>(db, batch,
@@ -212,7 +220,7 @@ async function importRun(db: Db, actor: Actor, preview: Preview, mirror: MirrorC
     const problems = [
       ...job.failures.map((row) => ({ line: row.line, column: null, message: rowLine(row, runHintWords).message, level: 'error' as const })),
       ...preview.warnings.map((row) => ({ line: row.line, column: null, message: rowLine(row, runHintWords).message, level: 'warning' as const })),
-    ].slice(0, 100);
+    ].slice(0, PROBLEMS_KEPT);
     await finishImportRun(db, runId, {
       counts: { rows: total, created, updated, unchanged, deleted, refused: failed, duplicates: duplicate }, problems, error,
     }, nowIso()).catch(() => undefined);

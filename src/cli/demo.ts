@@ -12,6 +12,7 @@ import { createKey } from '../store/keys.js';
 import { TIER_SCOPES } from '../domain/keys.js';
 import { CliError, output, withDatabase } from './context.js';
 import { cliIo } from './io.js';
+import { DAY_MS } from '../domain/days.js';
 
 const ARTWORKS: ArtworkPostBody[] = [
   { title: 'Abstract Painting', artist_name: 'Gerhard Richter', creation_year: 1990, medium: 'Oil on canvas', dimensions: '225 x 200 cm', price: 1200000, currency: 'EUR', availability: 'available' },
@@ -27,7 +28,7 @@ const ARTWORKS: ArtworkPostBody[] = [
 ];
 
 function events(today = new Date()): EventPostBody[] {
-  const day = (offset: number) => new Date(today.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+  const day = (offset: number) => new Date(today.getTime() + offset * DAY_MS).toISOString().slice(0, 10);
   return [
     { title: 'Colour and Silence', event_type: 'exhibition', location_city: 'Berlin', location_country: 'DE', start_date: day(10), end_date: day(70), description: 'Paintings from four continents.' },
     { title: 'Opening Night: Colour and Silence', event_type: 'opening', location_city: 'Berlin', location_country: 'DE', start_date: day(10) },

@@ -28,12 +28,13 @@ export interface RateLimiter {
    */
   peek(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState>;
   /**
-   * Counts one request only when it is within `limit` and can be counted at once (in process memory, or
-   * from a lease of Redis's units this process holds); undefined, counting nothing, otherwise. The early
-   * answers (fast-not-modified.ts) take their unit this way, and leave a refusal, and a unit that needs
-   * Redis, to the full check.
+   * Counts one request only when it is within `limit` and can be counted here (in process memory, or
+   * from a lease of Redis's units this process holds, perhaps once an answer of Redis already on its
+   * way has made room in it); undefined, counting nothing, otherwise. The early answers
+   * (fast-not-modified.ts) take their unit this way, and leave a refusal, and a unit that needs Redis,
+   * to the full check.
    */
-  hitWithin?(key: string, limit: number, windowMs: number): RateLimitState | undefined;
+  hitWithin?(key: string, limit: number, windowMs: number): RateLimitState | undefined | Promise<RateLimitState | undefined>;
   close(): Promise<void>;
 }
 
@@ -139,13 +140,27 @@ interface Lease {
   resetAt: number;
   /** The window's count in Redis at this process's last visit. */
   known: number;
-  /** Units on their way to Redis (an INCRBY not answered yet). */
+  /** Units spent here on their way to Redis (an INCRBY not answered yet). */
   sending: number;
-  /** Units spent here and not sent: fewer than the lease size. */
+  /** Units spent here and not sent: with `sending`, fewer than the lease size. */
   pending: number;
+  /**
+   * Units of requests that asked Redis themselves and wait for its count: not admitted yet, so not
+   * held against the lease (Redis's answer admits or refuses them), but counted in the state shown.
+   */
+  asking: number;
+  /** Requests waiting for room in the lease, which the next answer of Redis about this key makes. */
+  waiting: Array<() => void>;
 }
 
-const counted = (lease: Lease): number => lease.known + lease.sending + lease.pending;
+const counted = (lease: Lease): number => lease.known + lease.sending + lease.pending + lease.asking;
+
+/** Lets the requests waiting for room in a lease try again (an answer of Redis about its key came). */
+function wake(held: Lease): void {
+  const waiting = held.waiting;
+  held.waiting = [];
+  for (const resolve of waiting) resolve();
+}
 
 /**
  * Counters in Redis, shared by every process, spent in leases (docs/operations.md, Rate limits with
@@ -169,15 +184,18 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly lease = 1, private readonly maxEntries = MEMORY_LIMITER_ENTRIES,
   ) {
     // The connection lost: what this process held is let go, so every request asks Redis (503) until it is back.
-    redis.on('close', () => this.leases.clear());
+    redis.on('close', () => this.letGo());
   }
 
   hit(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState> {
-    return this.spend(key, limit, windowMs, false) ?? this.send(key, limit, windowMs);
+    const spent = this.spend(key, limit, windowMs, false);
+    if (spent instanceof Promise) return spent.then(() => this.hit(key, limit, windowMs));
+    return spent ?? this.send(key, limit, windowMs);
   }
 
-  hitWithin(key: string, limit: number, windowMs: number): RateLimitState | undefined {
-    return this.spend(key, limit, windowMs, true);
+  hitWithin(key: string, limit: number, windowMs: number): RateLimitState | undefined | Promise<RateLimitState | undefined> {
+    const spent = this.spend(key, limit, windowMs, true);
+    return spent instanceof Promise ? spent.then(() => this.hitWithin(key, limit, windowMs)) : spent;
   }
 
   peek(key: string, limit: number, windowMs: number): RateLimitState | Promise<RateLimitState> {
@@ -194,7 +212,14 @@ export class RedisRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     // The connection belongs to the app, which closes it once.
+    this.letGo();
+  }
+
+  /** Drops every lease; the requests waiting for room in one try again (and go to Redis). */
+  private letGo(): void {
+    const leases = [...this.leases.values()];
     this.leases.clear();
+    for (const held of leases) wake(held);
   }
 
   private ready(): boolean {
@@ -211,15 +236,24 @@ export class RedisRateLimiter implements RateLimiter {
 
   /**
    * One unit spent here, at once: undefined when this request must go to Redis (no lease of this window,
-   * the lease's size reached, Redis not ready) — or, `within`, when the unit would be over the limit.
+   * the lease's size reached with nothing on its way to Redis, Redis not ready) — or, `within`, when the
+   * unit would be over the limit. A promise when the lease is full and an answer of Redis about this key
+   * is on its way: it settles with that answer, which makes room; the request then tries again. Under
+   * load a key's requests come faster than Redis answers: waiting for the answer already on its way
+   * takes one visit to Redis for a lease's worth of them, where asking Redis each (and, from the early
+   * answers, through the framework) took one per request, and kept the lease full as long as they came.
    */
-  private spend(key: string, limit: number, windowMs: number, within: boolean): RateLimitState | undefined {
+  private spend(key: string, limit: number, windowMs: number, within: boolean): RateLimitState | undefined | Promise<void> {
     if (!this.ready()) return undefined;
     const size = leaseSize(limit, this.lease);
     if (size === 1) return undefined;
     const now = Date.now();
     const held = this.held(key, now);
-    if (held === undefined || held.pending + held.sending + 1 >= size) return undefined;
+    if (held === undefined) return undefined;
+    if (held.pending + held.sending + 1 >= size) {
+      if (held.sending === 0) return undefined;
+      return new Promise((resolve) => held.waiting.push(resolve));
+    }
     const count = counted(held) + 1;
     if (within && count > limit) return undefined;
     held.pending += 1;
@@ -237,9 +271,11 @@ export class RedisRateLimiter implements RateLimiter {
     this.count(key, windowMs, units).then(([count, ttl]) => {
       held.sending -= units;
       this.learn(key, count, ttl, units, now);
+      wake(held);
     }, () => {
       held.sending -= units;
       if (this.leases.get(key) === held) this.leases.delete(key);
+      wake(held);
     });
   }
 
@@ -247,19 +283,32 @@ export class RedisRateLimiter implements RateLimiter {
   private async send(key: string, limit: number, windowMs: number): Promise<RateLimitState> {
     const now = Date.now();
     const held = this.held(key, now);
-    const units = (held?.pending ?? 0) + 1;
+    // The units spent here go along (held against the lease until Redis has them); this request's own
+    // is Redis's to admit.
+    const spent = held?.pending ?? 0;
     if (held) {
       held.pending = 0;
-      held.sending += units;
+      held.sending += spent;
+      held.asking += 1;
     }
     let answer: [number, number];
     try {
-      answer = await redisCommand(this.count(key, windowMs, units));
-    } finally {
-      if (held) held.sending -= units;
+      answer = await redisCommand(this.count(key, windowMs, spent + 1));
+    } catch (error) {
+      if (held) {
+        held.sending -= spent;
+        held.asking -= 1;
+        wake(held);
+      }
+      throw error;
+    }
+    if (held) {
+      held.sending -= spent;
+      held.asking -= 1;
     }
     const [count, ttl] = answer;
-    this.learn(key, count, ttl, units, now);
+    this.learn(key, count, ttl, spent + 1, now);
+    if (held) wake(held);
     return rateLimitState(count, limit, now + ttl, now);
   }
 
@@ -276,7 +325,7 @@ export class RedisRateLimiter implements RateLimiter {
       return;
     }
     this.leases.delete(key);
-    this.leases.set(key, { resetAt: now + ttl, known: count, sending: 0, pending: 0 });
+    this.leases.set(key, { resetAt: now + ttl, known: count, sending: 0, pending: 0, asking: 0, waiting: [] });
     if (this.leases.size > this.maxEntries) this.leases.delete(this.leases.keys().next().value!);
   }
 

@@ -21,6 +21,7 @@ import { noPlainSecrets } from './migrations/017_no_plain_secrets.js';
 import { galleryWords } from './migrations/018_gallery_words.js';
 import { trashAndRuns } from './migrations/019_trash_and_runs.js';
 import { oneSchedule } from './migrations/020_one_schedule.js';
+import { massDeletes } from './migrations/021_mass_deletes.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -48,6 +49,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '018_gallery_words': galleryWords(dialect),
         '019_trash_and_runs': trashAndRuns(dialect),
         '020_one_schedule': oneSchedule(dialect),
+        '021_mass_deletes': massDeletes(dialect),
       }),
     },
   });

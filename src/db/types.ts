@@ -367,7 +367,6 @@ export interface FeedRunsTable {
   /** Null for runs of no feed (console imports, undos: migration 019). */
   feed_id: number | null;
   status: FeedRunStatus;
-  allow_mass_delete: number;
   queued_at: string;
   started_at: string | null;
   finished_at: string | null;

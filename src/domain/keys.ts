@@ -1,6 +1,7 @@
 import { hash, randomInt } from 'node:crypto';
 
 import { SCOPES, type Scope, type Tier } from '../schemas/keys.js';
+import { DAY_MS } from './days.js';
 
 export { SCOPES, TIERS, type Scope, type Tier } from '../schemas/keys.js';
 
@@ -21,7 +22,7 @@ export const tierWithin = (tier: Tier, plan: Tier): boolean => TIER_ORDER.indexO
 const TIER_ORDER: readonly Tier[] = ['free', 'subscriber', 'partner'];
 
 /** How long the old key of a roll keeps working (docs/api.md, Authentication): `key roll --expire-old-in`, the console's choice. */
-export const ROLL_GRACE = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, now: 0 } as const;
+export const ROLL_GRACE = { '1h': 3_600_000, '24h': DAY_MS, '7d': 7 * DAY_MS, now: 0 } as const;
 export type RollGrace = keyof typeof ROLL_GRACE;
 export const DEFAULT_ROLL_GRACE: RollGrace = '24h';
 

@@ -2,6 +2,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 
 import type { Scope } from '../schemas/keys.js';
 import type { WebhookType } from '../schemas/webhooks.js';
+import { DAY_MS } from './days.js';
 
 export { WEBHOOK_TYPES, type WebhookType } from '../schemas/webhooks.js';
 
@@ -39,10 +40,10 @@ export const RETRY_DELAYS_MS: readonly number[] = [5_000, 5 * 60_000, 30 * 60_00
 export const retryDelay = (attempts: number): number | null => RETRY_DELAYS_MS[attempts - 1] ?? null;
 
 /** An endpoint whose every message failed for this long is disabled. */
-export const FAILING_DISABLE_MS = 5 * 86_400_000;
+export const FAILING_DISABLE_MS = 5 * DAY_MS;
 
 /** Messages are kept this long. */
-export const MESSAGE_RETENTION_MS = 30 * 86_400_000;
+export const MESSAGE_RETENTION_MS = 30 * DAY_MS;
 
 /** One attempt may take this long, headers and body. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;

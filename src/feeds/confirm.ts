@@ -13,9 +13,10 @@ import { notFound } from '../domain/errors.js';
  * the run as it then is.
  */
 export async function confirmDeletes(db: Db, entityId: number, feedId: number, runId: number): Promise<FeedRunRow> {
-  const { feed, run, pending } = await claimConfirmDeletes(db, entityId, feedId, runId);
+  // Read before the claim: a read that fails then leaves the run's deletions waiting, not claimed by no one.
   const entity = await findEntity(db, entityId);
   if (!entity) throw notFound('Feed');
+  const { feed, run, pending } = await claimConfirmDeletes(db, entityId, feedId, runId);
   const actor = { entityId, entitySlug: entity.slug, source: `feed:${feed.id}`, runId: run.id, feedId: feed.id };
   const unchanged = { at: run.finished_at ?? '', feedId: feed.id };
   const skipped: RunOutcome['problems'] = [];

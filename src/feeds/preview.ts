@@ -6,7 +6,8 @@ import { columnsOf } from '../import/planner.js';
 import { previewImport, type Preview } from '../apply/index.js';
 import type { FeedRow } from '../store/feeds.js';
 import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
-import { PROBLEMS_KEPT, RunFailed, read, readFeedRows, runProblems } from './run.js';
+import { RunFailed, read, readFeedRows, runProblems } from './run.js';
+import { PROBLEMS_KEPT } from '../schemas/feeds.js';
 
 /**
  * The feed preview (docs/api.md, Feed preview): the file read once, as a run would read it, compared

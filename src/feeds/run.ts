@@ -10,6 +10,7 @@ import { applyPreview, previewImport, runHintWords } from '../apply/index.js';
 import { findEntity } from '../store/entities.js';
 import { finishFeedRun, freezeFeedMapping, recentFeedDeletes, startFeedRun, type FeedRow, type FeedRunRow, type RunOutcome } from '../store/feeds.js';
 import { FetchFailed, explainFetchError, type FeedFetcher } from './fetcher.js';
+import { PROBLEMS_KEPT } from '../schemas/feeds.js';
 
 /**
  * One run of a feed (docs/api.md, Feeds), for the job that holds the feed's lease: fetch the file
@@ -23,9 +24,6 @@ export interface FeedRunDeps {
   db: Db;
   fetch: FeedFetcher;
 }
-
-/** The most problems a run keeps. */
-export const PROBLEMS_KEPT = 100;
 
 const ENCODING: Record<FeedRow['encoding'], Encoding> = { 'utf-8': 'utf8', 'windows-1252': 'latin1' };
 

@@ -17,7 +17,7 @@ import type { Actor } from '../store/changelog.js';
 import { findEntity } from '../store/entities.js';
 import { deleteEvent, deleteEventWork, restoreEvent, restoreEventWork, updateEvent, updateEventWork } from '../store/events.js';
 import { isPostgres } from '../store/sql.js';
-import { PROBLEMS_KEPT } from './run.js';
+import { PROBLEMS_KEPT } from '../schemas/feeds.js';
 import {
   UNDO_JOB, UndoEnded, beginUndo, endUndo, entriesOfRecordsPage, failUndo, recordNow, recordsNow, recordUndoProgress, runEntriesPage, undoProgress, undosOf,
   type RecordEntry, type RecordNow, type UndoCounts, type UndoProblem,
@@ -269,42 +269,61 @@ const STORE_WORK = {
   events: { remove: deleteEventWork, restore: restoreEventWork, update: updateEventWork },
 } as const;
 
+/** What the undo does to one record as it is now: a step, or nothing with the reasons to list. */
+type Decision =
+  | { step: 'none'; problems: UndoProblem[] }
+  | { step: 'restore' }
+  | { step: 'trash'; row: Values }
+  | { step: 'revert'; patchOf: (current: Values) => Values; kept: string[] };
+
+/**
+ * The one reading of what to do with a record (docs/api.md, Runs: undo a run), for a batch and for a
+ * record alone alike: a record deleted since is skipped, one restored already too, a revert of only
+ * fields changed since does nothing.
+ */
+function decide(record: RecordWrites, now: RecordNow): Decision {
+  const step = stepOf(record);
+  const id = record.id;
+  const none = (...problems: UndoProblem[]): Decision => ({ step: 'none', problems });
+  if (step === 'none') return none();
+  if (step === 'restore') {
+    if (now.state === 'trash') return { step };
+    return none(problem(id, null, now.state === 'live' ? 'restored already: skipped' : 'deleted for good since the run: not restored'));
+  }
+  if (now.state !== 'live') return none(problem(id, null, now.state === 'trash' ? 'in the trash already: skipped' : 'deleted for good since the run: skipped'));
+  if (step === 'trash') return { step, row: now.row as unknown as Values };
+  const { patchOf, kept } = revertPatch(record);
+  if (Object.keys(patchOf(now.row)).length === 0) return none(...keptProblems(id, kept));
+  return { step, patchOf, kept };
+}
+
+const keptProblems = (id: number, kept: readonly string[]): UndoProblem[] => kept.map((field) => problem(id, field, CHANGED_SINCE));
+
+/** The fields of a record sent to the trash that were changed since the run: listed, the record goes all the same. */
+const editedProblems = (record: RecordWrites, row: Values): UndoProblem[] => [...record.fields]
+  .filter(([field, change]) => !holds(row, field, change.new))
+  .map(([field]) => problem(record.id, field, 'changed since the run; the record went to the trash all the same'));
+
 /**
  * Undoes one record inside its batch's transaction; what it did (`none`: left as it is, and listed in
  * `found`). A refusal of the store's rules throws, and rolls the batch back.
  */
 function* undoRecordWork(db: Db, actor: Actor, record: RecordWrites, now: RecordNow, found: UndoProblem[]): Work<Step | 'none'> {
-  const step = stepOf(record);
-  if (step === 'none') return 'none';
+  const decision = decide(record, now);
   const store = STORE_WORK[record.kind];
   const id = record.id;
-  if (step === 'restore') {
-    if (now.state !== 'trash') {
-      found.push(problem(id, null, now.state === 'live' ? 'restored already: skipped' : 'deleted for good since the run: not restored'));
-      return 'none';
-    }
+  if (decision.step === 'none') {
+    found.push(...decision.problems);
+  } else if (decision.step === 'restore') {
     yield* store.restore(db, actor, id);
-    return 'restore';
+  } else if (decision.step === 'trash') {
+    found.push(...editedProblems(record, yield* store.remove(db, actor, id)));
+  } else {
+    yield* (store.update as (db: Db, actor: Actor, id: number, patchOf: (existing: Values) => Values) => Work<unknown>)(db, actor, id, decision.patchOf);
+    // `kept` as worked out again on the locked row.
+    found.push(...keptProblems(id, decision.kept));
   }
-  if (now.state !== 'live') {
-    found.push(problem(id, null, now.state === 'trash' ? 'in the trash already: skipped' : 'deleted for good since the run: skipped'));
-    return 'none';
-  }
-  if (step === 'trash') {
-    const row = (yield* store.remove(db, actor, id)) as unknown as Values;
-    for (const [field, change] of record.fields) {
-      if (!holds(row, field, change.new)) found.push(problem(id, field, 'changed since the run; the record went to the trash all the same'));
-    }
-    return 'trash';
-  }
-  const { patchOf, kept } = revertPatch(record);
-  if (Object.keys(patchOf(now.row)).length === 0) {
-    for (const field of kept) found.push(problem(id, field, CHANGED_SINCE));
-    return 'none';
-  }
-  yield* (store.update as (db: Db, actor: Actor, id: number, patchOf: (existing: Values) => Values) => Work<unknown>)(db, actor, id, patchOf);
-  for (const field of kept) found.push(problem(id, field, CHANGED_SINCE));
-  return 'revert';
+  return decision.step;
 }
 
 /** A record's fields back, only those still as the run left them (worked out again on the locked row); `kept`: the others. */
@@ -338,74 +357,46 @@ const STORE = {
   events: { remove: deleteEvent, restore: restoreEvent, update: updateEvent },
 } as const;
 
-/** Undoes one record in the store's own transaction; what it did (`none`: left as it is, and listed). */
-async function undoRecord(db: Db, actor: Actor, record: RecordWrites, progress: Progress): Promise<Step | 'none'> {
-  const step = stepOf(record);
-  if (step === 'none') return 'none';
-  const store = STORE[record.kind];
-  const now = await recordNow(db, actor.entityId, record.kind, record.id);
-  const id = record.id;
+/** Why the store refused a record's step, as the undo lists it. */
+function refusalOf(step: Step, error: ApiError): string {
+  const holder = error.extras.existing_id === undefined ? '' : ` (#${error.extras.existing_id})`;
   if (step === 'restore') {
-    if (now.state !== 'trash') {
-      list(progress, problem(id, null, now.state === 'live' ? 'restored already: skipped' : 'deleted for good since the run: not restored'));
-      return 'none';
-    }
-    try {
-      await store.restore(db, actor, id);
-      return 'restore';
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'duplicate') {
-        const holder = error.extras.existing_id;
-        list(progress, problem(id, null, `not restored: a live record${holder === undefined ? '' : ` (#${holder})`} now has its identity`));
-        return 'none';
-      }
-      if (error instanceof ApiError && error.status === 404) {
-        list(progress, problem(id, null, 'restored or deleted for good meanwhile: skipped'));
-        return 'none';
-      }
-      // Any other refusal of the store's rules is listed too: one record never stops the undo.
-      if (error instanceof ApiError) {
-        list(progress, problem(id, null, `not restored: ${error.message}`));
-        return 'none';
-      }
-      throw error;
-    }
+    if (error.code === 'duplicate') return `not restored: a live record${holder} now has its identity`;
+    return error.status === 404 ? 'restored or deleted for good meanwhile: skipped' : `not restored: ${error.message}`;
   }
-  if (now.state !== 'live') {
-    list(progress, problem(id, null, now.state === 'trash' ? 'in the trash already: skipped' : 'deleted for good since the run: skipped'));
-    return 'none';
-  }
-  const row = now.row as unknown as Values;
-  if (step === 'trash') {
-    const edited = [...record.fields].filter(([field, change]) => !holds(row, field, change.new)).map(([field]) => field);
-    try {
-      await store.remove(db, actor, id);
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      list(progress, problem(id, null, error.status === 404 ? 'deleted meanwhile: skipped' : `not moved to the trash: ${error.message}`));
-      return 'none';
-    }
-    for (const field of edited) list(progress, problem(id, field, 'changed since the run; the record went to the trash all the same'));
-    return 'trash';
-  }
-  // Fields back, only those still as the run left them; worked out again on the locked row.
-  const { patchOf, kept } = revertPatch(record);
-  if (Object.keys(patchOf(row)).length === 0) {
-    for (const field of kept) list(progress, problem(id, field, CHANGED_SINCE));
-    return 'none';
-  }
+  if (step === 'revert' && error.code === 'duplicate') return `not put back: another record${holder} now has the identity it would get back`;
+  if (error.status === 404) return 'deleted meanwhile: skipped';
+  return `${step === 'trash' ? 'not moved to the trash' : 'not put back'}: ${error.message}`;
+}
+
+/**
+ * Undoes one record in the store's own transaction (which names a record holding the identity it
+ * would take); what it did (`none`: left as it is, and listed). Any refusal of the store's rules is
+ * listed: one record never stops the undo.
+ */
+async function undoRecord(db: Db, actor: Actor, record: RecordWrites, progress: Progress): Promise<Step | 'none'> {
+  if (stepOf(record) === 'none') return 'none';
+  const decision = decide(record, await recordNow(db, actor.entityId, record.kind, record.id));
+  const store = STORE[record.kind];
+  const id = record.id;
+  let problems: UndoProblem[] = [];
   try {
-    await (store.update as (db: Db, actor: Actor, id: number, change: (existing: Values) => Values) => Promise<unknown>)(db, actor, id, patchOf);
+    if (decision.step === 'none') problems = decision.problems;
+    else if (decision.step === 'restore') await store.restore(db, actor, id);
+    else if (decision.step === 'trash') {
+      problems = editedProblems(record, decision.row);
+      await store.remove(db, actor, id);
+    } else {
+      await (store.update as (db: Db, actor: Actor, id: number, change: (existing: Values) => Values) => Promise<unknown>)(db, actor, id, decision.patchOf);
+      problems = keptProblems(id, decision.kept);
+    }
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    const message = error.code === 'duplicate'
-      ? `not put back: another record${error.extras.existing_id === undefined ? '' : ` (#${error.extras.existing_id})`} now has the identity it would get back`
-      : error.status === 404 ? 'deleted meanwhile: skipped' : `not put back: ${error.message}`;
-    list(progress, problem(id, null, message));
+    if (!(error instanceof ApiError) || decision.step === 'none') throw error;
+    list(progress, problem(id, null, refusalOf(decision.step, error)));
     return 'none';
   }
-  for (const field of kept) list(progress, problem(id, field, CHANGED_SINCE));
-  return 'revert';
+  for (const item of problems) list(progress, item);
+  return decision.step;
 }
 
 /** A run's time limit: a 10,000-record undo takes well under a minute (docs/performance.md, Undo). */

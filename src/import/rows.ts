@@ -69,15 +69,13 @@ const ROWS_PER_TURN = 2_000;
  * Import, a feed's run and preview): each row is read on its own, so the slices read as the whole table would.
  */
 export async function readTableRowsInTurns(table: Table, kind: Kind, options: RowOptions = {}): Promise<{ rows: Row[]; reading: HeaderReading }> {
+  const reading = readHeader(table.columns, kind, options);
   const rows: Row[] = [];
-  let reading: HeaderReading | undefined;
-  for (let at = 0; at === 0 || at < table.rows.length; at += ROWS_PER_TURN) {
-    const read = readTableRows({ ...table, rows: table.rows.slice(at, at + ROWS_PER_TURN) }, kind, options);
-    reading = read.reading;
-    for (const row of read.rows) rows.push(row);
+  for (let at = 0; at < table.rows.length; at += ROWS_PER_TURN) {
+    for (const row of rowsRead(table, kind, reading, options, table.rows.slice(at, at + ROWS_PER_TURN))) rows.push(row);
     await nextTurn();
   }
-  return { rows, reading: reading! };
+  return { rows, reading };
 }
 
 /**
@@ -86,10 +84,14 @@ export async function readTableRowsInTurns(table: Table, kind: Kind, options: Ro
  */
 export function readTableRows(table: Table, kind: Kind, options: RowOptions = {}): { rows: Row[]; reading: HeaderReading } {
   const reading = readHeader(table.columns, kind, options);
-  const { fields, hints } = reading;
+  return { rows: rowsRead(table, kind, reading, options, table.rows), reading };
+}
+
+/** `rows` of the table (all of them, or a slice) as request bodies, by the reading of its header. */
+function rowsRead(table: Table, kind: Kind, { fields, hints }: HeaderReading, options: RowOptions, rows: Table['rows']): Row[] {
   const text = table.format !== 'json';
   const defaultCurrency = options.defaultCurrency ?? null;
-  const rows = table.rows.map(({ label, line, cells }): Row => {
+  return rows.map(({ label, line, cells }): Row => {
     const body: Record<string, unknown> = {};
     const problems: FieldProblem[] = [];
     const warnings: FieldProblem[] = [];
@@ -207,7 +209,6 @@ export function readTableRows(table: Table, kind: Kind, options: RowOptions = {}
     views.into(body);
     return warnings.length > 0 ? { label, line, body, problems, warnings } : { label, line, body, problems };
   });
-  return { rows, reading };
 }
 
 /** The rows of a table as request bodies (see `readTableRows`). */

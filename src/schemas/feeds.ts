@@ -15,6 +15,9 @@ const Mapping = Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Nulla
 });
 const Interval = Type.Integer({ minimum: 15, maximum: 1440, description: 'Minutes between runs, 15 to 1440.' });
 
+/** The most problems a run (and a feed's preview) keeps: the rest are counted, not listed. */
+export const PROBLEMS_KEPT = 100;
+
 /** The longest sheet name a feed keeps (the console's form says the same). */
 export const SHEET_NAME_MAX = 200;
 
@@ -98,7 +101,7 @@ export const FeedRun = Type.Object({
     deleted: Type.Integer(), refused: Type.Integer(), duplicates: Type.Integer(),
   })),
   problems: Type.Array(Type.Union([Problem, RecordProblem]), {
-    maxItems: 100, description: 'Refused and duplicate rows, at most 100; an undo\'s: `{id, field, message}`, the records and fields it left as they are.',
+    maxItems: PROBLEMS_KEPT, description: `Refused and duplicate rows, at most ${PROBLEMS_KEPT}; an undo's: \`{id, field, message}\`, the records and fields it left as they are.`,
   }),
   error: Nullable(Type.String({ description: 'Why the run failed or needs attention, in one line.' })),
   new_columns: Type.Array(Type.String(), { description: 'Columns of the file the mapping does not name and no field is named after: ignored.' }),
@@ -134,7 +137,7 @@ export const FeedPreview = Type.Object({
     rows: Type.Integer(), created: Type.Integer(), updated: Type.Integer(), unchanged: Type.Integer(),
     deleted: Type.Integer(), refused: Type.Integer(), duplicates: Type.Integer(),
   }, { description: 'As a run\'s: what applying the file now would do.' }),
-  problems: Type.Array(Problem, { maxItems: 100 }),
+  problems: Type.Array(Problem, { maxItems: PROBLEMS_KEPT }),
 }, { $id: 'FeedPreview', description: 'A feed\'s file read once and compared with the catalog; nothing written.' });
 
 export const FeedList = Type.Object({ feeds: Type.Array(Ref(Feed)) }, { $id: 'FeedList', description: 'The entity\'s feeds, at most 10.' });

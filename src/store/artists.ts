@@ -53,9 +53,14 @@ export function* resolveArtist(db: Db, name: string, at: string): Work<{ id: num
   }
   const existing = yield* first(artistBySlug, { slug });
   if (!existing) throw new Error(`artist ${slug} vanished`);
-  if (knownArtists.size >= KNOWN_ARTISTS_MAX) knownArtists.clear();
-  knownArtists.set(slug, existing.id);
+  remember(knownArtists, slug, existing.id);
   return { id: existing.id, created: null };
+}
+
+/** An artist found committed: the next write that names it needs no statement to link it. */
+function remember(knownArtists: Map<string, number>, slug: string, id: number): void {
+  if (knownArtists.size >= KNOWN_ARTISTS_MAX) knownArtists.clear();
+  knownArtists.set(slug, id);
 }
 
 interface ArtistsParams { names: string[]; slugs: string[]; at: string }
@@ -92,6 +97,7 @@ export function* resolveArtists(db: Db, names: readonly string[], at: string): W
   const rows = yield* all(insertArtists, { names: [...wanted.values()], slugs: [...wanted.keys()], at });
   for (const row of rows) {
     const name = wanted.get(row.slug)!;
+    if (!row.created) remember(knownArtists, row.slug, Number(row.id));
     resolved.set(row.slug, {
       id: Number(row.id),
       created: row.created

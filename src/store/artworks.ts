@@ -15,7 +15,7 @@ import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { RECORDED, recordWrite, recordedSignals, recordedWrite, recording, type Actor, type Change, type RecordedWrite } from './changelog.js';
 import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, type UnchangedSince } from './trash.js';
-import { imageStatusIs, touchesImages } from './images.js';
+import { imageStatusIs, imagesWritten, touchesImages } from './images.js';
 import { statsOf, type StatsDelta } from './stats.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
@@ -242,24 +242,133 @@ type ItemColumn = (typeof ITEM_COLUMNS)[number];
 type ItemArrays = { [K in ItemColumn]: Array<NewArtwork[K]> };
 interface InsertMany extends ItemArrays { entityId: number; fingerprintVersion: number; at: string }
 
+/** An artwork a POST must update exists for item `i` (the rule of `insertUnlessMatched`). */
+const itemMatched = (p: Params<InsertMany>, i: string) => sql`(
+  exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.external_id = ${sql.ref(`${i}.external_id`)} offset 0)
+  or exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.source_fingerprint = ${sql.ref(`${i}.source_fingerprint`)}
+    and (${sql.ref(`${i}.external_id`)} is null or m.external_id is null) offset 0))`;
+
 /**
- * Inserts the items no artwork matches (the rule of `insertUnlessMatched`), in item order, so ids
- * follow the items; an item a unique index refuses (a concurrent POST of the same work) is skipped.
- * `offset 0` keeps each test an index lookup per item: as a join, PostgreSQL would hash the whole catalog.
+ * Inserts a batch's items in item order, so ids follow the items. `each`: the items no artwork
+ * matches; an item a unique index refuses (a concurrent POST of the same work) is skipped. `all`: every
+ * item, or none when any is matched; a concurrent POST of the same work fails the statement (a unique
+ * violation). `offset 0` keeps each test an index lookup per item: as a join, PostgreSQL would hash the
+ * whole catalog.
  */
-const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuery(db, sql<{ id: number; source_fingerprint: string }>`
+const insertItems = (p: Params<InsertMany>, items: 'each' | 'all') => sql`
   insert into artworks (${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))},
     entity_id, fingerprint_version, last_synced_at, created_at, updated_at)
   select ${sql.join(ITEM_COLUMNS.map((column) => sql.ref(`i.${column}`)))},
     ${p.entityId}, ${p.fingerprintVersion}, ${p.at}, ${p.at}, ${p.at}
   from unnest(${sql.join(ITEM_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])}[])`))})
     with ordinality as i(${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))}, n)
-  where not exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.external_id = i.external_id offset 0)
-    and not exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.source_fingerprint = i.source_fingerprint
-      and (i.external_id is null or m.external_id is null) offset 0)
+  where ${items === 'each' ? sql`not ${itemMatched(p, 'i')}` : sql`not exists (select 1 from unnest(cast(${p.source_fingerprint} as text[]),
+    cast(${p.external_id} as text[])) as c(source_fingerprint, external_id) where ${itemMatched(p, 'c')})`}
   order by i.n
-  on conflict do nothing
-  returning id, source_fingerprint`));
+  ${items === 'each' ? sql`on conflict do nothing` : sql``}
+  returning id, source_fingerprint`;
+
+const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuery(db, sql<{ id: number; source_fingerprint: string }>`${insertItems(p, 'each')}`));
+
+/** The fingerprint of the item each entry records (null: an artist's entry), for the ids the insert gives. */
+type InsertAndRecord = InsertMany & RecordedWrite & { entryFingerprints: Array<string | null>; items: number };
+
+/**
+ * PostgreSQL: a batch of new works inserted and recorded (`recording`) in one statement. Its entries'
+ * record ids are the ids the insert gave their items, in entry order (`written`, read once; `e.n`: an
+ * entry's place in `recording`'s entries). Nothing is recorded unless every item was inserted: the
+ * caller then writes the others and records the whole batch in item order.
+ */
+const insertAndRecordMany = (items: 'each' | 'all') => statement((db, p: Params<InsertAndRecord>) => rawQuery<{ id: number; source_fingerprint: string } & Recorded>(db, sql`
+  with inserted as (${insertItems(p, items)}),
+  written as (select array_agg(i.id order by f.n) as ids
+    from unnest(cast(${p.entryFingerprints} as text[])) with ordinality as f(source_fingerprint, n)
+    left join inserted i on i.source_fingerprint = f.source_fingerprint),
+  ${recording(p, sql`(select ids from written)[cast(e.n as integer)]`, sql`(select count(*) from inserted) = ${p.items}`)}
+  select i.id, i.source_fingerprint, ${RECORDED} from inserted i`), { signal: recordedSignals });
+const insertAndRecordEach = insertAndRecordMany('each');
+const insertAndRecordAll = insertAndRecordMany('all');
+
+type MatchKeys = { entityId: number; fingerprints: string[]; externalIds: Array<string | null> };
+
+/**
+ * PostgreSQL: the artworks a batch's items may update, as `findMatch` looks for them (`n`: the item's
+ * place in the keys, from 1; with an external_id, the one that has it first; two rows are enough to
+ * tell an ambiguous match), each with its row version (`xmin`, which any later write changes): two
+ * index probes per item, no lock (the update checks the version instead, `updateMatched`).
+ */
+const matchesOfItems = statement((db, p: Params<MatchKeys>) => rawQuery<Matched & { n: number | string; match_rank: number }>(db, sql`
+  select k.n, m.* from unnest(cast(${p.fingerprints} as text[]), cast(${p.externalIds} as text[])) with ordinality as k(fingerprint, external_id, n)
+  cross join lateral (select * from (
+    (select m.*, cast(m.xmin as text) as row_version, 0 as match_rank from artworks m
+      where m.entity_id = ${p.entityId} and m.external_id = k.external_id)
+    union all
+    (select m.*, cast(m.xmin as text) as row_version, 1 as match_rank from artworks m
+      where m.entity_id = ${p.entityId} and m.source_fingerprint = k.fingerprint and (k.external_id is null or m.external_id is null)
+      order by m.id limit 2)) as found
+    order by match_rank, id limit 2) as m
+  order by k.n, m.match_rank, m.id`));
+
+type SavedArrays = { [K in (typeof STORED_COLUMNS)[number]]: Array<ArtworkRow[K]> } & { ids: number[]; rowVersions: string[] };
+
+/**
+ * PostgreSQL: a batch's re-posted artworks saved in one statement, each only if its row is still the
+ * version read (`matchesOfItems`); answers the ids it saved. A row written in between is saved by the
+ * caller the general way (`writeArtwork`, which locks it).
+ */
+const updateMatched = statement((db, p: Params<SavedArrays>) => rawQuery<{ id: number }>(db, sql`
+  update artworks a set ${sql.join(STORED_COLUMNS.map((column) => sql`${sql.ref(column)} = u.${sql.ref(column)}`))}
+  from unnest(${sql.join(STORED_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])}[])`))},
+    cast(${p.ids} as integer[]), cast(${p.rowVersions} as text[])) as u(${sql.join(STORED_COLUMNS.map((column) => sql.ref(column)))}, id, row_version)
+  where a.id = u.id and a.xmin = cast(u.row_version as xid)
+  returning a.id`));
+
+/**
+ * PostgreSQL: a batch's re-posts (items no artwork was inserted for, none sharing a key with another
+ * item) merged into the artworks they match and saved in two statements, whatever their number. An
+ * item without a single match (ambiguous, or none any more), or whose row changed since it was read,
+ * is left out: the caller writes it the general way. A rule that refuses a merge refuses the batch's
+ * transaction, as item by item.
+ */
+function* repostItems(db: Db, actor: Actor, inputs: readonly ArtworkInput[], batch: NewBatch, items: readonly number[], at: string): Work<Map<number, ArtworkWrite>> {
+  const written = new Map<number, ArtworkWrite>();
+  if (items.length === 0) return written;
+  const rows = yield* all(matchesOfItems, {
+    entityId: actor.entityId,
+    fingerprints: items.map((i) => batch.values[i]!.source_fingerprint),
+    externalIds: items.map((i) => batch.values[i]!.external_id),
+  });
+  const found = new Map<number, Matched[]>();
+  for (const { n, match_rank: _rank, ...row } of rows) found.set(Number(n), [...(found.get(Number(n)) ?? []), row]);
+  const versions = new Map<number, string>();
+  const claimed = new Set<number>();
+  for (const [k, i] of items.entries()) {
+    const matches = found.get(k + 1) ?? [];
+    const input = inputs[i]!;
+    if (matches.length === 0 || (input.external_id == null && matches.length > 1)) continue;
+    const { row_version: rowVersion, ...existing } = matches[0]!;
+    // Two items that match one artwork: the later one is written after the earlier, the general way.
+    if (claimed.has(existing.id)) continue;
+    claimed.add(existing.id);
+    written.set(i, mergePost(actor, existing, input, artistColumns(input, batch, at), null, at));
+    versions.set(i, rowVersion);
+  }
+  if (written.size === 0) return written;
+  const saved = [...written.values()].map((write) => write.posted.artwork);
+  const arrays = Object.fromEntries(STORED_COLUMNS.map((column) => [column, saved.map((artwork) => artwork[column])]));
+  const updated = new Set((yield* all(updateMatched, {
+    ...arrays as unknown as SavedArrays, ids: saved.map((artwork) => artwork.id), rowVersions: [...versions.values()],
+  })).map((row) => Number(row.id)));
+  for (const [i, write] of written) if (!updated.has(write.posted.artwork.id)) written.delete(i);
+  return written;
+}
+
+/** The artist columns of a batch's item, its artist resolved with the batch's (as `linkArtist` for one). */
+function artistColumns(input: ArtworkInput, batch: NewBatch, at: string): Partial<ArtworkRow> {
+  if (input.artist_name === undefined) return {};
+  if (input.artist_name === null) return { artist_id: null, artist_linked_at: null };
+  return { artist_id: batch.artists.get(slugify(input.artist_name))!.id, artist_linked_at: at };
+}
 
 /** A POST merged into the artwork it matches (docs/api.md, Artworks): the row to save and what to record. */
 function mergePost(actor: Actor, existing: ArtworkRow, input: ArtworkInput, artist: Partial<ArtworkRow>, newArtist: Change | null, at: string): ArtworkWrite {
@@ -274,11 +383,92 @@ function mergePost(actor: Actor, existing: ArtworkRow, input: ArtworkInput, arti
   return { posted: { artwork, created: false, changed: isRealChange(record.changes) }, ...record };
 }
 
+/** A batch's rows before they are written, and which items must be written on their own. */
+interface NewBatch {
+  values: NewArtwork[];
+  /** Items that share a fingerprint or an external_id with an earlier one: they may match it. */
+  alone: boolean[];
+  artists: Map<string, { id: number; created: Change | null }>;
+}
+
+function newBatch(actor: Actor, inputs: readonly ArtworkInput[], artists: NewBatch['artists'], at: string): NewBatch {
+  const values = inputs.map((input) => {
+    const artist = input.artist_name == null ? undefined : artists.get(slugify(input.artist_name));
+    const columns = artist ? { artist_id: artist.id, artist_linked_at: at } : {};
+    return newArtwork(actor, input, columns, artworkFingerprint(input), at);
+  });
+  const seen = new Set<string>();
+  const alone = values.map((value) => {
+    const keys = [`f:${value.source_fingerprint}`, ...(value.external_id === null ? [] : [`e:${value.external_id}`])];
+    const shared = keys.some((key) => seen.has(key));
+    for (const key of keys) seen.add(key);
+    return shared;
+  });
+  return { values, alone, artists };
+}
+
+/**
+ * The parameters of a statement that inserts and records a batch of new works (`insertAndRecordMany`),
+ * or undefined when it cannot: an item that may match an earlier one, or views (written beside the
+ * row, with its id: store/images.ts).
+ */
+function* newWorksRecord(db: Db, actor: Actor, inputs: readonly ArtworkInput[], batch: NewBatch, at: string): Work<InsertAndRecord | undefined> {
+  if (batch.alone.includes(true) || inputs.some((input) => input.additional_images != null)) return undefined;
+  const entries: Change[] = [];
+  const entryFingerprints: Array<string | null> = [];
+  const deltas: StatsDelta[] = [];
+  for (const [i, input] of inputs.entries()) {
+    const { entries: own, delta } = artworkRecord(null, { ...batch.values[i]!, id: 0 }, artistCreated(input, batch, entries), at);
+    for (const entry of own) entryFingerprints.push(entry.entityType === 'artwork' ? batch.values[i]!.source_fingerprint : null);
+    entries.push(...own);
+    deltas.push(delta);
+  }
+  // New works without views: their image URLs, sorted, without a statement.
+  const urls = yield* imagesWritten(db, actor.entityId, entries, at);
+  return {
+    ...recordedWrite(actor, entries, deltas, at, urls), ...itemArraysOf(batch.values), fingerprintVersion: SLUG_VERSION, entryFingerprints, items: inputs.length,
+  };
+}
+
+const itemArraysOf = (values: readonly NewArtwork[]) =>
+  Object.fromEntries(ITEM_COLUMNS.map((column) => [column, values.map((value) => value[column])])) as unknown as ItemArrays;
+
+/** A new artist's creation is recorded before the first artwork linked to it, as item by item. */
+function artistCreated(input: ArtworkInput, batch: NewBatch, entries: readonly Change[], artistId?: number | null): Change | null {
+  const artist = input.artist_name == null ? undefined : batch.artists.get(slugify(input.artist_name));
+  if (!artist?.created || entries.includes(artist.created)) return null;
+  return artistId === undefined || artistId === artist.id ? artist.created : null;
+}
+
+/**
+ * PostgreSQL: a batch of new works whose artists this process knows, inserted and recorded in one
+ * statement that is its own transaction (no BEGIN or COMMIT round trips), as a single POST's new work
+ * (`postArtworkWork`). Undefined when it wrote nothing: an item matches an artwork or names an artist
+ * not known yet, or a concurrent POST of the same work failed the statement (a unique violation, for
+ * the caller to catch); then the batch is written in a transaction (`postArtworksWork`).
+ */
+export function* postNewArtworksWork(db: Db, actor: Actor, inputs: readonly ArtworkInput[]): Work<PostedArtwork[] | undefined> {
+  const at = nowIso();
+  const artists = new Map<string, { id: number; created: Change | null }>();
+  for (const name of inputs.flatMap((input) => (input.artist_name == null ? [] : [input.artist_name]))) {
+    const id = knownArtist(db, name);
+    if (id === undefined) return undefined;
+    artists.set(slugify(name), { id, created: null });
+  }
+  const batch = newBatch(actor, inputs, artists, at);
+  const params = yield* newWorksRecord(db, actor, inputs, batch, at);
+  if (!params) return undefined;
+  const rows = yield* all(insertAndRecordAll, params);
+  if (rows.length !== inputs.length) return undefined;
+  return rows.map((row, i) => ({ artwork: { ...batch.values[i]!, id: Number(row.id) }, created: true, changed: true }));
+}
+
 /**
  * The items of a batch, written as `postArtworkWork` writes each in turn, with the same results and
- * changelog. On PostgreSQL a batch is a handful of statements: the artists in one, the new artworks
- * in one, the changelog and the counts in one; only an item that matches an artwork (or an earlier
- * item) is written on its own. SQLite writes item by item, which costs it no round trips.
+ * changelog. On PostgreSQL a batch is a handful of statements: the artists in one (none when this
+ * process knows them), the new artworks with their changelog and counts in one; only an item that
+ * matches an artwork (or an earlier item) is written on its own, and then the batch is recorded in
+ * one more. SQLite writes item by item, which costs it no round trips.
  */
 export function* postArtworksWork(db: Db, actor: Actor, inputs: readonly ArtworkInput[]): Work<PostedArtwork[]> {
   if (!isPostgres(db)) {
@@ -288,37 +478,32 @@ export function* postArtworksWork(db: Db, actor: Actor, inputs: readonly Artwork
   }
   const at = nowIso();
   const artists = yield* resolveArtists(db, inputs.flatMap((input) => (input.artist_name ? [input.artist_name] : [])), at);
-  const values = inputs.map((input) => {
-    const artist = input.artist_name == null ? undefined : artists.get(slugify(input.artist_name));
-    const columns = artist ? { artist_id: artist.id, artist_linked_at: at } : {};
-    return newArtwork(actor, input, columns, artworkFingerprint(input), at);
-  });
-  // An item that shares a fingerprint or an external_id with an earlier one may match it: written on its own.
-  const seen = new Set<string>();
-  const alone = values.map((value) => {
-    const keys = [`f:${value.source_fingerprint}`, ...(value.external_id === null ? [] : [`e:${value.external_id}`])];
-    const shared = keys.some((key) => seen.has(key));
-    for (const key of keys) seen.add(key);
-    return shared;
-  });
-  const candidates = values.filter((_, i) => !alone[i]);
+  const batch = newBatch(actor, inputs, artists, at);
+  const { values, alone } = batch;
   const inserted = new Map<string, number>();
-  if (candidates.length > 0) {
-    const arrays = Object.fromEntries(ITEM_COLUMNS.map((column) => [column, candidates.map((value) => value[column])])) as unknown as ItemArrays;
-    const rows = yield* all(insertManyUnlessMatched, { ...arrays, entityId: actor.entityId, fingerprintVersion: SLUG_VERSION, at });
+  const together = yield* newWorksRecord(db, actor, inputs, batch, at);
+  const candidates = values.filter((_, i) => !alone[i]);
+  if (together) {
+    const rows = yield* all(insertAndRecordEach, together);
+    if (rows.length === inputs.length) return rows.map((row, i) => ({ artwork: { ...values[i]!, id: Number(row.id) }, created: true, changed: true }));
+    for (const row of rows) inserted.set(row.source_fingerprint, Number(row.id));
+  } else if (candidates.length > 0) {
+    const rows = yield* all(insertManyUnlessMatched, { ...itemArraysOf(candidates), entityId: actor.entityId, fingerprintVersion: SLUG_VERSION, at });
     for (const row of rows) inserted.set(row.source_fingerprint, Number(row.id));
   }
+  // The re-posts together, unless an item may match an earlier one: then every item in turn, as one by one.
+  const reposts = alone.includes(true) ? new Map<number, ArtworkWrite>()
+    : yield* repostItems(db, actor, inputs, batch, values.flatMap((value, i) => (inserted.has(value.source_fingerprint) ? [] : [i])), at);
   const posted: PostedArtwork[] = [];
   const entries: Change[] = [];
   const deltas: StatsDelta[] = [];
   for (const [i, input] of inputs.entries()) {
     const id = alone[i] ? undefined : inserted.get(values[i]!.source_fingerprint);
-    const write = id === undefined
-      ? yield* writeArtwork(db, actor, input, at)
-      : { posted: { artwork: { ...values[i]!, id }, created: true, changed: true }, ...artworkRecord(null, { ...values[i]!, id }, null, at) };
-    // A new artist's creation is recorded before the first artwork linked to it, as item by item.
-    const artist = input.artist_name == null ? undefined : artists.get(slugify(input.artist_name));
-    if (artist?.created && !entries.includes(artist.created) && write.posted.artwork.artist_id === artist.id) entries.push(artist.created);
+    const write = id !== undefined
+      ? { posted: { artwork: { ...values[i]!, id }, created: true, changed: true }, ...artworkRecord(null, { ...values[i]!, id }, null, at) }
+      : reposts.get(i) ?? (yield* writeArtwork(db, actor, input, at));
+    const created = artistCreated(input, batch, entries, write.posted.artwork.artist_id);
+    if (created) entries.push(created);
     posted.push(write.posted);
     entries.push(...write.entries);
     deltas.push(write.delta);

@@ -1,4 +1,4 @@
-import type { FeedRunType } from '../schemas/feeds.js';
+import { PROBLEMS_KEPT, type FeedRunType } from '../schemas/feeds.js';
 import { recordFeedRunMessages } from './webhooks.js';
 import { sql } from 'kysely';
 import { ApiError, invalidFields, notFound } from '../domain/errors.js';
@@ -99,9 +99,9 @@ const keepRunsOfFeed = statement((db, p: Params<{ feedId: number }>) => db.updat
 
 // A feed's run: its entity, kind and changelog source are the feed's (docs/api.md, Runs).
 const insertRun = statement((db, p: Params<{ feedId: number; at: string }>) => db.insertInto('feed_runs')
-  .columns(['feed_id', 'status', 'allow_mass_delete', 'queued_at', 'entity_id', 'kind', 'record_kind', 'source'])
+  .columns(['feed_id', 'status', 'queued_at', 'entity_id', 'kind', 'record_kind', 'source'])
   .expression(db.selectFrom('feeds').select((eb) => [
-    'id', sql.lit('queued').as('status'), sql.lit(0).as('allow_mass_delete'), eb.val(p.at).as('queued_at'),
+    'id', sql.lit('queued').as('status'), eb.val(p.at).as('queued_at'),
     'entity_id', sql.lit('feed').as('kind'), 'kind as record_kind', sql<string>`'feed:' || cast(id as text)`.as('source'),
   ]).where('id', '=', p.feedId))
   .returningAll());
@@ -462,10 +462,15 @@ export interface PendingDelete {
   external_id: string | null;
 }
 
-/** Changelog deletes by one feed since a time: its runs' and their confirmed deletions (one entity's day of entries). */
+/**
+ * Changelog deletes by one feed since a time: its runs' and their confirmed deletions, over the index of
+ * deletes (migration 021; `action` a literal, so PostgreSQL's plan of the statement may use that partial
+ * index). Not from the runs' counts: a confirmed deletion counts when it is confirmed, and the deletes of a
+ * run that failed half-way are in no count.
+ */
 const feedDeletesSince = statement((db, p: Params<{ entityId: number; source: string; since: string }>) => db.selectFrom('changelog')
   .select((eb) => eb.fn.countAll<number>().as('n'))
-  .where('owner_id', '=', p.entityId).where('created_at', '>', p.since).where('action', '=', 'delete').where('source', '=', p.source), { cost: 'scan' });
+  .where('owner_id', '=', p.entityId).where('source', '=', p.source).where('created_at', '>', p.since).where('action', '=', sql.lit('delete')), { cost: 'scan' });
 
 /** How many records feed `feedId` deleted in the 24 hours before `at`. */
 export const recentFeedDeletes = (db: Db, entityId: number, feedId: number, at: string): Promise<number> => read(db, function* () {
@@ -517,7 +522,7 @@ export const recordConfirmedDeletes = (db: Db, run: FeedRunRow, deleted: number,
   transaction(db, function* () {
     const counts = run.counts === null ? null : { ...JSON.parse(run.counts) as Record<string, number> };
     if (counts) counts.deleted = (counts.deleted ?? 0) + deleted;
-    const problems = [...(run.problems === null ? [] : JSON.parse(run.problems) as RunOutcome['problems']), ...skipped].slice(0, 100);
+    const problems = [...(run.problems === null ? [] : JSON.parse(run.problems) as RunOutcome['problems']), ...skipped].slice(0, PROBLEMS_KEPT);
     return (yield* first(confirmedRow, { id: run.id, counts: counts ? JSON.stringify(counts) : null, problems: JSON.stringify(problems) }))!;
   });
 
@@ -551,26 +556,27 @@ export const getEntityRun = (db: Db, entityId: number, id: number): Promise<Feed
   return run;
 });
 
-const insertOwnRun = statement((db, p: Params<{ entityId: number; kind: 'import' | 'undo'; recordKind: FeedRow['kind']; source: string; at: string }>) =>
+/** A console import's run (an undo's run is queued, by store/undo.ts). */
+const insertImportRun = statement((db, p: Params<{ entityId: number; recordKind: FeedRow['kind']; source: string; at: string }>) =>
   db.insertInto('feed_runs').values({
-    feed_id: null, entity_id: p.entityId, kind: p.kind, record_kind: p.recordKind, source: p.source,
-    status: 'running', allow_mass_delete: 0, queued_at: p.at, started_at: p.at,
+    feed_id: null, entity_id: p.entityId, kind: 'import', record_kind: p.recordKind, source: p.source,
+    status: 'running', queued_at: p.at, started_at: p.at,
   }).returning('id'));
-const endOwnRun = statement((db, p: Params<{ id: number; status: FeedRunStatus; at: string; counts: string; problems: string; error: string | null }>) =>
+const endImportRun = statement((db, p: Params<{ id: number; status: FeedRunStatus; at: string; counts: string; problems: string; error: string | null }>) =>
   db.updateTable('feed_runs').set({ status: p.status, finished_at: p.at, counts: p.counts, problems: p.problems, error: p.error })
     .where('id', '=', p.id).where('status', '=', 'running'));
 
 /** A console import's Apply as a run (docs/api.md, Runs), running from now; its id goes on each of its writes. */
 export const startImportRun = (db: Db, entityId: number, recordKind: FeedRow['kind'], source: string, at: string): Promise<number> =>
   transaction(db, function* () {
-    return Number((yield* first(insertOwnRun, { entityId, kind: 'import', recordKind, source, at }))!.id);
+    return Number((yield* first(insertImportRun, { entityId, recordKind, source, at }))!.id);
   });
 
 /** The end of a console import's run: `applied`, or `failed` with the reason. */
 export const finishImportRun = (db: Db, id: number, outcome: Pick<RunOutcome, 'counts' | 'problems' | 'error'>, at: string): Promise<void> =>
   transaction(db, function* () {
-    yield* first(endOwnRun, {
+    yield* first(endImportRun, {
       id, status: outcome.error === null ? 'applied' : 'failed', at, counts: JSON.stringify(outcome.counts),
-      problems: JSON.stringify(outcome.problems.slice(0, 100)), error: outcome.error,
+      problems: JSON.stringify(outcome.problems.slice(0, PROBLEMS_KEPT)), error: outcome.error,
     });
   });

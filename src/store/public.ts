@@ -4,6 +4,7 @@ import { statement, statementPerPageSize, type Params } from '../db/statement.js
 import type { ArtworkRow, Db, EntityRow, EventRow, EventsTable } from '../db/types.js';
 import { tableColumns } from '../db/columns.js';
 import { all, first } from '../db/work.js';
+import { daysFrom } from '../domain/days.js';
 
 /**
  * What the public pages, feeds and sitemaps read (docs/public-pages.md, Built once per change). Each route first reads its entity's
@@ -115,8 +116,6 @@ const calendarPast = statementPerPageSize(CALENDAR_EVENTS_MAX, (db, p: Params<{ 
   calendarColumns(db, p.entityId, '<', p.day).where((eb) => eb(eb.fn.coalesce('end_date', 'start_date'), '>=', p.from))
     .orderBy((eb) => eb.fn.coalesce('end_date', 'start_date'), 'desc').orderBy('id', 'desc').limit(sql.lit(limit)), { cost: 'scan' });
 
-const DAY_MS = 86_400_000;
-const daysFrom = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 const distance = (from: number, e: CalendarEventRow) => Math.abs(Date.parse(e.end_date ?? e.start_date!) - from);
 
 /**

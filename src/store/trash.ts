@@ -7,13 +7,13 @@ import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, Db, EventRow, TrashRow } from '../db/types.js';
 import type { Actor } from './changelog.js';
 import { dropArtworkViews, releaseImages } from './images.js';
+import { DAY_MS } from '../domain/days.js';
 
 /** The kinds of record a trash holds (docs/api.md, Trash). */
 export type TrashKind = 'artworks' | 'events';
 export const TRASH_KINDS: readonly TrashKind[] = ['artworks', 'events'];
 export const TRASH_PAGE_MAX = 100;
 
-const DAY_MS = 86_400_000;
 /** Above every id (PostgreSQL's `serial` is a 32-bit integer). */
 const ID_CEILING = 2_147_483_647;
 

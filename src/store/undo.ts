@@ -9,10 +9,11 @@ import type { ArtworkRow, Db, EventRow } from '../db/types.js';
 import { enqueue } from './jobs.js';
 import type { FeedRunRow } from './feeds.js';
 import { isPostgres, lockForUpdate } from './sql.js';
+import { DAY_MS } from '../domain/days.js';
+import { PROBLEMS_KEPT } from '../schemas/feeds.js';
 
 /** The job kind of an undo (docs/api.md, Runs: undo a run): one job per undo run, key `undo:<undo run id>`. */
 export const UNDO_JOB = 'undo';
-const DAY_MS = 86_400_000;
 
 /** One of a run's own problems: a record the undo left as it is, and why (docs/api.md, Runs). */
 export interface UndoProblem {
@@ -32,7 +33,7 @@ const runForUndo = statement((db, p: Params<{ entityId: number; id: number }>) =
 const insertUndoRun = statement((db, p: Params<{ entityId: number; recordKind: 'artworks' | 'events'; source: string; undoOf: number; at: string }>) =>
   db.insertInto('feed_runs').values({
     feed_id: null, entity_id: p.entityId, kind: 'undo', record_kind: p.recordKind, source: p.source, undo_of: p.undoOf,
-    status: 'queued', allow_mass_delete: 0, queued_at: p.at,
+    status: 'queued', queued_at: p.at,
   }).returningAll());
 // The database decides between two undos at once: only one sets `undone_by` (the other updates no row).
 const markUndone = statement((db, p: Params<{ id: number; by: number }>) => db.updateTable('feed_runs')
@@ -64,11 +65,14 @@ export function undoRefusal(run: FeedRunRow, now: number, trashDays: number): Ap
  * Starts the undo of a run (docs/api.md, Runs: undo a run): in one transaction the undo run is
  * queued, the run is marked `undone_by` it (two requests at once: the database lets one through, the
  * other is a 409 `conflict`), a feed's run pauses its feed, and the job that does the undo is queued.
+ * `check` is what the caller checks of the run first (the API: the write scope of its kind, 403), on
+ * the row read here: the run is read once.
  */
-export function startUndo(db: Db, entityId: number, runId: number, trashDays: number, at: string): Promise<FeedRunRow> {
+export function startUndo(db: Db, entityId: number, runId: number, trashDays: number, at: string, check?: (run: FeedRunRow) => void): Promise<FeedRunRow> {
   return transaction(db, function* () {
     const run = yield* first(runForUndo, { entityId, id: runId });
     if (!run) throw notFound('Run');
+    check?.(run);
     const refusal = undoRefusal(run, Date.parse(at), trashDays);
     if (refusal) throw refusal;
     const undo = (yield* first(insertUndoRun, {
@@ -163,7 +167,7 @@ const progressIfRunning = statement((db, p: Params<{ id: number; counts: string;
 
 /** What an undo did so far, in the transaction of its batch (the last statement): throws `UndoEnded` once it is no longer running. */
 export function* undoProgress(id: number, counts: UndoCounts, problems: readonly UndoProblem[]): Work<void> {
-  if (!(yield* first(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, 100)) }))) {
+  if (!(yield* first(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, PROBLEMS_KEPT)) }))) {
     throw new UndoEnded(`undo run ${id} is no longer running`);
   }
 }
@@ -188,12 +192,12 @@ export const beginUndo = (db: Db, id: number, at: string): Promise<FeedRunRow | 
 /** What an undo did so far (a process that dies keeps it: its taker goes on from there). */
 export const recordUndoProgress = (db: Db, id: number, counts: UndoCounts, problems: readonly UndoProblem[]): Promise<void> =>
   transaction(db, function* () {
-    yield* all(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, 100)) });
+    yield* all(progressIfRunning, { id, counts: JSON.stringify(counts), problems: JSON.stringify(problems.slice(0, PROBLEMS_KEPT)) });
   });
 
 /** The end of an undo run: `applied` with what it did. */
 export function* endUndo(id: number, outcome: { counts: UndoCounts; problems: readonly UndoProblem[] }, at: string): Work<void> {
-  yield* all(endUndoRow, { id, at, counts: JSON.stringify(outcome.counts), problems: JSON.stringify(outcome.problems.slice(0, 100)) });
+  yield* all(endUndoRow, { id, at, counts: JSON.stringify(outcome.counts), problems: JSON.stringify(outcome.problems.slice(0, PROBLEMS_KEPT)) });
 }
 
 const releaseRun = statement((db, p: Params<{ id: number; undoId: number }>) => db.updateTable('feed_runs')

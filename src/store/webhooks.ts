@@ -82,11 +82,18 @@ export async function getEndpoint(db: Db, ownerId: number, id: number): Promise<
   return row;
 }
 
+/**
+ * What a caller checks of the endpoint it acts on before anything is written (the route: the key's
+ * read scopes for its events, 403), on the row the write reads: the endpoint is read once.
+ */
+export type EndpointCheck = (row: WebhookEndpointRow) => void;
+
 /** Changes the fields sent; enabling an endpoint clears the reason it was disabled and its failing streak. */
-export function updateEndpoint(db: Db, ownerId: number, id: number, patch: EndpointPatch): Promise<WebhookEndpointRow> {
+export function updateEndpoint(db: Db, ownerId: number, id: number, patch: EndpointPatch, check?: EndpointCheck): Promise<WebhookEndpointRow> {
   return transaction(db, function* () {
     const row = yield* first(endpointById, { ownerId, id });
     if (!row) throw notFound('Webhook endpoint');
+    check?.(row);
     const enabled = patch.enabled === undefined ? row.enabled : patch.enabled ? 1 : 0;
     const reenabled = enabled === 1 && row.enabled === 0;
     return (yield* first(changeEndpoint, {
@@ -253,9 +260,11 @@ const insertTestMessage = statement((db, p: Params<{ id: string; endpointId: num
 }).returningAll());
 
 /** `webhook.test` to one endpoint, whatever its types. */
-export function sendTestMessage(db: Db, ownerId: number, endpointId: number): Promise<WebhookMessageRow> {
+export function sendTestMessage(db: Db, ownerId: number, endpointId: number, check?: EndpointCheck): Promise<WebhookMessageRow> {
   return transaction(db, function* () {
-    if (!(yield* first(endpointById, { ownerId, id: endpointId }))) throw notFound('Webhook endpoint');
+    const endpoint = yield* first(endpointById, { ownerId, id: endpointId });
+    if (!endpoint) throw notFound('Webhook endpoint');
+    check?.(endpoint);
     const at = nowIso();
     const message = (yield* first(insertTestMessage, { id: messageId(), endpointId, ownerId, at }))!;
     yield* enqueueDeliveries([message], at);
@@ -311,9 +320,11 @@ const requeue = statement((db, p: Params<{ seq: number }>) => db.updateTable('we
   .set({ status: 'pending', attempts: 0 }).where('seq', '=', p.seq).returningAll());
 
 /** Retry: the message is pending again, due now, with a fresh retry schedule. */
-export function retryMessage(db: Db, ownerId: number, endpointId: number, id: string): Promise<WebhookMessageRow> {
+export function retryMessage(db: Db, ownerId: number, endpointId: number, id: string, check?: EndpointCheck): Promise<WebhookMessageRow> {
   return transaction(db, function* () {
-    if (!(yield* first(endpointById, { ownerId, id: endpointId }))) throw notFound('Webhook endpoint');
+    const endpoint = yield* first(endpointById, { ownerId, id: endpointId });
+    if (!endpoint) throw notFound('Webhook endpoint');
+    check?.(endpoint);
     const message = yield* first(messageOf, { endpointId, id });
     if (!message) throw notFound('Message');
     const at = nowIso();

@@ -1,5 +1,6 @@
 import type { EntityRow, EventRow } from '../db/types.js';
 import { eventPath, formatPlace, profilePath } from './format.js';
+import { daysFrom } from '../domain/days.js';
 
 /**
  * A small RFC 5545 writer for the public calendars. ical-generator folded the whole calendar text one
@@ -14,7 +15,6 @@ export type FeedEvent = Pick<EventRow, 'id' | 'slug' | 'title' | 'description' |
 const FOLD = Buffer.from('\r\n ');
 /** RFC 5545 §3.1: lines longer than 75 octets (without the CRLF) are folded. */
 const LINE_OCTETS = 75;
-const DAY_MS = 86_400_000;
 
 /** TEXT values (§3.3.11): backslash, semicolon, comma and newlines escaped; other controls dropped. */
 export function escapeText(value: string): string {
@@ -79,7 +79,6 @@ class LineWriter {
 }
 
 const compactDate = (isoDate: string) => isoDate.replaceAll('-', '');
-const nextDay = (isoDate: string) => new Date(Date.parse(`${isoDate}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
 /** A UTC DATE-TIME (§3.3.5 form 2), no VTIMEZONE needed. */
 const utcStamp = (iso: string) => `${new Date(iso).toISOString().slice(0, 19).replace(/[-:]/g, '')}Z`;
 
@@ -106,7 +105,7 @@ function writeEvent(out: LineWriter, { entity, baseUrl }: FeedContext, host: str
   out.line(`UID:event-${event.id}@${host}`);
   out.line(`DTSTAMP:${utcStamp(event.updated_at)}`);
   out.line(`DTSTART;VALUE=DATE:${compactDate(start)}`);
-  out.line(`DTEND;VALUE=DATE:${compactDate(nextDay(event.end_date ?? start))}`);
+  out.line(`DTEND;VALUE=DATE:${compactDate(daysFrom(event.end_date ?? start, 1))}`);
   out.line(`SUMMARY:${escapeText(event.title)}`);
   if (event.description) out.line(`DESCRIPTION:${escapeText(event.description)}`);
   if (place) out.line(`LOCATION:${escapeText(place)}`);

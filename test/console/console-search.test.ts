@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { POSTGRES_ADMIN_URL } from '../support/database.js';
+import { POSTGRES_ADMIN_URL, queriesDuring } from '../support/database.js';
 import { client, DIALECT, freshDatabase, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
 import { ConsoleSession, signedIn } from '../support/console.js';
 
@@ -50,22 +50,6 @@ describe('console search (docs/console.md, Artworks and events: title or artist,
     expect(titles(page.text)).toEqual(expected);
   });
 });
-
-/** The queries the app sends to PostgreSQL meanwhile (pg's client is the app's). */
-async function queriesDuring(run: () => Promise<unknown>): Promise<pg.QueryConfig[]> {
-  const seen: pg.QueryConfig[] = [];
-  const query = Reflect.get(pg.Client.prototype, 'query') as (...args: unknown[]) => unknown;
-  Reflect.set(pg.Client.prototype, 'query', function (this: pg.Client, config: unknown, ...rest: unknown[]) {
-    if (typeof config === 'object' && config !== null) seen.push(config as pg.QueryConfig);
-    return query.call(this, config, ...rest);
-  });
-  try {
-    await run();
-  } finally {
-    Reflect.set(pg.Client.prototype, 'query', query);
-  }
-  return seen;
-}
 
 describe.runIf(DIALECT === 'postgres')('console search on PostgreSQL (migration 009: trigram indexes)', { timeout: 120_000 }, () => {
   let t: TestApp;

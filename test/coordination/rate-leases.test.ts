@@ -98,6 +98,24 @@ describe.skipIf(DIALECT !== 'postgres' || !REDIS_URL)('rate-limit leases: two ap
     expect(Math.max(...resets) - Math.min(...resets)).toBeLessThanOrEqual(1);
   });
 
+  test('requests coming faster than Redis answers wait for the answer on its way: one visit per lease\'s worth, not one each, and the count stays exact', async () => {
+    const g = await tenant(one, { tier: 'subscriber' });
+    // The window's first request learns the lease; then 300 at once, far more than a lease.
+    expect((await client(one, g.key).get('/v1/artworks')).status).toBe(200);
+    const before = counterCommands;
+    const answers = await Promise.all(Array.from({ length: 300 }, () => client(one, g.key).get('/v1/artworks')));
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+    // Each answer took its own unit: 300 different counts, none beyond what was sent.
+    const remaining = new Set(answers.map((answer) => Number(answer.headers['x-ratelimit-remaining'])));
+    expect(remaining.size).toBe(300);
+    expect(Math.min(...remaining)).toBe(LIMIT - 301);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A visit per half lease, about 300 / 5, and a few more where the lease was full: not 300.
+    expect(counterCommands - before).toBeLessThanOrEqual(300 / 3);
+    // One process alone: the next request's count is exact (the tenant's one, the first, the 300, and it).
+    expect((await client(one, g.key).get('/v1/artworks')).headers['x-ratelimit-remaining']).toBe(String(LIMIT - 302));
+  });
+
   test('one instance alone counts exactly: remaining goes 399, 398, … and the 401st is refused', async () => {
     const g = await tenant(one, { tier: 'subscriber' });
     const remaining = [];

@@ -1,4 +1,5 @@
 import { expect, test } from 'vitest';
+import { sql } from 'kysely';
 import { connect } from '../../src/db/connect.js';
 import { migrateToLatest, migrator } from '../../src/db/migrate.js';
 import { freshDatabase } from '../helpers.js';
@@ -51,6 +52,29 @@ test('migration 019 gives each record the feed of its latest feed entry, and mak
     // A run without a feed (an import, an undo) now fits.
     await db.insertInto('feed_runs').values({ feed_id: null, entity_id: entity.id, kind: 'import', record_kind: 'artworks', status: 'queued', queued_at: at }).execute();
     expect(await db.selectFrom('trash').selectAll().execute()).toEqual([]);
+  } finally {
+    await handle.close();
+    await fresh.drop();
+  }
+});
+
+test('migration 021 drops feed_runs.allow_mass_delete and keeps every run; down gives the column back, 0 for each run', async () => {
+  const fresh = await freshDatabase();
+  const handle = connect(fresh.url);
+  const db = handle.db as any;
+  try {
+    expect((await migrator(handle).migrateTo('020_one_schedule')).error).toBeUndefined();
+    const at = '2026-01-01T00:00:00.000Z';
+    const entity = await db.insertInto('entities').values({ type: 'gallery', name: 'Runs Gallery', slug: 'runs-gallery', created_at: at, updated_at: at })
+      .returning('id').executeTakeFirstOrThrow();
+    await db.insertInto('feed_runs').values({ feed_id: null, entity_id: entity.id, kind: 'import', record_kind: 'artworks', status: 'applied', allow_mass_delete: 0, queued_at: at }).execute();
+
+    expect((await migrator(handle).migrateTo('021_mass_deletes')).error).toBeUndefined();
+    await expect(sql`select allow_mass_delete from feed_runs`.execute(db)).rejects.toThrow();
+    expect(await db.selectFrom('feed_runs').select(['kind', 'status']).execute()).toEqual([{ kind: 'import', status: 'applied' }]);
+
+    expect((await migrator(handle).migrateDown()).error).toBeUndefined();
+    expect(await db.selectFrom('feed_runs').select(['kind', 'allow_mass_delete']).execute()).toEqual([{ kind: 'import', allow_mass_delete: 0 }]);
   } finally {
     await handle.close();
     await fresh.drop();

@@ -103,3 +103,20 @@ async function admin(statement: string): Promise<void> {
     await client.end();
   }
 }
+
+/** The queries the app sends to PostgreSQL meanwhile (pg's client is the app's), `BEGIN` and `COMMIT` included: its round trips. */
+export async function queriesDuring(run: () => Promise<unknown>): Promise<Array<pg.QueryConfig & { client: pg.Client }>> {
+  const seen: Array<pg.QueryConfig & { client: pg.Client }> = [];
+  const query = Reflect.get(pg.Client.prototype, 'query') as (...args: unknown[]) => unknown;
+  Reflect.set(pg.Client.prototype, 'query', function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+    if (typeof config === 'string') seen.push({ text: config, client: this });
+    else if (typeof config === 'object' && config !== null) seen.push({ ...(config as pg.QueryConfig), client: this });
+    return query.call(this, config, ...rest);
+  });
+  try {
+    await run();
+  } finally {
+    Reflect.set(pg.Client.prototype, 'query', query);
+  }
+  return seen;
+}

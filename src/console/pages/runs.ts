@@ -61,6 +61,8 @@ async function runPage(app: FastifyInstance, request: FastifyRequest<{ Params: {
   const stored = await getEntityRun(app.db, entityId, recordId(request.params.id));
   const run = runJson(stored);
   const refusal = undoRefusal(stored, Date.now(), app.config.trashDays);
+  // The plan is counted from the run's entries, not its stored counts: those count no fields, and know
+  // nothing of what an undo given up part-way did already.
   const [emails, plan] = await Promise.all([userEmails(app.db, entityId), refusal ? undefined : undoPlan(app.db, entityId, run.id)]);
   const title = `Run ${run.id}: ${KIND_WORDS[run.kind].toLowerCase()}`;
   const underWay = run.status === 'queued' || run.status === 'running';

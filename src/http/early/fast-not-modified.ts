@@ -9,7 +9,7 @@ import type { RateLimitState } from '../../coordination/rate-limiter.js';
 import { ifNoneMatchMatches } from '../../http-common/if-none-match.js';
 import { clientAddressOf } from '../../http-common/client-address.js';
 import { REQUEST_COMPLETED, logsAt, requestLogFields } from '../runtime/logging.js';
-import { admittedAtOnce, bearerToken, hitUnitAtOnce, peekUnits, rateLimitHeaderFields } from '../plugins/auth.js';
+import { admittedAtOnce, bearerToken, hitUnitWithin, peekUnits, rateLimitHeaderFields } from '../plugins/auth.js';
 import { COMPRESS_MIN_BYTES } from '../../http-common/compression.js';
 import { dataTag, keptAnswerHeaders, notModifiedHeaders, taggedByDataAndUrl } from '../plugins/conditional.js';
 import { requestId } from '../plugins/request-id.js';
@@ -182,7 +182,7 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
     const remembered = { route: route.url, scope };
     // Kept answers are sent early only on routes whose answers are small (by id, the profile): the
     // others pass the unread-answers check first (slow-readers.ts). And only where the unit can be
-    // taken at once (in process memory, or from a lease of Redis's units).
+    // taken without a visit to Redis of its own (in process memory, or from a lease of Redis's units).
     const small = !config.largeAnswer && app.rateLimiter.hitWithin !== undefined;
     appendRouteHook(route, 'onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       rememberNotModified(memo, remembered, request, reply);
@@ -298,9 +298,10 @@ async function notModified(lane: Lane, request: IncomingMessage, response: Serve
 /**
  * A kept answer Fastify's path would send from the key check's hook (conditional.ts): the tag of the
  * current version names an answer the cache holds, small enough never to be compressed. Its unit is
- * taken as auth.ts takes it — only where the limiter answers at once (in process memory, or a lease of
- * Redis's units this process holds) and the unit is there to take; a key at its limit, or a unit that
- * needs Redis, goes to Fastify, whose 429 and counting stay the only ones.
+ * taken as auth.ts takes it — only where the limiter needs no visit to Redis of its own (process
+ * memory, or a lease of Redis's units this process holds, perhaps once Redis's answer on its way has
+ * made room in it) and the unit is there to take; a key at its limit, or a unit that needs Redis,
+ * goes to Fastify, whose 429 and counting stay the only ones.
  */
 async function keptAnswer(lane: Lane, request: IncomingMessage, response: ServerResponse, started: number, asked: Asked): Promise<boolean> {
   const { app } = lane;
@@ -308,9 +309,18 @@ async function keptAnswer(lane: Lane, request: IncomingMessage, response: Server
   const kept = app.answers.get(tag);
   if (kept === undefined || kept.body.length >= COMPRESS_MIN_BYTES || kept.link !== undefined) return false;
   // Checked again after the read: a revocation, a pause or close() may have come meanwhile.
-  const found = admitted(lane, asked.keyHash, asked.remembered);
+  let found = admitted(lane, asked.keyHash, asked.remembered);
   if (found === undefined || app.isClosing() || request.socket.destroyed) return false;
-  const rateLimit = hitUnitAtOnce(app, found);
+  const hit = hitUnitWithin(app, found);
+  const rateLimit = hit instanceof Promise ? await hit : hit;
+  if (hit instanceof Promise) {
+    // Waited for Redis's answer about the key's lease (rate-limiter.ts): checked again, as after the read.
+    found = rateLimit && admitted(lane, asked.keyHash, asked.remembered);
+    // Revoked or paused meanwhile: the framework refuses it before counting anything (auth.ts).
+    if (found === undefined) return false;
+    // The client left: its unit is spent, as the framework's path spends it, and there is no one to answer.
+    if (request.socket.destroyed) return true;
+  }
   if (rateLimit === undefined) return false;
   const id = requestId(request);
   response.writeHead(200, keptEarlyHeaders(id, rateLimit, tag, kept.body.length));

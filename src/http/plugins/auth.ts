@@ -162,10 +162,11 @@ const limiterArguments = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'k
 export const peekUnits = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'key'>) => app.rateLimiter.peek(...limiterArguments(app, found));
 
 /**
- * Takes the key's unit for an answer sent before the framework, at once: undefined (nothing taken)
- * when the key has no unit left — its 429 is the full check's — or the unit needs Redis.
+ * Takes the key's unit for an answer sent before the framework, without a visit to Redis of its own
+ * (perhaps after the one already on its way, a promise then): undefined (nothing taken) when the key
+ * has no unit left — its 429 is the full check's — or the unit needs Redis.
  */
-export const hitUnitAtOnce = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'key'>) => app.rateLimiter.hitWithin?.(...limiterArguments(app, found));
+export const hitUnitWithin = (app: FastifyInstance, found: Pick<AuthenticatedKey, 'key'>) => app.rateLimiter.hitWithin?.(...limiterArguments(app, found));
 
 /** The X-RateLimit-* headers of a state, in the order every answer sends them. */
 export const rateLimitHeaderFields = (rateLimit: RateLimitState) => ({

@@ -2,7 +2,7 @@ import { invalidFields, isRefusal, type FieldProblem } from '../../domain/errors
 import type { Work } from '../../db/work.js';
 import type { Db } from '../../db/types.js';
 import { BatchResponse, batchRequest, type BatchItemResultType } from '../../schemas/batch.js';
-import { writeEach } from '../../store/batch.js';
+import { writeEach, type SetBased } from '../../store/batch.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors } from './responses.js';
 
 /** `POST /v1/<kind>/batch`: its summary and schema, bodies of `POST /v1/<kind>` written one by one; `results` says what each answers. */
@@ -26,7 +26,7 @@ export async function runBatch<T, I>(
   validate: (item: unknown) => FieldProblem[],
   prepare: (item: T) => I,
   write: (input: I) => Work<Written>,
-  writeMany?: (inputs: readonly I[]) => Work<Written[]>,
+  together?: SetBased<I, Written>,
 ): Promise<BatchItemResultType[]> {
   const results = new Array<BatchItemResultType>(items.length);
   const valid: Array<{ index: number; input: I }> = [];
@@ -39,7 +39,11 @@ export async function runBatch<T, I>(
       results[index] = refused(index, error);
     }
   }
-  const outcomes = await writeEach(db, valid, ({ input }) => write(input), writeMany && ((items) => writeMany(items.map(({ input }) => input))));
+  const inputs = (items: ReadonlyArray<{ input: I }>) => items.map(({ input }) => input);
+  const outcomes = await writeEach(db, valid, ({ input }) => write(input), together && {
+    many: (items) => together.many(inputs(items)),
+    ...(together.alone && { alone: (items: ReadonlyArray<{ input: I }>) => together.alone!(inputs(items)) }),
+  });
   outcomes.forEach((outcome, i) => {
     const { index } = valid[i]!;
     results[index] = 'value' in outcome ? { index, status: 201, ...outcome.value } : refused(index, outcome.error);

@@ -5,7 +5,7 @@ import {
 } from '../../schemas/artworks.js';
 import { IdParams } from '../../schemas/common.js';
 import {
-  deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, postArtworksWork, toArtwork, updateArtwork, type PostedArtwork,
+  deleteArtwork, getArtwork, listArtworks, postArtwork, postArtworkWork, postArtworksWork, postNewArtworksWork, toArtwork, updateArtwork, type PostedArtwork,
 } from '../../store/artworks.js';
 import { batchSchema, batchSummary, runBatch } from '../protocol/batch.js';
 import { pageMembers, pageRequest } from '../protocol/pagination.js';
@@ -42,8 +42,13 @@ export const artworkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       function* (input) {
         return written(yield* postArtworkWork(app.db, request.auth.actor, input));
       },
-      function* (inputs) {
-        return (yield* postArtworksWork(app.db, request.auth.actor, inputs)).map(written);
+      {
+        * many(inputs) {
+          return (yield* postArtworksWork(app.db, request.auth.actor, inputs)).map(written);
+        },
+        * alone(inputs) {
+          return (yield* postNewArtworksWork(app.db, request.auth.actor, inputs))?.map(written);
+        },
       }),
   }));
 

@@ -14,6 +14,7 @@ import { feedJson, runJson } from '../../feeds/present.js';
 import type { FeedFetcher } from '../../feeds/fetcher.js';
 import { createFeed, feedUrlProblem, deleteFeed, getFeed, getRun, listFeeds, listRuns, queueRun, updateFeed, type FeedSpec } from '../../store/feeds.js';
 import { AUTHED, IDEMPOTENT, WITH_BODY, answer, errors, recordId, routesTagged } from '../protocol/responses.js';
+import { requireKind } from '../protocol/scopes.js';
 
 const route = routesTagged('feeds');
 
@@ -22,15 +23,6 @@ declare module 'fastify' {
     /** The outgoing fetcher as feeds use it (src/feeds/fetcher.ts). */
     feedFetch: FeedFetcher;
   }
-}
-
-/**
- * A feed reads and writes one kind of record: its routes need that kind's scope (`artworks:write` to
- * add, change, delete or run an artworks feed; `artworks:read` to read it).
- */
-export function requireKind(request: FastifyRequest, kind: 'artworks' | 'events', access: 'read' | 'write'): void {
-  const scope = `${kind}:${access}` as const;
-  if (!hasScope(request.auth.scopes, scope)) throw new ApiError('forbidden', `This key lacks the scope ${scope}.`);
 }
 
 function checkMapping(kind: 'artworks' | 'events', mapping: Record<string, string | null> | undefined): void {

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ApiError } from '../../domain/errors.js';
 import { hasScope } from '../../domain/keys.js';
 import { IdParams } from '../../schemas/common.js';
 import { FEED_KINDS, FeedRun, RunList, RunsQuery } from '../../schemas/feeds.js';
@@ -7,6 +6,7 @@ import { getEntityRun, listEntityRuns, runJson } from '../../store/feeds.js';
 import { startUndo } from '../../store/undo.js';
 import { nowIso } from '../../clock.js';
 import { AUTHED, IDEMPOTENT, answer, errors, recordId, routesTagged } from '../protocol/responses.js';
+import { requireKind } from '../protocol/scopes.js';
 
 const route = routesTagged('feeds');
 
@@ -30,8 +30,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }), async (request, reply) => {
     reply.provisional = true;
     const run = await getEntityRun(app.db, request.auth.entity.id, recordId(request.params));
-    const kind = run.record_kind ?? 'artworks';
-    if (!hasScope(request.auth.scopes, `${kind}:read`)) throw new ApiError('forbidden', `This key lacks the scope ${kind}:read.`);
+    requireKind(request, run.record_kind ?? 'artworks', 'read');
     return runJson(run);
   });
 
@@ -42,10 +41,7 @@ export const runRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }), async (request, reply) => {
     const entityId = request.auth.entity.id;
     const id = recordId(request.params);
-    const run = await getEntityRun(app.db, entityId, id);
-    const kind = run.record_kind ?? 'artworks';
-    if (!hasScope(request.auth.scopes, `${kind}:write`)) throw new ApiError('forbidden', `This key lacks the scope ${kind}:write.`);
-    const undo = await startUndo(app.db, entityId, id, app.config.trashDays, nowIso());
+    const undo = await startUndo(app.db, entityId, id, app.config.trashDays, nowIso(), (run) => requireKind(request, run.record_kind ?? 'artworks', 'write'));
     return reply.code(202).send(runJson(undo));
   });
 };

@@ -12,7 +12,7 @@ import { restoreEvent, toEvent } from '../../store/events.js';
 import { TRASH_KINDS, deleteFromTrash, listTrash, trashCursor, type TrashKind } from '../../store/trash.js';
 import { AUTHED, IDEMPOTENT, answer, errors, recordId, routesTagged } from '../protocol/responses.js';
 import { presentArtwork, presentRecord } from '../../store/present.js';
-import { requireKind } from './feeds.js';
+import { requireKind } from '../protocol/scopes.js';
 
 const route = routesTagged('trash');
 
