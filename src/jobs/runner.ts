@@ -199,7 +199,8 @@ export class JobRunner {
   private async loop(kind: JobKind<unknown>): Promise<void> {
     // The take made by the last job's end, in the same transaction (`end`): its job, or none found.
     let next: Next | undefined;
-    while (!this.closed) {
+    // A job taken by an end just as close() came is run too (close waits for it), not left to its lease.
+    while (!this.closed || next?.taken) {
       let taken = next?.taken;
       let heldUntil = next?.heldUntil ?? 0;
       const looked = next !== undefined;

@@ -301,10 +301,10 @@ export function takeNextJob(db: Db, options: TakeOptions): Promise<TakeResult> {
 }
 
 /**
- * A take as a step of a transaction (`takeJob`, or `endJob` taking the next job). `more` is false only
- * when the take knows nothing else is takeable now: the group it took from has no other free slot,
- * and no other group or entity had a job due. A slot taken wakes another only then (issue 48: under a
- * backlog of one endpoint, each take woke a slot whose take found the endpoint full).
+ * A take as a step of a transaction (`takeJob`, or `endAndTake` taking the next job). `more` is false
+ * only when the take knows nothing else is takeable now: the group it took from has no other free
+ * slot, and no other group or entity had a job due. The runner wakes another slot only when it is true
+ * (issue 48: under a backlog of one endpoint, each take woke a slot whose take found the endpoint full).
  */
 function* take(options: TakeOptions, postgres: boolean): Work<TakeResult> {
   const { kind, now, until, claim } = options;
