@@ -52,6 +52,9 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
 }
 
+/** PostgreSQL: the application_name of ping()'s own connection (DatabaseHandle.ping). */
+export const PING_APPLICATION_NAME = 'art-catalog health check';
+
 export function dialectOf(url: string): Dialect {
   if (url.startsWith('sqlite:')) return 'sqlite';
   if (/^postgres(ql)?:\/\//.test(url)) return 'postgres';
@@ -156,8 +159,9 @@ function connectPostgres(url: string, { poolSize = 10, bulkReads = 2, statementT
     }
   }
   const pool = new pg.Pool({ connectionString: url, max: poolSize, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: statementTimeoutMs, Client });
-  // One connection kept for ping(), opened with the short deadline and never waiting behind the pool.
-  const pingPool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: connectTimeoutMs, Client });
+  // One connection kept for ping(), opened with the short deadline and never waiting behind the pool;
+  // named, so that pg_stat_activity tells it from the pool's.
+  const pingPool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: connectTimeoutMs, application_name: PING_APPLICATION_NAME, Client });
   // An idle connection the server ends (a restart, a failover, an admin's terminate) is dropped by the
   // pool, which then emits 'error': unhandled, that would crash the process. The next query reconnects.
   pool.on('error', () => undefined);

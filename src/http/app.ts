@@ -183,6 +183,10 @@ export async function buildApp({ config, database, imageStore, logger, logStream
   app.addHook('onListen', (done) => {
     const bound = app.server.address();
     if (config.publicBaseUrlIsDefault && bound !== null && typeof bound === 'object') config.publicBaseUrl = defaultBaseUrl(config.host, bound.port);
+    // The health check's own connection (PostgreSQL) is opened now, not by the first /healthz, which then
+    // answers as fast as the others (docs/operations.md, Health, metrics and logs). Not awaited: a database
+    // that is down by now is /healthz's to report, not a reason to hold or fail the start.
+    handle.ping().catch(() => undefined);
     done();
   });
   // One runner for every kind of background job (src/jobs/README.md); a test's image timings apply to it.

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { expect, test } from 'vitest';
+import { PING_APPLICATION_NAME } from '../../src/db/connect.js';
 import { DIALECT, client, freshDatabase, migratedDatabase, startApp, tenant } from '../helpers.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
@@ -76,6 +77,25 @@ test.skipIf(DIALECT !== 'postgres')('a pool busy with long statements is load, n
     // Behind the pool's queue it would have waited for the sleeps, past /healthz's 800 ms deadline.
     expect(performance.now() - started).toBeLessThan(700);
     await Promise.all(busy);
+  } finally {
+    await t.close();
+  }
+});
+
+test.skipIf(DIALECT !== 'postgres')('a server that has started listening already holds its health check\'s connection: the first /healthz opens none', async () => {
+  const t = await startApp();
+  try {
+    const pingConnections = async () => Number((await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and application_name = ${PING_APPLICATION_NAME}`.execute(t.handle.db)).rows[0]!.n);
+    expect(await pingConnections()).toBe(0);
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    // Opened as the server starts listening, without holding the start up: there within a moment, no /healthz asked.
+    await expect.poll(pingConnections, { timeout: 5000, interval: 20 }).toBe(1);
+    const backend = sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and application_name = ${PING_APPLICATION_NAME}`;
+    const before = (await backend.execute(t.handle.db)).rows.map((row) => row.pid);
+    expect((await client(t).get('/healthz')).status).toBe(200);
+    // The same connection answered it.
+    expect((await backend.execute(t.handle.db)).rows.map((row) => row.pid)).toEqual(before);
   } finally {
     await t.close();
   }

@@ -1,13 +1,9 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser } from 'playwright-core';
-import sharp from 'sharp';
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
+import { beforeAll, expect, test, vi } from 'vitest';
+import { client, tenant, type Tenant } from '../helpers.js';
+import { checkPage, describeInBrowser, inBrowserWithPhotos } from '../support/browser.js';
+import type { Photo } from '../support/image-origin.js';
 
 /**
  * A public artwork page with the art data galleries keep (docs/api.md, Artworks): price on request,
@@ -20,49 +16,20 @@ const DOCS = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
 
 const ORIGIN_HOST = '127.0.0.2';
-const PHOTOS: Array<[string, number, number, { r: number; g: number; b: number }]> = [
+const PHOTOS: Photo[] = [
   ['front.jpg', 1600, 1280, { r: 120, g: 122, b: 128 }], ['detail.jpg', 1200, 1200, { r: 170, g: 58, b: 52 }],
   ['verso.jpg', 1600, 1280, { r: 196, g: 170, b: 128 }], ['room.jpg', 2000, 1300, { r: 226, g: 224, b: 218 }],
 ];
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describeInBrowser('an artwork page with price on request, an edition, measures and four views', () => {
-  let origin: Server;
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
+  const web = inBrowserWithPhotos(PHOTOS, ORIGIN_HOST);
   let gallery: Tenant;
-  let storeDir: string;
   let artworkUrl: string;
 
   beforeAll(async () => {
-    const files = new Map<string, Buffer>();
-    for (const [name, width, height, background] of PHOTOS) {
-      files.set(`/${name}`, await sharp({ create: { width, height, channels: 3, background } }).jpeg({ quality: 85 }).toBuffer());
-    }
-    origin = createServer((request, response) => {
-      const bytes = files.get(request.url ?? '');
-      if (!bytes) return response.writeHead(404).end();
-      response.writeHead(200, { 'content-type': 'image/jpeg' }).end(bytes);
-    });
-    await new Promise<void>((resolve) => origin.listen(0, ORIGIN_HOST, resolve));
-    const originBase = `http://${ORIGIN_HOST}:${(origin.address() as AddressInfo).port}`;
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    storeDir = mkdtempSync(join(tmpdir(), 'art-catalog-art-data-'));
-    t = await startApp({
-      PUBLIC_BASE_URL: base, IMAGE_STORE: `file:${storeDir}`, IMAGE_FETCH_ALLOW_PRIVATE: 'true', RATE_LIMIT_SUBSCRIBER: '100000', PUBLIC_RATE_LIMIT: '100000',
-    }, undefined, { imageWorker: { pollMs: 20 } });
-    await t.app.listen({ port, host: '127.0.0.1' });
-    gallery = await tenant(t, { name: 'Galerie Nord' });
-    const api = client(t, gallery.key);
+    const originBase = web.origin;
+    gallery = await tenant(web.t, { name: 'Galerie Nord' });
+    const api = client(web.t, gallery.key);
     const posted = await api.post('/v1/artworks', {
       title: 'Grey Field with Red Line', artist_name: 'Mira Stein', creation_year: 2021, medium: 'Screenprint on Somerset paper',
       dimensions: '78 ¾ × 63 in', price: 48000, currency: 'EUR', price_display: 'on_request', availability: 'available',
@@ -76,26 +43,17 @@ describeInBrowser('an artwork page with price on request, an edition, measures a
       ],
     });
     expect(posted.status).toBe(201);
-    artworkUrl = `${base}/profiles/${gallery.slug}/artworks/${posted.body.id}`;
+    artworkUrl = `${web.base}/profiles/${gallery.slug}/artworks/${posted.body.id}`;
     const deadline = Date.now() + 150_000;
     for (;;) {
       const views = (await api.get(`/v1/artworks/${posted.body.id}`)).body as { image: { status: string }; additional_images: Array<{ image: { status: string } }> };
       if ([views.image, ...views.additional_images.map((view) => view.image)].every((image) => image.status !== 'pending') || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    origin?.closeAllConnections();
-    await new Promise((resolve) => origin?.close(resolve));
-    if (storeDir) rmSync(storeDir, { recursive: true, force: true });
   });
 
   test('every view is ready through the image pipeline, and GET says so for each', async () => {
-    const api = client(t, gallery.key);
+    const api = client(web.t, gallery.key);
     const id = artworkUrl.split('/').at(-1);
     const artwork = (await api.get(`/v1/artworks/${id}`)).body;
     expect(artwork.image.status).toBe('ready');
@@ -104,7 +62,7 @@ describeInBrowser('an artwork page with price on request, an edition, measures a
 
   for (const width of [390, 1280]) {
     test(`at ${width} px: price on request, the edition, in and cm, four views with their text alternatives, axe clean`, async () => {
-      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      const page = await web.newPage(width);
       const requests: string[] = [];
       page.on('request', (request) => requests.push(request.url()));
       await page.goto(artworkUrl, { waitUntil: 'load' });

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { describeInBrowser, launchChromium } from '../support/browser.js';
+import { type Page } from 'playwright-core';
+import { beforeAll, expect, test } from 'vitest';
+import { client, tenant, type Tenant } from '../helpers.js';
+import { describeInBrowser, inBrowser } from '../support/browser.js';
 
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'test-output');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -18,20 +18,15 @@ const svg = ([w, h, colour]: [number, number, string]) =>
   `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}"><rect width="${w}" height="${h}" fill="${colour}"/><circle cx="${w / 2}" cy="${h / 2}" r="${Math.min(w, h) / 3}" fill="#fbfaf8" opacity="0.6"/></svg>`;
 
 describeInBrowser('public pages in a real browser', () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
+  const web = inBrowser({ env: { RATE_LIMIT_SUBSCRIBER: '10000' } });
   let gallery: Tenant;
   let bare: Tenant;
   let eventSlug: string;
   let artworkId: number;
 
   beforeAll(async () => {
-    t = await startApp({ RATE_LIMIT_SUBSCRIBER: '10000' });
-    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await launchChromium();
-    gallery = await tenant(t, { name: 'Galerie Browser' });
-    const api = client(t, gallery.key);
+    gallery = await tenant(web.t, { name: 'Galerie Browser' });
+    const api = client(web.t, gallery.key);
     await api.put('/v1/profile', {
       description: '<script>alert(1)</script><img src=x onerror=alert(2)>',
       ical_url: 'https://galerie.example/calendar.ics',
@@ -52,17 +47,17 @@ describeInBrowser('public pages in a real browser', () => {
     eventSlug = show.body.slug;
     artworkId = (await api.get('/v1/artworks?limit=1')).body.artworks[0].id;
     await api.post('/v1/events', { title: 'Old Show', event_type: 'exhibition', start_date: day(-100), end_date: day(-70) });
-    bare = await tenant(t, { name: 'Quiet Artist', type: 'artist' });
+    bare = await tenant(web.t, { name: 'Quiet Artist', type: 'artist' });
   });
 
   /** A page at one width, with the pictures served from memory. */
   async function open(path: string, width: number): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const page = await web.newPage(width);
     await page.route('https://images.example/**', (route) => {
       const image = IMAGES[new URL(route.request().url()).pathname.slice(1)];
       return image ? route.fulfill({ contentType: 'image/svg+xml', body: svg(image) }) : route.fulfill({ status: 404 });
     });
-    await page.goto(`${base}${path}`, { waitUntil: 'load' });
+    await page.goto(`${web.base}${path}`, { waitUntil: 'load' });
     return page;
   }
 
@@ -125,14 +120,9 @@ describeInBrowser('public pages in a real browser', () => {
     await page.close();
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-
   test('the profile page shows the gallery, its artworks and its upcoming events, and a screenshot is kept', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${base}/profiles/${gallery.slug}`);
+    const page = await web.newPage(1280);
+    await page.goto(`${web.base}/profiles/${gallery.slug}`);
     await expect(page.locator('h1').textContent()).resolves.toBe('Galerie Browser');
     const cards = page.locator('.grid .card h3');
     await expect(cards.allTextContents()).resolves.toEqual(['Abstract Painting', 'Infinity Nets', 'Nachtstück', expect.stringContaining('A title long enough')]);
@@ -148,8 +138,8 @@ describeInBrowser('public pages in a real browser', () => {
   });
 
   test('the subscribe link points to the webcal: address when ical_url is set', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${base}/profiles/${gallery.slug}`);
+    const page = await web.browser.newPage();
+    await page.goto(`${web.base}/profiles/${gallery.slug}`);
     const subscribe = page.getByRole('link', { name: 'Subscribe to calendar' });
     await expect(subscribe.getAttribute('href')).resolves.toBe('webcal://galerie.example/calendar.ics');
     const google = await page.getByRole('link', { name: 'Add to Google Calendar' }).getAttribute('href');
@@ -158,8 +148,8 @@ describeInBrowser('public pages in a real browser', () => {
   });
 
   test('no calendar links appear when ical_url is unset', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${base}/profiles/${bare.slug}`);
+    const page = await web.browser.newPage();
+    await page.goto(`${web.base}/profiles/${bare.slug}`);
     await expect(page.locator('h1').textContent()).resolves.toBe('Quiet Artist');
     await expect(page.getByRole('link', { name: 'Subscribe to calendar' }).count()).resolves.toBe(0);
     await expect(page.getByRole('link', { name: 'Add to Google Calendar' }).count()).resolves.toBe(0);
@@ -167,13 +157,13 @@ describeInBrowser('public pages in a real browser', () => {
   });
 
   test('a hostile description shows as text and opens no dialog', async () => {
-    const page = await browser.newPage();
+    const page = await web.browser.newPage();
     const dialogs: string[] = [];
     page.on('dialog', async (dialog) => {
       dialogs.push(dialog.message());
       await dialog.dismiss();
     });
-    await page.goto(`${base}/profiles/${gallery.slug}`);
+    await page.goto(`${web.base}/profiles/${gallery.slug}`);
     await expect(page.locator('.description').textContent()).resolves.toBe('<script>alert(1)</script><img src=x onerror=alert(2)>');
     await expect(page.locator('.description img').count()).resolves.toBe(0);
     await page.waitForLoadState('load');
@@ -182,8 +172,8 @@ describeInBrowser('public pages in a real browser', () => {
   });
 
   test('/docs renders the API reference with the artworks endpoints', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${base}/docs`);
+    const page = await web.browser.newPage();
+    await page.goto(`${web.base}/docs`);
     await page.waitForSelector('.opblock-tag-section');
     const paths = await page.locator('.opblock-summary-path').allTextContents();
     expect(paths.map((p) => p.replace(/\u200b/g, ''))).toEqual(expect.arrayContaining(['/v1/artworks', '/v1/artworks/{id}', '/v1/artworks/batch']));

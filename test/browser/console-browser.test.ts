@@ -1,27 +1,21 @@
-import { type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
+import { type Page } from 'playwright-core';
+import { beforeAll, expect, test } from 'vitest';
+import { client, tenant, type Tenant } from '../helpers.js';
 import { PASSWORD, invite } from '../support/console.js';
-import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
+import { checkPage, describeInBrowser, inBrowser } from '../support/browser.js';
 
 /** The screenshots docs/console.md shows (taken with Debian's Noto CJK fonts installed, so every script renders). */
 const README_SHOTS = new Set(['console-overview-1280', 'console-artwork-1280', 'console-keys-1280', 'console-artworks-390']);
 const svg = (colour: string) => `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600"><rect width="800" height="600" fill="${colour}"/><circle cx="400" cy="300" r="180" fill="#fbfaf8" opacity="0.6"/></svg>`;
 
 describeInBrowser('the gallery console in a real browser', { timeout: 180_000 }, () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
+  const web = inBrowser({ env: { RATE_LIMIT_SUBSCRIBER: '10000' }, publicBaseUrl: true });
   let gallery: Tenant;
   let artworkId: number;
 
   beforeAll(async () => {
-    t = await startApp({ RATE_LIMIT_SUBSCRIBER: '10000' });
-    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    t.app.config.publicBaseUrl = base;
-    browser = await launchChromium();
-    gallery = await tenant(t, { name: 'Galerie Nord' });
-    const api = client(t, gallery.key);
+    gallery = await tenant(web.t, { name: 'Galerie Nord' });
+    const api = client(web.t, gallery.key);
     const posted = await api.post('/v1/artworks/batch', { items: [
       { title: 'Abstract Painting', artist_name: 'Gerhard Richter', creation_year: 1990, medium: 'Oil on canvas', dimensions: '200 × 140 cm', price: 1200000, currency: 'EUR', availability: 'available', external_id: 'GR-1990-1', image_url: 'https://images.example/red.svg', description: 'Layers of paint drawn across the canvas with a squeegee.' },
       { title: 'Infinity Nets', artist_name: '草間彌生', creation_year: 2009, price: 450000, currency: 'EUR', availability: 'sold', external_id: 'YK-2009-4', image_url: 'https://images.example/blue.svg' },
@@ -32,13 +26,8 @@ describeInBrowser('the gallery console in a real browser', { timeout: 180_000 },
     await api.post('/v1/events', { title: 'Colour and Silence', event_type: 'exhibition', start_date: '2099-06-01', end_date: '2099-08-31', location_city: 'Berlin', location_country: 'DE' });
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-
   async function newPage(width: number): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const page = await web.newPage(width);
     await page.route('https://images.example/**', (route) => route.fulfill({ contentType: 'image/svg+xml', body: svg(route.request().url().includes('red') ? '#b5523b' : '#3b6fb5') }));
     page.on('dialog', (dialog) => void dialog.accept());
     return page;
@@ -47,13 +36,13 @@ describeInBrowser('the gallery console in a real browser', { timeout: 180_000 },
   const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true }).click();
 
   test('an owner accepts an invite, signs in, edits a price, finds it in the changelog, creates, rolls and revokes a key, and signs out', async () => {
-    const { email, token } = await invite(t, gallery.entityId, 'owner', 'anna@galerie-nord.example');
+    const { email, token } = await invite(web.t, gallery.entityId, 'owner', 'anna@galerie-nord.example');
     const page = await newPage(1280);
-    await page.goto(`${base}/console/invite/${token}`);
+    await page.goto(`${web.base}/console/invite/${token}`);
     await checkPage(page);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Set password and sign in' }).click();
-    await page.waitForURL(`${base}/console`);
+    await page.waitForURL(`${web.base}/console`);
     await expect(page.locator('h1').textContent()).resolves.toBe('Overview');
 
     // Sign out and in again, as on another day.
@@ -63,7 +52,7 @@ describeInBrowser('the gallery console in a real browser', { timeout: 180_000 },
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/console`);
+    await page.waitForURL(`${web.base}/console`);
     await expect(page.locator('.stats').textContent()).resolves.toContain('4');
     await checkPage(page, 'console-overview-1280', README_SHOTS);
 
@@ -88,7 +77,7 @@ describeInBrowser('the gallery console in a real browser', { timeout: 180_000 },
     await page.getByRole('button', { name: 'Create key' }).click();
     const first = (await page.locator('.secret').textContent())!;
     expect(first).toMatch(/^ak_live_\w{32}$/);
-    expect((await client(t, first).get('/v1/me')).status).toBe(200);
+    expect((await client(web.t, first).get('/v1/me')).status).toBe(200);
     const row = page.locator('tr').filter({ hasText: first.slice(0, 16) });
     await row.getByLabel('Old key expires').selectOption('1h');
     await row.getByRole('button', { name: 'Roll' }).click();
@@ -101,25 +90,25 @@ describeInBrowser('the gallery console in a real browser', { timeout: 180_000 },
     await page.reload();
     await expect(page.locator('.secret').count()).resolves.toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect((await client(t, first).get('/v1/me')).status).toBe(401);
-    expect((await client(t, second).get('/v1/me')).status).toBe(200);
+    expect((await client(web.t, first).get('/v1/me')).status).toBe(401);
+    expect((await client(web.t, second).get('/v1/me')).status).toBe(200);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL('**/console/sign-in');
-    await page.goto(`${base}/console/keys`);
+    await page.goto(`${web.base}/console/keys`);
     await page.waitForURL('**/console/sign-in?next=*');
     await page.close();
   });
 
   test('a viewer finds no edit controls and gets 403 when forcing a post', async () => {
-    const { token } = await invite(t, gallery.entityId, 'viewer', 'ben@galerie-nord.example');
+    const { token } = await invite(web.t, gallery.entityId, 'viewer', 'ben@galerie-nord.example');
     const page = await newPage(1280);
-    await page.goto(`${base}/console/invite/${token}`);
+    await page.goto(`${web.base}/console/invite/${token}`);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Set password and sign in' }).click();
-    await page.waitForURL(`${base}/console`);
+    await page.waitForURL(`${web.base}/console`);
     await expect(page.getByRole('link', { name: 'Keys' }).count()).resolves.toBe(0);
-    await page.goto(`${base}/console/artworks/${artworkId}`);
+    await page.goto(`${web.base}/console/artworks/${artworkId}`);
     await expect(page.getByRole('button', { name: 'Save changes' }).count()).resolves.toBe(0);
     await expect(page.getByRole('button', { name: /Delete/ }).count()).resolves.toBe(0);
     await expect(page.locator('input[name="price"]').count()).resolves.toBe(0);
@@ -129,24 +118,24 @@ describeInBrowser('the gallery console in a real browser', { timeout: 180_000 },
       return (await fetch('/console/artworks/${artworkId}', { method: 'POST', body })).status;
     })()`);
     expect(forced).toBe(403);
-    expect((await client(t, gallery.key).get(`/v1/artworks/${artworkId}`)).body.price).toBe(950000);
+    expect((await client(web.t, gallery.key).get(`/v1/artworks/${artworkId}`)).body.price).toBe(950000);
     await page.close();
   });
 
   for (const width of [390, 1280]) {
     test(`the console's pages at ${width} px: readable, nothing wider than the screen, no serious accessibility violation`, async () => {
-      const { token } = await invite(t, gallery.entityId, 'owner');
+      const { token } = await invite(web.t, gallery.entityId, 'owner');
       const page = await newPage(width);
-      await page.goto(`${base}/console/invite/${token}`);
+      await page.goto(`${web.base}/console/invite/${token}`);
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Set password and sign in' }).click();
-      await page.waitForURL(`${base}/console`);
+      await page.waitForURL(`${web.base}/console`);
       for (const [path, shot] of [['/console', 'overview'], ['/console/artworks', 'artworks'], [`/console/artworks/${artworkId}`, 'artwork'], ['/console/events', 'events'], ['/console/changelog', 'changelog'], ['/console/keys', 'keys'], ['/console/people', 'people']] as const) {
-        await page.goto(base + path);
+        await page.goto(web.base + path);
         await checkPage(page, width === 390 ? `console-${shot}-390` : undefined, README_SHOTS);
       }
       // Every control is reachable from the keyboard: the first Tab lands on the skip link.
-      await page.goto(`${base}/console/artworks`);
+      await page.goto(`${web.base}/console/artworks`);
       await page.keyboard.press('Tab');
       await expect(page.evaluate('document.activeElement.textContent')).resolves.toBe('Skip to content');
       await page.close();

@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { PASSWORD, invite } from '../support/console.js';
-import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
+import { beforeAll, expect, test } from 'vitest';
+import { client, tenant, type Tenant } from '../helpers.js';
+import { checkPage, consolePage, describeInBrowser, inBrowser } from '../support/browser.js';
 import { workbook } from '../support/spreadsheets.js';
 
 /** The Import page walked as a person would, in Debian's Chromium, with axe-core on every step. */
@@ -20,35 +18,14 @@ const LATIN1_CSV = Buffer.from([
 ].join('\r\n').replace('€', '\x80'), 'latin1');
 
 describeInBrowser('the Import page in a real browser', { timeout: 180_000 }, () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
+  const web = inBrowser({ publicBaseUrl: true });
   let gallery: Tenant;
 
   beforeAll(async () => {
-    t = await startApp();
-    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    t.app.config.publicBaseUrl = base;
-    browser = await launchChromium();
-    gallery = await tenant(t, { name: 'Galerie Süd' });
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
+    gallery = await tenant(web.t, { name: 'Galerie Süd' });
   });
 
-  async function signIn(width: number): Promise<Page> {
-    const { token } = await invite(t, gallery.entityId, 'editor');
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
-    await page.goto(`${base}/console/invite/${token}`);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Set password and sign in' }).click();
-    await page.waitForURL(`${base}/console`);
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Import', exact: true }).click();
-    await page.waitForURL(`${base}/console/import`);
-    return page;
-  }
+  const signIn = (width: number) => consolePage(web, gallery.entityId, 'editor', width, 'Import');
 
   for (const width of [1280, 390]) {
     test(`at ${width} px an editor uploads a Latin-1 semicolon CSV, chooses the encoding, maps two columns, reads the preview, applies and sees the summary and the new records`, async () => {
@@ -130,7 +107,7 @@ describeInBrowser('the Import page in a real browser', { timeout: 180_000 }, () 
     await expect(page.locator('#import-summary').textContent()).resolves.toBe('dry run, nothing written: 3 rows: would create 3, update 0, leave unchanged 0, duplicate 0, failed 0');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.locator('h1', { hasText: 'Import done' }).waitFor({ timeout: 30_000 });
-    const { artworks } = (await client(t, gallery.key).get('/v1/artworks?limit=100')).body;
+    const { artworks } = (await client(web.t, gallery.key).get('/v1/artworks?limit=100')).body;
     expect(artworks.filter((a: any) => a.external_id?.startsWith('LO-')).map((a: any) => [a.title, a.price])).toEqual([['Morning Field', 4800], ['Evening Field', 5200], ['Salt Marsh', 3100]]);
     await page.close();
   });

@@ -1,9 +1,7 @@
-import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runFeed } from '../../src/feeds/run.js';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { PASSWORD, invite } from '../support/console.js';
-import { checkPage, describeInBrowser, launchChromium } from '../support/browser.js';
+import { client, tenant, type Tenant } from '../helpers.js';
+import { checkPage, consolePage, describeInBrowser, inBrowser } from '../support/browser.js';
 import { csv, fileServer, type FileServer } from '../support/file-server.js';
 
 /** The Feeds page walked as a person would, in Debian's Chromium, with axe-core on every step (docs/console.md, Feeds). */
@@ -11,41 +9,21 @@ import { csv, fileServer, type FileServer } from '../support/file-server.js';
 const DOC_SHOTS = new Set(['console-feeds-1280', 'console-feeds-390']);
 
 describeInBrowser('the Feeds page in a real browser', { timeout: 180_000 }, () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
   let files: FileServer;
-
   beforeAll(async () => {
     files = await fileServer();
-    // Runs are driven by the test (runFeed, as the feed's job does), not by the app's job runner.
-    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '0' });
-    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    t.app.config.publicBaseUrl = base;
-    browser = await launchChromium();
-  }, 120_000);
-
+  });
   afterAll(async () => {
-    await browser?.close();
-    await t?.close();
     await files?.close();
   });
+  // Runs are driven by the test (runFeed, as the feed's job does), not by the app's job runner.
+  const web = inBrowser({ env: { FETCH_ALLOW_PRIVATE: 'true', FEED_CONCURRENCY: '0' }, publicBaseUrl: true });
 
-  async function signIn(gallery: Tenant, width: number): Promise<Page> {
-    const { token } = await invite(t, gallery.entityId, 'editor');
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
-    await page.goto(`${base}/console/invite/${token}`);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Set password and sign in' }).click();
-    await page.waitForURL(`${base}/console`);
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Feeds', exact: true }).click();
-    await page.waitForURL(`${base}/console/feeds`);
-    return page;
-  }
+  const signIn = (gallery: Tenant, width: number) => consolePage(web, gallery.entityId, 'editor', width, 'Feeds');
 
   for (const width of [1280, 390]) {
     test(`at ${width} px an editor connects a published spreadsheet, maps it, saves the feed, and sees its run and a failing feed`, async () => {
-      const gallery = await tenant(t, { name: `Galerie Nord ${width}` });
+      const gallery = await tenant(web.t, { name: `Galerie Nord ${width}` });
       files.set(`/sheet-${width}.csv`, csv(
         'Inventory No.,Title,Artist,Year,Price,Status,Notes', 'GN-1,Harbour at Dusk,Lena Voss,2021,4200,available,', 'GN-2,Salt Marsh,Lena Voss,2022,"$5,800",available,framed',
         'GN-3,North Light,Aki Mori,2019,3100,NFS,',
@@ -75,15 +53,15 @@ describeInBrowser('the Feeds page in a real browser', { timeout: 180_000 }, () =
       await checkPage(page, `console-feed-preview-${width}`);
       await page.getByLabel('Read the file').selectOption('360');
       await page.getByRole('button', { name: 'Save' }).click();
-      await page.waitForURL(`${base}/console/feeds?done=saved`);
+      await page.waitForURL(`${web.base}/console/feeds?done=saved`);
 
-      const api = client(t, gallery.key);
+      const api = client(web.t, gallery.key);
       const [feed] = (await api.get('/v1/feeds')).body.feeds;
-      await runFeed({ db: t.handle.db, fetch: t.app.feedFetch }, feed.id);
+      await runFeed({ db: web.t.handle.db, fetch: web.t.app.feedFetch }, feed.id);
       const broken = await api.post('/v1/feeds', { url: files.url('/gone.csv'), kind: 'events' });
-      await runFeed({ db: t.handle.db, fetch: t.app.feedFetch }, broken.body.id);
+      await runFeed({ db: web.t.handle.db, fetch: web.t.app.feedFetch }, broken.body.id);
 
-      await page.goto(`${base}/console/feeds`);
+      await page.goto(`${web.base}/console/feeds`);
       // "$5,800" is read as galleries write it; the prices naming no currency are written, with a warning.
       await expect(page.locator(`#feed-${feed.id}`).textContent()).resolves.toContain('created 3');
       await expect(page.locator(`#feed-${feed.id}`).textContent()).resolves.toContain('price: no currency');
@@ -96,7 +74,7 @@ describeInBrowser('the Feeds page in a real browser', { timeout: 180_000 }, () =
         expect(box.x + box.width, await link.textContent() ?? '').toBeLessThanOrEqual(width);
       }
       await expect(nav.locator('ul').evaluate((ul) => ul.scrollWidth - ul.clientWidth)).resolves.toBeLessThanOrEqual(0);
-      await page.goto(`${base}/console`);
+      await page.goto(`${web.base}/console`);
       await expect(page.getByText('Feeds that need you').count()).resolves.toBe(1);
       await checkPage(page);
       await page.close();

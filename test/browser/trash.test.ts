@@ -1,26 +1,14 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { client, startApp, tenant, type TestApp } from '../helpers.js';
-import { checkPage, consolePage, describeInBrowser, launchChromium } from '../support/browser.js';
+import type { Page } from 'playwright-core';
+import { expect, test } from 'vitest';
+import { client, tenant } from '../helpers.js';
+import { checkPage, consolePage, describeInBrowser, inBrowser } from '../support/browser.js';
 
 /** The Trash page walked as a person would, in Debian's Chromium, with axe-core on every step (docs/console.md, Trash). */
 
 const SHOTS = new Set(['console-trash-1280', 'console-trash-390']);
 
 describeInBrowser('the Trash page in a real browser', { timeout: 180_000 }, () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    t = await startApp();
-    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  const web = inBrowser();
 
   /** Every button and button-like link of the page's main part lies within the viewport's width. */
   async function controlsFit(page: Page, width: number) {
@@ -32,8 +20,8 @@ describeInBrowser('the Trash page in a real browser', { timeout: 180_000 }, () =
 
   for (const width of [1280, 390]) {
     test(`at ${width} px an editor finds a deleted work and event in the Trash, restores one, meets a clash, and deletes one forever`, async () => {
-      const gallery = await tenant(t, { name: `Galerie Papierkorb ${width}` });
-      const api = client(t, gallery.key);
+      const gallery = await tenant(web.t, { name: `Galerie Papierkorb ${width}` });
+      const api = client(web.t, gallery.key);
       const works = (await api.post('/v1/artworks/batch', { items: [
         { title: 'Harbour at Dusk', artist_name: 'Lena Voss', creation_year: 2021, external_id: 'GN-1' },
         { title: 'Salt Marsh, a very long title that a gallery wrote out in full for its catalogue', artist_name: 'Aki Mori', creation_year: 2022, external_id: 'GN-2' },
@@ -44,24 +32,24 @@ describeInBrowser('the Trash page in a real browser', { timeout: 180_000 }, () =
       await api.delete(`/v1/artworks/${works[2]}`);
       await api.delete(`/v1/events/${event}`);
 
-      const page = await consolePage(browser, t, base, gallery.entityId, 'editor', width);
+      const page = await consolePage(web, gallery.entityId, 'editor', width);
 
       // A Delete from the record's page: the list says it went to the Trash, with a link there.
-      await page.goto(`${base}/console/artworks/${works[0]}`);
+      await page.goto(`${web.base}/console/artworks/${works[0]}`);
       await page.getByRole('button', { name: 'Delete artwork' }).click();
-      await page.waitForURL(`${base}/console/artworks?deleted=${works[0]}`);
+      await page.waitForURL(`${web.base}/console/artworks?deleted=${works[0]}`);
       await expect(page.getByRole('status').textContent()).resolves.toContain(`Artwork #${works[0]} went to the Trash`);
       await checkPage(page);
 
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Trash', exact: true }).click();
-      await page.waitForURL(`${base}/console/trash`);
+      await page.waitForURL(`${web.base}/console/trash`);
       await expect(page.locator('tbody tr').count()).resolves.toBe(4);
       await expect(page.locator('tbody tr').first().textContent()).resolves.toContain('Harbour at Dusk');
       await checkPage(page, `console-trash-${width}`, SHOTS);
       await controlsFit(page, width);
 
       await page.getByRole('button', { name: `Restore artwork #${works[2]}` }).click();
-      await page.waitForURL(`${base}/console/trash?restored=artworks-${works[2]}`);
+      await page.waitForURL(`${web.base}/console/trash?restored=artworks-${works[2]}`);
       await expect(page.getByRole('status').textContent()).resolves.toContain('“North Light” is back in the catalog');
       await expect(page.locator('tbody tr').count()).resolves.toBe(3);
       await checkPage(page, `console-trash-restored-${width}`);
@@ -75,12 +63,12 @@ describeInBrowser('the Trash page in a real browser', { timeout: 180_000 }, () =
       await controlsFit(page, width);
 
       await page.getByRole('link', { name: `Delete forever… event #${event}` }).click();
-      await page.waitForURL(`${base}/console/trash/events/${event}/delete`);
+      await page.waitForURL(`${web.base}/console/trash/events/${event}/delete`);
       await expect(page.locator('h1').textContent()).resolves.toBe('Delete “Winter Salon” forever?');
       await checkPage(page, `console-trash-confirm-${width}`);
       await controlsFit(page, width);
       await page.getByRole('button', { name: 'Delete forever' }).click();
-      await page.waitForURL(`${base}/console/trash?removed=events-${event}`);
+      await page.waitForURL(`${web.base}/console/trash?removed=events-${event}`);
       await expect(page.getByRole('status').textContent()).resolves.toContain(`Event #${event} was deleted for good.`);
       await expect(page.locator('tbody tr').count()).resolves.toBe(2);
       expect((await api.get('/v1/trash')).body.items.map((i: { id: number }) => i.id)).toEqual([works[0], works[1]]);

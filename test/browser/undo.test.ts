@@ -1,7 +1,6 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { client, startApp, tenant, type TestApp } from '../helpers.js';
-import { checkPage, consolePage, describeInBrowser, launchChromium } from '../support/browser.js';
+import { expect, test } from 'vitest';
+import { client, tenant } from '../helpers.js';
+import { checkPage, consolePage, describeInBrowser, inBrowser } from '../support/browser.js';
 import { signedIn } from '../support/console.js';
 import { csv } from '../support/file-server.js';
 import { importFile } from '../support/runs.js';
@@ -12,40 +11,28 @@ import { until } from '../support/until.js';
 const SHOTS = new Set(['console-undo-plan-1280', 'console-undo-done-390']);
 
 describeInBrowser('Runs and Undo in a real browser', { timeout: 180_000 }, () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    t = await startApp();
-    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  const web = inBrowser();
 
   for (const width of [1280, 390]) {
     test(`at ${width} px an editor sees what an Undo will do, undoes an import, and reads what it kept`, async () => {
-      const gallery = await tenant(t, { name: `Galerie Rückgängig ${width}` });
-      const api = client(t, gallery.key);
+      const gallery = await tenant(web.t, { name: `Galerie Rückgängig ${width}` });
+      const api = client(web.t, gallery.key);
       const kept = (await api.post('/v1/artworks', { title: 'Harbour at Dusk', external_id: 'R1', medium: 'oil', price: 900 })).body.id as number;
-      const session = await signedIn(t, base, gallery.entityId, 'editor');
+      const session = await signedIn(web.t, web.base, gallery.entityId, 'editor');
       const run = await importFile(session, api, csv('title;external_id;medium;price',
         'Harbour at Dusk;R1;oil on linen;1200', 'Salt Marsh, a very long title that a gallery wrote out in full;R2;ink;300', 'North Light;R3;ink;400'));
       // Changed since the import: the price it wrote.
       expect((await api.put(`/v1/artworks/${kept}`, { price: 1500 })).status).toBe(200);
 
-      const page = await consolePage(browser, t, base, gallery.entityId, 'editor', width);
-      await page.goto(`${base}/console`);
+      const page = await consolePage(web, gallery.entityId, 'editor', width);
+      await page.goto(`${web.base}/console`);
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Runs', exact: true }).click();
-      await page.waitForURL(`${base}/console/runs`);
+      await page.waitForURL(`${web.base}/console/runs`);
       await expect(page.locator('tbody tr').count()).resolves.toBe(1);
       await checkPage(page, `console-runs-${width}`);
 
       await page.getByRole('link', { name: `Run ${run.id}` }).click();
-      await page.waitForURL(`${base}/console/runs/${run.id}`);
+      await page.waitForURL(`${web.base}/console/runs/${run.id}`);
       const plan = await page.locator('#undo-title').locator('..').textContent();
       expect(plan).toContain('2 records it created go to the Trash');
       expect(plan).toContain('2 fields of 1 record it changed get their old values back');
@@ -68,7 +55,7 @@ describeInBrowser('Runs and Undo in a real browser', { timeout: 180_000 }, () =>
       await checkPage(page, `console-undo-done-${width}`, SHOTS);
 
       // The run it undid says so, and offers no second Undo.
-      await page.goto(`${base}/console/runs/${run.id}`);
+      await page.goto(`${web.base}/console/runs/${run.id}`);
       await expect(page.locator('main').textContent()).resolves.toContain(`run ${undoId}`);
       await expect(page.getByRole('button', { name: /^Undo run/ }).count()).resolves.toBe(0);
       await checkPage(page);

@@ -1,36 +1,28 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { deliverMessage } from '../../src/webhooks/deliver.js';
-import { client, startApp, tenant, type Tenant, type TestApp } from '../helpers.js';
-import { checkPage, consolePage, describeInBrowser, launchChromium } from '../support/browser.js';
+import { client, tenant, type Tenant } from '../helpers.js';
+import { checkPage, consolePage, describeInBrowser, inBrowser } from '../support/browser.js';
 import { plainPost, startReceiver } from '../support/webhook-receiver.js';
 
 const SHOTS = new Set(['console-webhooks-1280', 'console-webhooks-390']);
 
 describeInBrowser('the Webhooks page in a real browser', { timeout: 180_000 }, () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
+  const web = inBrowser({ env: { FETCH_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '0' } });
   let gallery: Tenant;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
-    t = await startApp({ FETCH_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '0' });
-    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await launchChromium();
-    gallery = await tenant(t, { name: 'Galerie Nord' });
+    gallery = await tenant(web.t, { name: 'Galerie Nord' });
     receiver = await startReceiver((_got, index) => (index === 0 ? { status: 503, body: 'maintenance until 10:00' } : { status: 200, body: '{"ok":true}' }));
   }, 120_000);
   afterAll(async () => {
-    await browser?.close();
     await receiver?.close();
-    await t?.close();
   });
 
   for (const width of [1280, 390]) {
     test(`an owner adds an endpoint, sees its secret once, sends a test and reads the log at ${width} px`, async () => {
-      const page = await consolePage(browser, t, base, gallery.entityId, 'owner', width);
-      await page.goto(`${base}/console/webhooks`);
+      const page = await consolePage(web, gallery.entityId, 'owner', width);
+      await page.goto(`${web.base}/console/webhooks`);
       await checkPage(page);
       await page.getByLabel('URL').fill(`${receiver.url}/erp/${width}`);
       await page.getByLabel('Description').fill('Inventory system');
@@ -41,13 +33,13 @@ describeInBrowser('the Webhooks page in a real browser', { timeout: 180_000 }, (
       expect(secret).toMatch(/^whsec_/);
       await page.getByRole('button', { name: 'Send test' }).click();
       await expect(page.getByRole('status').textContent()).resolves.toMatch(/Test message msg_\w+ is on its way/);
-      await client(t, gallery.key).post('/v1/artworks', { title: `Abstract Painting ${width}`, artist_name: 'Gerhard Richter' });
-      const hook = await t.handle.db.selectFrom('webhook_endpoints').select('id').where('url', '=', `${receiver.url}/erp/${width}`).executeTakeFirstOrThrow();
-      const messages = await t.handle.db.selectFrom('webhook_messages').select('seq').where('endpoint_id', '=', hook.id).orderBy('seq').execute();
-      const ctx = { db: t.handle.db, publicBaseUrl: base, post: plainPost };
+      await client(web.t, gallery.key).post('/v1/artworks', { title: `Abstract Painting ${width}`, artist_name: 'Gerhard Richter' });
+      const hook = await web.t.handle.db.selectFrom('webhook_endpoints').select('id').where('url', '=', `${receiver.url}/erp/${width}`).executeTakeFirstOrThrow();
+      const messages = await web.t.handle.db.selectFrom('webhook_messages').select('seq').where('endpoint_id', '=', hook.id).orderBy('seq').execute();
+      const ctx = { db: web.t.handle.db, publicBaseUrl: web.base, post: plainPost };
       for (const m of messages) await deliverMessage(ctx, Number(m.seq));
       if (width === 1280) await deliverMessage(ctx, Number(messages[0]!.seq));
-      await page.goto(`${base}/console/webhooks/${hook.id}`);
+      await page.goto(`${web.base}/console/webhooks/${hook.id}`);
       await expect(page.locator('.secret').count()).resolves.toBe(0);
       await expect(page.locator('tbody tr').count()).resolves.toBe(2);
       await page.locator('summary').first().click();

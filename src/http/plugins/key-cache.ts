@@ -30,6 +30,31 @@ export interface KeyCacheEntry {
   checked: number;
 }
 
+/** Cached key hashes by one field of their entry (entity id, key prefix, key id): a drop reads only the entries it drops. */
+class HashesBy<K> {
+  private readonly hashes = new Map<K, Set<string>>();
+
+  add(field: K, hash: string): void {
+    const set = this.hashes.get(field);
+    if (set) set.add(hash);
+    else this.hashes.set(field, new Set([hash]));
+  }
+
+  remove(field: K, hash: string): void {
+    const set = this.hashes.get(field);
+    if (set?.delete(hash) && set.size === 0) this.hashes.delete(field);
+  }
+
+  /** The hashes under `field`, a copy: the caller removes them. */
+  of(field: K): string[] {
+    return [...(this.hashes.get(field) ?? [])];
+  }
+
+  clear(): void {
+    this.hashes.clear();
+  }
+}
+
 /**
  * Authenticated keys with their entity, by key hash (never by the clear key), for a few seconds.
  * Revocations and pauses made in this process drop entries at once. Changes made elsewhere (the CLI,
@@ -37,11 +62,20 @@ export interface KeyCacheEntry {
  * the last time the database confirmed it, and a background round every 250 ms confirms the cached
  * keys again in one statement (dropping a revoked key, or one of a paused entity), so a key in use is
  * not looked up on a request.
+ *
+ * Each round and each drop costs what it reads, not the size of the cache (10,000 keys): a round reads
+ * the RECHECK_MAX most recently cached keys, kept apart in that order, and a drop finds its entries by
+ * entity, key prefix or key id (bench/key-cache.mjs, docs/performance.md, API key cache).
  */
 export class KeyCache {
   private readonly entries = new Map<string, KeyCacheEntry>();
-  private readonly onEntity = (entityId: number) => this.drop((e) => e.found.entity.id === entityId);
-  private readonly onKey = (prefix: string) => this.drop((e) => e.found.key.prefix === prefix);
+  /** The RECHECK_MAX most recently cached hashes, oldest first (an entry cached again moves to the end). */
+  private readonly recent = new Set<string>();
+  private readonly byEntity = new HashesBy<number>();
+  private readonly byPrefix = new HashesBy<string>();
+  private readonly byKeyId = new HashesBy<number>();
+  private readonly onEntity = (entityId: number) => this.removeAll(this.byEntity.of(entityId));
+  private readonly onKey = (prefix: string) => this.removeAll(this.byPrefix.of(prefix));
   private timer: NodeJS.Timeout | undefined;
   private checking = false;
 
@@ -52,7 +86,7 @@ export class KeyCache {
 
   /** Starts the background checks against `db`. */
   recheckOn(db: Db): void {
-    this.timer = setInterval(() => void this.recheck(db), RECHECK_EVERY_MS);
+    this.timer = setInterval(() => void this.recheck((ids) => withdrawnKeys(db, ids)), RECHECK_EVERY_MS);
     this.timer.unref();
   }
 
@@ -63,7 +97,8 @@ export class KeyCache {
   }
 
   set(hash: string, found: KeyWithEntity, now: number) {
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    if (this.entries.size >= this.maxEntries) this.clear();
+    else this.remove(hash);
     const { key, entity } = found;
     const entry = {
       found: { key, entity, scopes: keyScopes(key), actor: { entityId: entity.id, entitySlug: entity.slug, source: `api:${key.prefix}` } },
@@ -72,6 +107,11 @@ export class KeyCache {
       checked: now,
     };
     this.entries.set(hash, entry);
+    this.byEntity.add(entry.found.actor.entityId, hash);
+    this.byPrefix.add(key.prefix, hash);
+    this.byKeyId.add(key.id, hash);
+    this.recent.add(hash);
+    if (this.recent.size > RECHECK_MAX) this.recent.delete(this.recent.values().next().value!);
     return entry;
   }
 
@@ -79,18 +119,27 @@ export class KeyCache {
     clearInterval(this.timer);
     invalidations.off('entity-changed', this.onEntity);
     invalidations.off('key-changed', this.onKey);
-    this.entries.clear();
+    this.clear();
   }
 
-  private async recheck(db: Db): Promise<void> {
-    if (this.checking || this.entries.size === 0) return;
+  /**
+   * One round: the most recently cached keys still within their time (at most RECHECK_MAX; the others are
+   * looked up again when used) are confirmed by `withdrawn`, which names those no longer usable; those are dropped.
+   */
+  async recheck(withdrawn: (ids: number[]) => Promise<Set<number>>): Promise<void> {
+    if (this.checking || this.recent.size === 0) return;
     this.checking = true;
     const started = Date.now();
-    const live = [...this.entries.values()].filter((entry) => entry.expires > started).slice(-RECHECK_MAX);
+    // Cached in this order with one time to live: an expired one means every one before it has expired too.
+    const live: KeyCacheEntry[] = [];
+    for (const hash of this.recent) {
+      const entry = this.entries.get(hash)!;
+      if (entry.expires > started) live.push(entry);
+    }
     try {
-      const withdrawn = await withdrawnKeys(db, live.map((entry) => entry.found.key.id));
-      for (const entry of live) if (!withdrawn.has(entry.found.key.id) && entry.checked < started) entry.checked = started;
-      if (withdrawn.size > 0) this.drop((entry) => withdrawn.has(entry.found.key.id));
+      const gone = await withdrawn(live.map((entry) => entry.found.key.id));
+      for (const entry of live) if (!gone.has(entry.found.key.id) && entry.checked < started) entry.checked = started;
+      for (const id of gone) this.removeAll(this.byKeyId.of(id));
     } catch {
       // The database did not answer: the entries are not confirmed, and are looked up again after KEY_CHECK_MS.
     } finally {
@@ -98,7 +147,25 @@ export class KeyCache {
     }
   }
 
-  private drop(match: (entry: { found: AuthenticatedKey }) => boolean): void {
-    for (const [hash, entry] of this.entries) if (match(entry)) this.entries.delete(hash);
+  private removeAll(hashes: readonly string[]): void {
+    for (const hash of hashes) this.remove(hash);
+  }
+
+  private remove(hash: string): void {
+    const entry = this.entries.get(hash);
+    if (!entry) return;
+    this.entries.delete(hash);
+    this.recent.delete(hash);
+    this.byEntity.remove(entry.found.actor.entityId, hash);
+    this.byPrefix.remove(entry.found.key.prefix, hash);
+    this.byKeyId.remove(entry.found.key.id, hash);
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.recent.clear();
+    this.byEntity.clear();
+    this.byPrefix.clear();
+    this.byKeyId.clear();
   }
 }
