@@ -22,7 +22,7 @@ for (const n of sizes.length ? sizes : [100, 100_000]) {
     const now = new Date().toISOString();
     const later = new Date(Date.now() + 600_000).toISOString();
     await db.query(`insert into jobs (kind, key, entity_id, grp, payload, attempts, claims, due_at, claim, created_at)
-      select 'webhook', 'held' || i, 1, '1', '{"seq":1}', 0, 1, $1, 'other:' || i, $2 from generate_series(1, 4) i`, [later, now]);
+      select 'webhook', 'held' || i, 1, '1', '{"seq":1}', 0, 1, $1, 'other:' || i || '#' || (i - 1), $2 from generate_series(1, 4) i`, [later, now]);
     await db.query(`insert into jobs (kind, key, entity_id, grp, payload, attempts, claims, due_at, created_at)
       select 'webhook', 'msg' || i, 1, '1', '{"seq":1}', 0, 0, $1, $1 from generate_series(1, $2::int) i`, [now, n]);
     await db.query(`insert into jobs (kind, key, entity_id, grp, payload, attempts, claims, due_at, created_at)
@@ -40,6 +40,9 @@ for (const n of sizes.length ? sizes : [100, 100_000]) {
     await plan('groups of entity 1 (skip scan)', TAKE_STATEMENTS.groupsOf, { kind: 'webhook', entityId: 1 });
     await plan('full groups of entity 1', TAKE_STATEMENTS.fullGroups, { ...p, entityId: 1 });
     await plan('first due job of group 1', TAKE_STATEMENTS.firstDue, { kind: 'webhook', entityId: 1, grp: '1', now: p.now });
+    // A free slot of the endpoint: none, its 4 slots are held by live claims (`<claim>#<slot>`).
+    await plan('a free slot of group 1 (lock)', TAKE_STATEMENTS.lockFreeSlot, { kind: 'webhook', entityId: 1, grp: '1', now: p.now, cap: 4 });
+    await plan('a free slot of group 2 (lock)', TAKE_STATEMENTS.lockFreeSlot, { kind: 'webhook', entityId: 2, grp: '2', now: p.now, cap: 4 });
     await db.query('rollback');
     const times = [];
     for (let i = 0; i < 20; i++) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterCommit } from '../db/run.js';
 import type { Db } from '../db/types.js';
 import type { Work } from '../db/work.js';
-import { endJob, renewJob, takeJob, type TakenJob } from '../store/jobs.js';
+import { endAndTake, renewJob, takeNextJob, type TakeOptions, type TakeResult, type Taken, type TakenJob } from '../store/jobs.js';
 import { JobLease, JobLost } from './lease.js';
 
 /** A job as its handler sees it (src/jobs/README.md). */
@@ -22,10 +22,11 @@ export interface Job<P> {
  * How a run ended. `done`: the job is deleted (succeeded, or failed for good); `retry`: it is due
  * again at `at` (ms) with its attempts one more; `again`: a recurring job's next round, due at `at`
  * with its attempts at 0. `record`, if any, writes the kind's outcome in the same transaction, only if
- * the run still held its claim. `failed` (one line): the outcome is a failure, counted by the gauges
+ * the run still held its claim; `log`, in it too, whether or not (what happened outside either way: a
+ * webhook attempt reached its receiver). `failed` (one line): the outcome is a failure, counted by the gauges
  * (docs/operations.md, Jobs); a job the runner gives up always is.
  */
-export type JobResult = ({ end: 'done' } | { end: 'retry' | 'again'; at: number }) & { record?: () => Work<void>; failed?: string };
+export type JobResult = ({ end: 'done' } | { end: 'retry' | 'again'; at: number }) & { record?: () => Work<void>; log?: () => Work<void>; failed?: string };
 
 /** What a handler's run is given: `signal` aborts when the lease is lost or the run's time is up. */
 export interface JobContext {
@@ -69,12 +70,27 @@ export interface JobRunnerOptions {
   pollMs?: number;
   /** The clock (tests of retry schedules move it). */
   now?: () => number;
+  /** How long a kind counts as saturated after a take saw it so (`nudge`); default 100 ms. */
+  saturatedMs?: number;
+}
+
+/** The take a job's end made (`end`): the job it took, or none (the slot idles), and until when its claim holds. */
+interface Next {
+  taken: Taken | undefined;
+  heldUntil: number;
 }
 
 /** The run went past its kind's time limit. */
 export class JobTimedOut extends Error {}
 
 const CLAIMANT = `pid${process.pid}`;
+
+/**
+ * How long a kind counts as saturated after a take saw it so (`nudge`): the longest a job queued
+ * meanwhile waits for its take when places are free after all (freed by another process whose own
+ * slots found nothing left); a take at most this often per kind and process while it is saturated.
+ */
+const SATURATED_MS = 100;
 
 /**
  * Runs the registered kinds' jobs from the durable queue (src/store/jobs.ts): per kind, `concurrency`
@@ -91,9 +107,16 @@ export class JobRunner {
   private wake = new Map<string, Array<() => void>>();
   /** Kinds nudged while no slot of theirs was idle. */
   private readonly missed = new Set<string>();
+  /** Kinds whose last take saw jobs due and none able to start, until when (Date.now ms). */
+  private readonly saturated = new Map<string, number>();
+  /** Kinds nudged while saturated: one nudge when that ends. */
+  private readonly deferred = new Map<string, NodeJS.Timeout>();
   private loops: Promise<void>[] = [];
   /** Jobs ended by this runner, per kind (tests and the bench). */
   readonly ended = new Map<string, number>();
+  /** Takes of a slot's own, per kind, not those in a job's end (tests). */
+  readonly takes = new Map<string, number>();
+  private readonly saturatedMs: number;
 
   private readonly stopListening: () => void;
 
@@ -101,6 +124,7 @@ export class JobRunner {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollMs = options.pollMs ?? 1000;
     this.now = options.now ?? Date.now;
+    this.saturatedMs = options.saturatedMs ?? SATURATED_MS;
     // A transaction that queued jobs has committed (src/db/run.ts): a slot of their kind looks now.
     this.stopListening = afterCommit(options.db, (kind) => { if (this.kinds.has(kind)) this.nudge(kind); });
   }
@@ -137,6 +161,19 @@ export class JobRunner {
       for (const waiting of this.wake.values()) for (const resolve of waiting.splice(0)) resolve();
       return;
     }
+    // The last take saw jobs due and none able to start (an endpoint's 4 in flight): a take now would
+    // most likely find the same. One look when that is `saturatedMs` old, for all the nudges meanwhile
+    // (issue 48: under a backlog of one endpoint, each write's nudge cost a take that found it full); a
+    // place freed here is taken by the slot that freed it (`end`).
+    const until = this.saturated.get(kind);
+    if (until !== undefined) {
+      const wait = until - Date.now();
+      if (wait > 0) {
+        if (!this.deferred.has(kind)) this.deferred.set(kind, setTimeout(() => { this.deferred.delete(kind); this.saturated.delete(kind); this.nudge(kind); }, wait));
+        return;
+      }
+      this.saturated.delete(kind);
+    }
     const idle = this.wake.get(kind)?.shift();
     if (idle) idle();
     // Every slot was taking: the first to find nothing looks again instead of idling (its take may have
@@ -148,6 +185,7 @@ export class JobRunner {
   async close(graceMs = 5000): Promise<void> {
     this.closed = true;
     this.stopListening();
+    for (const timer of this.deferred.values()) clearTimeout(timer);
     this.nudge();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(this.loops), new Promise((resolve) => { timer = setTimeout(resolve, graceMs); })]);
@@ -159,24 +197,41 @@ export class JobRunner {
   }
 
   private async loop(kind: JobKind<unknown>): Promise<void> {
-    while (!this.closed) {
-      let taken: TakenJob | undefined;
-      const heldUntil = this.now() + this.leaseMs;
-      try {
-        taken = await takeJob(this.options.db, {
-          kind: kind.name, now: this.iso(this.now()), until: this.iso(heldUntil), claim: `${CLAIMANT}:${randomUUID()}`, groupCap: kind.groupCap,
-        });
-      } catch (error) {
-        this.options.log.warn({ err: error, kind: kind.name }, 'job queue unavailable; trying again');
+    // The take made by the last job's end, in the same transaction (`end`): its job, or none found.
+    let next: Next | undefined;
+    // A job taken by an end just as close() came is run too (close waits for it), not left to its lease.
+    while (!this.closed || next?.taken) {
+      let taken = next?.taken;
+      let heldUntil = next?.heldUntil ?? 0;
+      const looked = next !== undefined;
+      next = undefined;
+      if (!taken && !looked) {
+        const take = this.takeOptions(kind);
+        heldUntil = take.heldUntil;
+        this.takes.set(kind.name, (this.takes.get(kind.name) ?? 0) + 1);
+        try {
+          taken = this.saw(kind.name, await takeNextJob(this.options.db, take.options));
+        } catch (error) {
+          this.options.log.warn({ err: error, kind: kind.name }, 'job queue unavailable; trying again');
+        }
       }
       if (taken) {
-        // There may be more: the next idle slot looks too (nudge).
-        this.nudge(kind.name);
-        await this.run(kind, taken, heldUntil);
+        // There may be more: the next idle slot looks too (nudge), unless the take saw none.
+        if (taken.more) this.nudge(kind.name);
+        next = await this.run(kind, taken, heldUntil);
       } else {
         await this.idle(kind.name, kind.pollMs ?? this.pollMs);
       }
     }
+  }
+
+  /** A take's options, and until when its claim holds. */
+  private takeOptions(kind: JobKind<unknown>): { options: TakeOptions; heldUntil: number } {
+    const heldUntil = this.now() + this.leaseMs;
+    return {
+      heldUntil,
+      options: { kind: kind.name, now: this.iso(this.now()), until: this.iso(heldUntil), claim: `${CLAIMANT}:${randomUUID()}`, groupCap: kind.groupCap },
+    };
   }
 
   private idle(kind: string, pollMs: number): Promise<void> {
@@ -199,19 +254,17 @@ export class JobRunner {
   /**
    * One run under a renewed lease, ended with its outcome, or left for its lease to pass (the
    * database or a store failed us, not the job: it is taken again, and `maxClaims` bounds how often).
-   * A run whose lease is lost is given up at its next step: its outcome is not recorded.
+   * A run whose lease is lost is given up at its next step: its outcome is not recorded. What it
+   * gives back is the next job, taken in the transaction that ended this one (`end`).
    */
-  private async run(kind: JobKind<unknown>, taken: TakenJob, heldUntil: number): Promise<void> {
+  private async run(kind: JobKind<unknown>, taken: TakenJob, heldUntil: number): Promise<Next | undefined> {
     const { db, log } = this.options;
     const job: Job<unknown> = {
       id: taken.id, key: taken.key, entityId: taken.entityId, group: taken.group,
       payload: taken.payload === null ? null : JSON.parse(taken.payload), attempts: taken.attempts, claims: taken.claims,
     };
     const about = { kind: kind.name, key: taken.key };
-    if (taken.claims > (kind.maxClaims ?? 5)) {
-      await this.end(kind, taken, { failed: 'abandoned', ...kind.giveUp(job, 'abandoned') });
-      return;
-    }
+    if (taken.claims > (kind.maxClaims ?? 5)) return this.end(kind, taken, { failed: 'abandoned', ...kind.giveUp(job, 'abandoned') });
     const lease = new JobLease({
       renew: (until) => renewJob(db, taken, this.iso(until)),
       leaseMs: this.leaseMs, now: this.now,
@@ -228,39 +281,54 @@ export class JobRunner {
     try {
       const first = await Promise.race([work, timedOut]);
       if (first === 'timed out') {
-        if (!lease.signal.aborted) await this.end(kind, taken, { failed: 'took too long', ...kind.giveUp(job, 'took too long') });
+        // No next job yet: this slot is busy until the work has stopped, and a job it took would wait unleased.
+        if (!lease.signal.aborted) await this.end(kind, taken, { failed: 'took too long', ...kind.giveUp(job, 'took too long') }, false);
         await work.catch(() => undefined);
-        return;
+        return undefined;
       }
       lease.check();
-      await this.end(kind, taken, first);
+      return await this.end(kind, taken, first);
     } catch (error) {
-      if (error instanceof JobLost || lease.signal.aborted) return;
-      if (timeout.signal.aborted) {
-        await this.end(kind, taken, { failed: 'took too long', ...kind.giveUp(job, 'took too long') });
-        return;
-      }
+      if (error instanceof JobLost || lease.signal.aborted) return undefined;
+      if (timeout.signal.aborted) return await this.end(kind, taken, { failed: 'took too long', ...kind.giveUp(job, 'took too long') });
       log.warn({ err: error, ...about }, 'job interrupted; it is taken again when its lease ends');
+      return undefined;
     } finally {
       clearTimeout(timer);
       lease.stop();
     }
   }
 
-  private async end(kind: JobKind<unknown>, taken: TakenJob, result: JobResult): Promise<void> {
+  /**
+   * Saves a run's end and, unless closing (or `takeNext` is false), takes this slot's next job in the
+   * same transaction (store/jobs.ts, endAndTake): one transaction per job ended and started, not two.
+   */
+  private async end(kind: JobKind<unknown>, taken: TakenJob, result: JobResult, takeNext = true): Promise<Next | undefined> {
     const failed = result.failed === undefined ? undefined : { error: result.failed, at: this.iso(this.now()) };
     const end = result.end === 'done' ? { done: true as const, failed }
       : { retryAt: this.iso(result.at), attempts: result.end === 'retry' ? taken.attempts + 1 : 0, failed };
+    const take = takeNext && !this.closed ? this.takeOptions(kind) : undefined;
     try {
-      const saved = await endJob(this.options.db, taken, end, result.record);
+      const { saved, next } = await endAndTake(this.options.db, taken, end, { record: result.record, log: result.log, next: take?.options });
       if (!saved) {
         this.options.log.warn({ kind: kind.name, key: taken.key }, 'job lost (its claim changed before the outcome was saved); its result is dropped');
-        return;
+      } else {
+        this.ended.set(kind.name, (this.ended.get(kind.name) ?? 0) + 1);
       }
-      this.ended.set(kind.name, (this.ended.get(kind.name) ?? 0) + 1);
+      // A place this end freed and no take to fill it: the kind is no longer known saturated.
+      const following = this.saw(kind.name, next ?? { taken: undefined, saturated: false });
+      return take ? { taken: following, heldUntil: take.heldUntil } : undefined;
     } catch (error) {
       this.options.log.warn({ err: error, kind: kind.name, key: taken.key }, 'job outcome not saved; it is taken again when its lease ends');
+      return undefined;
     }
+  }
+
+  /** Notes whether a take saw the kind saturated (see `nudge`); its job, if any. */
+  private saw(kind: string, result: TakeResult): Taken | undefined {
+    if (result.saturated) this.saturated.set(kind, Date.now() + this.saturatedMs);
+    else this.saturated.delete(kind);
+    return result.taken;
   }
 
   private iso(ms: number): string {

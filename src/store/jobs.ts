@@ -164,19 +164,30 @@ const FIRST_DUE = { grouped: firstDue(true), ungrouped: firstDue(false) };
 
 /**
  * PostgreSQL: a group's places in flight are its cap's slots, 0 to cap - 1; a claim names its slot
- * (`<claim>#<slot>`). A taker takes a slot's transaction-scoped advisory lock (skipped, never waited
- * for, when another taker holds it: no take waits in a cycle), checks that no live claim holds that
- * slot, and only then claims the group's next due job with it. Each slot has at most one live claim,
- * so a group never has more than its cap in flight across processes, while up to cap takes of one
- * group (and any number of one entity's other groups) run at once. SQLite has one writer at a time:
- * there a take counts the group's claims.
+ * (`<claim>#<slot>`). A taker takes a free slot's transaction-scoped advisory lock (skipped, never
+ * waited for, when another taker holds it: no take waits in a cycle) and then claims the group's next
+ * due job with it, if no live claim holds that slot by then. Each slot has at most one live claim, so
+ * a group never has more than its cap in flight across processes, while up to cap takes of one group
+ * (and any number of one entity's other groups) run at once. SQLite has one writer at a time: there a
+ * take counts the group's claims.
+ *
+ * Two statements whatever the cap (issue 48: a slot at a time, a lock and a check each, cost up to
+ * 2 x cap round trips per take): `lockFreeSlot` locks the first slot its snapshot sees without a live
+ * claim (`offset 0` keeps the lock out of the subquery, so slots are tried in order and the `limit`
+ * stops at the first locked), and says how many it saw free; `takeOfGroup` checks the slot again in
+ * its own snapshot, taken after the lock, so a claim committed in between is seen.
  */
 const MAX_SLOTS = 64;
-const tryLockSlot = statement((db, p: Params<{ kind: string; grp: string; slot: number }>) => rawQuery<{ locked: boolean }>(db, sql`
-  select pg_try_advisory_xact_lock(hashtext(cast(${p.kind} as text) || '/' || cast(${p.grp} as text) || '#' || cast(${p.slot} as text))) as locked`));
-const slotHeld = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; suffix: string }>) => db.selectFrom('jobs')
-  .select('id').where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', '=', p.grp)
-  .where('due_at', '>', p.now).where('claim', 'like', p.suffix).limit(1));
+const slotKey = (kind: unknown, grp: unknown, slot: unknown) =>
+  sql`hashtext(cast(${kind} as text) || '/' || cast(${grp} as text) || '#' || cast(${slot} as text))`;
+const lockFreeSlot = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; cap: number }>) => rawQuery<{ slot: number; free: number }>(db, sql`
+  select slot, free from (
+    select s as slot, count(*) over () as free from generate_series(0, cast(${p.cap} as integer) - 1) s
+    where not exists (select 1 from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and claim is not null and grp = ${p.grp}
+      and due_at > ${p.now} and claim like '%#' || cast(s as text))
+    order by s offset 0) free_slots
+  where pg_try_advisory_xact_lock(${slotKey(p.kind, p.grp, sql.ref('slot'))})
+  limit 1`));
 const inFlight = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string }>) => db.selectFrom('jobs')
   .select((eb) => eb.fn.countAll<number>().as('n'))
   .where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', '=', p.grp).where('due_at', '>', p.now));
@@ -191,13 +202,22 @@ const takeOfGroupSqlite = statement((db, p: Params<{ kind: string; entityId: num
       .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1))
     .returning(TAKEN));
 
-/** PostgreSQL: claims the group's next due job no other taker is claiming (SKIP LOCKED), over jobs_take. */
-const takeOfGroup = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; claim: string; until: string }>) =>
-  db.updateTable('jobs')
+type GroupTake = Params<{ kind: string; entityId: number; grp: string; now: string; claim: string; until: string; suffix: string }>;
+/**
+ * PostgreSQL: claims the group's next due job no other taker is claiming (SKIP LOCKED), over jobs_take;
+ * `inSlot`: only while no live claim holds the taker's slot (`suffix`, `%#<slot>`; see `lockFreeSlot`).
+ */
+const groupTake = (inSlot: boolean) => statement((db, p: GroupTake) => {
+  const update = db.updateTable('jobs')
     .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
     .where('id', 'in', db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
-      .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1).forUpdate().skipLocked())
-    .returning(TAKEN));
+      .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1).forUpdate().skipLocked());
+  return (inSlot ? update.where((eb) => eb.not(eb.exists(db.selectFrom('jobs as held').select('held.id')
+    .where('held.kind', '=', p.kind).where('held.entity_id', '=', p.entityId).where('held.claim', 'is not', null).where('held.grp', '=', p.grp)
+    .where('held.due_at', '>', p.now).where('held.claim', 'like', p.suffix)))) : update).returning(TAKEN);
+});
+const takeOfGroup = groupTake(false);
+const takeInSlot = groupTake(true);
 
 /**
  * Takes a job found by a probe: its claim is set and `due_at` becomes the lease's end, if it is still
@@ -240,56 +260,101 @@ export interface TakenJob {
 
 const ASYNC_COMMIT = fixed('set local synchronous_commit = off');
 
+export interface TakeOptions {
+  kind: string;
+  now: string;
+  until: string;
+  claim: string;
+  groupCap?: number | undefined;
+}
+
+/** A job taken, and whether another may be takeable now (the runner then wakes one more slot). */
+export type Taken = TakenJob & { more: boolean };
+
+/**
+ * What a take saw: the job it took, if any, and whether the kind is `saturated`: it had jobs due
+ * but none left that could start (their groups full), so a job queued now most likely waits for a
+ * place too, and a take at once is wasted (src/jobs/runner.ts, nudge).
+ */
+export interface TakeResult {
+  taken: Taken | undefined;
+  saturated: boolean;
+}
+
 /**
  * Takes the next job of a kind, round-robin between entities: the entity served least recently that
  * has a job able to start gives its job due first (of its groups not full), and becomes the most
  * recently served.
  */
-export function takeJob(db: Db, options: { kind: string; now: string; until: string; claim: string; groupCap?: number | undefined }): Promise<TakenJob | undefined> {
-  const { kind, now, until, claim } = options;
-  const cap = options.groupCap ?? 2 ** 31 - 1;
+export async function takeJob(db: Db, options: TakeOptions): Promise<Taken | undefined> {
+  return (await takeNextJob(db, options)).taken;
+}
+
+/** `takeJob`, with what the take saw of the queue (the runner's). */
+export function takeNextJob(db: Db, options: TakeOptions): Promise<TakeResult> {
   const postgres = isPostgres(db);
   return transaction(db, function* () {
     // A take lost in a PostgreSQL crash is only a job not yet taken: its commit need not wait for the disk.
     if (postgres) yield* all(ASYNC_COMMIT, {});
-    for (const { entity_id: entityId } of yield* all(nextEntities, { kind, now })) {
-      /** A job of one group, within its cap (see `tryLockSlot`). */
-      const takeInGroup = function* (grp: string) {
-        if (!postgres) {
-          if (Number((yield* first(inFlight, { kind, entityId, grp, now }))?.n ?? 0) >= cap) return undefined;
-          return yield* first(takeOfGroupSqlite, { kind, entityId, grp, now, claim, until });
-        }
-        if (cap > MAX_SLOTS) return yield* first(takeOfGroup, { kind, entityId, grp, now, claim, until });
-        for (let slot = 0; slot < cap; slot++) {
-          if (!(yield* first(tryLockSlot, { kind, grp, slot }))?.locked) continue;
-          if (yield* first(slotHeld, { kind, entityId, grp, now, suffix: `%#${slot}` })) continue;
-          // The group's next due job, or none left: either way this group is done with.
-          return yield* first(takeOfGroup, { kind, entityId, grp, now, claim: `${claim}#${slot}`, until });
-        }
-        return undefined;
-      };
-      const full = new Set((yield* all(fullGroups, { kind, entityId, now, cap })).map((row) => row.grp));
-      const candidates: Array<{ id: number; dueAt: string; grp: string | null }> = [];
-      const ungrouped = yield* first(FIRST_DUE.ungrouped, { kind, entityId, grp: '', now });
-      if (ungrouped) candidates.push({ id: Number(ungrouped.id), dueAt: ungrouped.due_at, grp: null });
-      for (const { grp } of yield* all(groupsOf, { kind, entityId })) {
-        if (full.has(grp)) continue;
-        const due = yield* first(FIRST_DUE.grouped, { kind, entityId, grp, now });
-        if (due) candidates.push({ id: Number(due.id), dueAt: due.due_at, grp });
-      }
-      candidates.sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id - b.id));
-      for (const { id, grp } of candidates) {
-        const row = grp === null ? yield* first(takeById, { id, now, claim, until }) : yield* takeInGroup(grp);
-        if (!row) continue;
-        yield* all(served, { kind, entityId, now });
-        return {
-          id: Number(row.id), kind, key: row.key, entityId: Number(row.entity_id), group: row.grp, payload: row.payload,
-          attempts: Number(row.attempts), claims: Number(row.claims), claim: row.claim!,
-        };
-      }
-    }
-    return undefined;
+    return yield* take(options, postgres);
   });
+}
+
+/**
+ * A take as a step of a transaction (`takeJob`, or `endAndTake` taking the next job). `more` is false
+ * only when the take knows nothing else is takeable now: the group it took from has no other free
+ * slot, and no other group or entity had a job due. The runner wakes another slot only when it is true
+ * (issue 48: under a backlog of one endpoint, each take woke a slot whose take found the endpoint full).
+ */
+function* take(options: TakeOptions, postgres: boolean): Work<TakeResult> {
+  const { kind, now, until, claim } = options;
+  const cap = options.groupCap ?? 2 ** 31 - 1;
+  const entities = yield* all(nextEntities, { kind, now });
+  for (const [index, { entity_id: entityId }] of entities.entries()) {
+    /** A job of one group within its cap (see `lockFreeSlot`), and whether the group has a free slot left. */
+    const takeInGroup = function* (grp: string) {
+      if (!postgres) {
+        const n = Number((yield* first(inFlight, { kind, entityId, grp, now }))?.n ?? 0);
+        if (n >= cap) return undefined;
+        const row = yield* first(takeOfGroupSqlite, { kind, entityId, grp, now, claim, until });
+        return row && { row, freeLeft: n + 1 < cap };
+      }
+      if (cap > MAX_SLOTS) {
+        const row = yield* first(takeOfGroup, { kind, entityId, grp, now, claim, until, suffix: '' });
+        return row && { row, freeLeft: true };
+      }
+      const slot = yield* first(lockFreeSlot, { kind, entityId, grp, now, cap });
+      if (!slot) return undefined;
+      // The group's next due job, or none left (or the slot taken meanwhile): either way this group is done with.
+      const row = yield* first(takeInSlot, { kind, entityId, grp, now, claim: `${claim}#${slot.slot}`, until, suffix: `%#${slot.slot}` });
+      return row && { row, freeLeft: Number(slot.free) > 1 };
+    };
+    const full = new Set((yield* all(fullGroups, { kind, entityId, now, cap })).map((row) => row.grp));
+    const candidates: Array<{ id: number; dueAt: string; grp: string | null }> = [];
+    const ungrouped = yield* first(FIRST_DUE.ungrouped, { kind, entityId, grp: '', now });
+    if (ungrouped) candidates.push({ id: Number(ungrouped.id), dueAt: ungrouped.due_at, grp: null });
+    for (const { grp } of yield* all(groupsOf, { kind, entityId })) {
+      if (full.has(grp)) continue;
+      const due = yield* first(FIRST_DUE.grouped, { kind, entityId, grp, now });
+      if (due) candidates.push({ id: Number(due.id), dueAt: due.due_at, grp });
+    }
+    candidates.sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id - b.id));
+    for (const [at, { id, grp }] of candidates.entries()) {
+      const found = grp === null ? { row: yield* first(takeById, { id, now, claim, until }), freeLeft: true } : yield* takeInGroup(grp);
+      if (!found?.row) continue;
+      const { row } = found;
+      yield* all(served, { kind, entityId, now });
+      // Other candidates of this entity, entities after it (or beyond the CANDIDATES looked at), or room in this group.
+      const more = found.freeLeft || at < candidates.length - 1 || index < entities.length - 1 || entities.length >= CANDIDATES;
+      const taken = {
+        id: Number(row.id), kind, key: row.key, entityId: Number(row.entity_id), group: row.grp, payload: row.payload,
+        attempts: Number(row.attempts), claims: Number(row.claims), claim: row.claim!, more,
+      };
+      return { taken, saturated: !more };
+    }
+  }
+  // Jobs due, none able to start (unless past the entities looked at).
+  return { taken: undefined, saturated: entities.length > 0 && entities.length < CANDIDATES };
 }
 
 const extend = statement((db, p: Params<{ id: number; claim: string; until: string }>) => db.updateTable('jobs')
@@ -325,17 +390,45 @@ export type JobEnd = ({ done: true } | { retryAt: string; attempts: number }) & 
  * deleted (done, or failed for good) or due again at `retryAt`; a `failed` end is counted for the
  * gauges. False when the claim was lost: nothing is recorded, another run owns the job.
  */
-export function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => Work<void>): Promise<boolean> {
+export async function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => Work<void>): Promise<boolean> {
+  return (await endAndTake(db, job, end, { record })).saved;
+}
+
+/**
+ * `endJob`, and with `next` the take of the kind's next job (`takeJob`, round-robin as ever) in the
+ * same transaction: a slot that ends a job starts its next one for one transaction, not two (issue 48;
+ * the freed place in its group is seen by the take, its own transaction's delete). Such a transaction
+ * commits without waiting for the disk, as a take does: it holds the entity's turn (`served`), which
+ * every write queuing a job of the entity waits for (`ensureTurn`'s conflict check), and with a
+ * synchronous commit the writes of a busy entity queued behind each one's fsync. An end lost in a
+ * database crash is a job run again: delivery is at least once (docs/api.md, Webhooks).
+ */
+export function endAndTake(db: Db, job: TakenJob, end: JobEnd, also: EndWrites & { next?: TakeOptions | undefined }): Promise<{ saved: boolean; next: TakeResult | undefined }> {
+  const postgres = isPostgres(db);
   return transaction(db, function* () {
-    const kept = 'done' in end
-      ? yield* first(deleteClaimed, { id: job.id, claim: job.claim })
-      : yield* first(again, { id: job.id, claim: job.claim, dueAt: end.retryAt, attempts: end.attempts });
-    if (!kept) return false;
-    if (end.failed) yield* all(insertFailure, { kind: job.kind, entityId: job.entityId, key: job.key, error: end.failed.error.slice(0, 500), at: end.failed.at });
-    if (record) yield* record();
-    if ('done' in end) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
-    return true;
+    if (postgres && also.next) yield* all(ASYNC_COMMIT, {});
+    // What happened outside whoever holds the job now (a webhook attempt reached its receiver).
+    if (also.log) yield* also.log();
+    const saved = yield* ended(job, end, also.record);
+    return { saved, next: also.next ? yield* take(also.next, postgres) : undefined };
   });
+}
+
+/** A run's writes with its end: `record` only if the run still held its claim, `log` either way. */
+export interface EndWrites {
+  record?: (() => Work<void>) | undefined;
+  log?: (() => Work<void>) | undefined;
+}
+
+function* ended(job: TakenJob, end: JobEnd, record?: () => Work<void>): Work<boolean> {
+  const kept = 'done' in end
+    ? yield* first(deleteClaimed, { id: job.id, claim: job.claim })
+    : yield* first(again, { id: job.id, claim: job.claim, dueAt: end.retryAt, attempts: end.attempts });
+  if (!kept) return false;
+  if (end.failed) yield* all(insertFailure, { kind: job.kind, entityId: job.entityId, key: job.key, error: end.failed.error.slice(0, 500), at: end.failed.at });
+  if (record) yield* record();
+  if ('done' in end) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
+  return true;
 }
 
 // ---- for tests and operators ------------------------------------------------------------------------
@@ -483,4 +576,4 @@ export async function sweepJobFailures(db: Db, now: number): Promise<{ removed: 
 }
 
 /** The take's statements, for EXPLAIN in bench/take-plan.mjs (docs/performance.md, Webhooks). */
-export const TAKE_STATEMENTS = { nextEntities, groupsOf, fullGroups, firstDue: FIRST_DUE.grouped, takeById } as const;
+export const TAKE_STATEMENTS = { nextEntities, groupsOf, fullGroups, firstDue: FIRST_DUE.grouped, lockFreeSlot, takeById } as const;

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { nowIso } from '../clock.js';
-import { read, transaction } from '../db/run.js';
+import { read, single, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Param, type Params } from '../db/statement.js';
 import type { Db, WebhookAttemptRow, WebhookEndpointRow, WebhookMessageRow } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
@@ -350,13 +350,15 @@ export function messageToSend(db: Db, seq: number): Promise<{ message: WebhookMe
 const keepData = statement((db, p: Params<{ seq: number; data: string }>) => db.updateTable('webhook_messages').set({ data: p.data })
   .where('seq', '=', p.seq).where('data', 'is', null).returning('data'));
 
-/** Keeps a message's `data` once made, so every attempt sends the same body; the first kept wins. */
+/**
+ * Keeps a message's `data` once made, so every attempt sends the same body; the first kept wins. One
+ * statement, its own transaction (no BEGIN and COMMIT on PostgreSQL: two round trips of every first
+ * attempt, issue 48); the data another attempt kept first is read after it.
+ */
 export async function keepMessageData(db: Db, seq: number, data: string): Promise<string> {
-  const kept = await transaction(db, function* () {
-    const saved = yield* first(keepData, { seq, data });
-    return saved?.data ?? (yield* first(messageBySeq, { seq }))?.data ?? data;
-  });
-  return kept ?? data;
+  const saved = await single(db, () => first(keepData, { seq, data }));
+  if (saved) return saved.data ?? data;
+  return (await read(db, () => first(messageBySeq, { seq })))?.data ?? data;
 }
 
 export interface AttemptOutcome {
@@ -392,32 +394,42 @@ export interface Settled {
   applied: boolean;
 }
 
+/** What an attempt leads to: delivered, due again after the schedule's next delay, or failed. */
+export function settlement(attemptsBefore: number, outcome: Pick<AttemptOutcome, 'at' | 'ok'>, endpointGone = false): Pick<Settled, 'status' | 'nextAttemptAt'> {
+  const delay = outcome.ok || endpointGone ? null : retryDelay(attemptsBefore + 1);
+  return {
+    status: outcome.ok ? 'delivered' : delay === null ? 'failed' : 'pending',
+    nextAttemptAt: delay === null ? null : new Date(Date.parse(outcome.at) + delay).toISOString(),
+  };
+}
+
 /**
- * Records an attempt of a message and what follows: delivered, due again after the schedule's next
- * delay, or failed. A failure while the endpoint has had no success for 5 days disables it.
+ * Records an attempt of a message and what follows (`settlement`), as a step of the caller's
+ * transaction (the delivery job's end, src/webhooks/job.ts). A failure while the endpoint has had no
+ * success for 5 days disables it.
  */
-export function recordAttempt(db: Db, message: Pick<WebhookMessageRow, 'seq' | 'endpoint_id' | 'attempts'>, outcome: AttemptOutcome, endpointGone = false): Promise<Settled> {
-  return transaction(db, function* () {
-    const seq = Number(message.seq);
-    yield* all(insertAttempt, {
-      message_seq: seq, at: outcome.at, status_code: outcome.statusCode, duration_ms: outcome.durationMs, response: outcome.response, error: outcome.error,
-    });
-    const attempts = message.attempts + 1;
-    const delay = outcome.ok || endpointGone ? null : retryDelay(attempts);
-    const status = outcome.ok ? 'delivered' : delay === null ? 'failed' : 'pending';
-    const next = delay === null ? null : new Date(Date.parse(outcome.at) + delay).toISOString();
-    const applied = (yield* first(settleMessage, { seq, status, attempts, was: message.attempts })) !== undefined;
-    let disabled = false;
-    if (outcome.ok) yield* all(endpointSucceeded, { id: message.endpoint_id });
-    else if (!endpointGone) {
-      const streak = yield* first(endpointFailed, { id: message.endpoint_id, at: outcome.at });
-      if (streak?.failing_since && streak.enabled === 1 && Date.parse(outcome.at) - Date.parse(streak.failing_since) >= FAILING_DISABLE_MS) {
-        yield* all(disableEndpoint, { id: message.endpoint_id, reason: `every message failed for 5 days (last: ${outcome.error ?? `HTTP ${outcome.statusCode}`})`, at: outcome.at });
-        disabled = true;
-      }
-    }
-    return { status, nextAttemptAt: next, disabled, applied };
+export function* recordAttemptStep(message: Pick<WebhookMessageRow, 'seq' | 'endpoint_id' | 'attempts'>, outcome: AttemptOutcome, endpointGone = false): Work<Settled> {
+  const seq = Number(message.seq);
+  yield* all(insertAttempt, {
+    message_seq: seq, at: outcome.at, status_code: outcome.statusCode, duration_ms: outcome.durationMs, response: outcome.response, error: outcome.error,
   });
+  const { status, nextAttemptAt } = settlement(message.attempts, outcome, endpointGone);
+  const applied = (yield* first(settleMessage, { seq, status, attempts: message.attempts + 1, was: message.attempts })) !== undefined;
+  let disabled = false;
+  if (outcome.ok) yield* all(endpointSucceeded, { id: message.endpoint_id });
+  else if (!endpointGone) {
+    const streak = yield* first(endpointFailed, { id: message.endpoint_id, at: outcome.at });
+    if (streak?.failing_since && streak.enabled === 1 && Date.parse(outcome.at) - Date.parse(streak.failing_since) >= FAILING_DISABLE_MS) {
+      yield* all(disableEndpoint, { id: message.endpoint_id, reason: `every message failed for 5 days (last: ${outcome.error ?? `HTTP ${outcome.statusCode}`})`, at: outcome.at });
+      disabled = true;
+    }
+  }
+  return { status, nextAttemptAt, disabled, applied };
+}
+
+/** `recordAttemptStep` as a transaction of its own. */
+export function recordAttempt(db: Db, message: Pick<WebhookMessageRow, 'seq' | 'endpoint_id' | 'attempts'>, outcome: AttemptOutcome, endpointGone = false): Promise<Settled> {
+  return transaction(db, () => recordAttemptStep(message, outcome, endpointGone));
 }
 
 const failPending = statement((db, p: Params<{ seq: number }>) => db.updateTable('webhook_messages')

@@ -6,7 +6,9 @@ import { getProfile } from '../store/entities.js';
 import { getEvent } from '../store/events.js';
 import { imageState } from '../store/images.js';
 import { presentArtwork, presentImage, presentRecord } from '../store/present.js';
-import { changeOfMessage, keepMessageData, liveSecrets, messageToSend, recordAttempt, type Settled } from '../store/webhooks.js';
+import { transaction } from '../db/run.js';
+import type { Work } from '../db/work.js';
+import { changeOfMessage, keepMessageData, liveSecrets, messageToSend, recordAttemptStep, settlement, type AttemptOutcome, type Settled } from '../store/webhooks.js';
 
 /** One POST of a message, as the outgoing fetcher makes it: no redirect followed, addresses checked. */
 export interface PostRequest {
@@ -36,6 +38,9 @@ export interface DeliveryContext {
   now?: () => number;
 }
 
+/** An attempt made: what follows it, and `record`, its outcome's statements, for the caller's transaction. */
+export type Attempted = Pick<Settled, 'status' | 'nextAttemptAt'> & { record: () => Work<Settled> };
+
 /**
  * One attempt of one message (docs/api.md, Webhooks): the body is made once (at the first attempt,
  * then kept, so every retry sends the same bytes under the same `webhook-id`), signed with every live
@@ -43,6 +48,15 @@ export interface DeliveryContext {
  * again, failed). Undefined when there is nothing to send (already settled, or gone).
  */
 export async function deliverMessage(context: DeliveryContext, seq: number): Promise<Settled | undefined> {
+  const attempted = await attemptMessage(context, seq);
+  return attempted && transaction(context.db, attempted.record);
+}
+
+/**
+ * `deliverMessage` up to the outcome, which the caller records (`record`) in a transaction of its own:
+ * the delivery job records it in the one that ends the job (src/webhooks/job.ts).
+ */
+export async function attemptMessage(context: DeliveryContext, seq: number): Promise<Attempted | undefined> {
   const { db } = context;
   const now = context.now ?? Date.now;
   const found = await messageToSend(db, seq);
@@ -51,7 +65,7 @@ export async function deliverMessage(context: DeliveryContext, seq: number): Pro
   const startedAt = now();
   if (!endpoint || endpoint.enabled !== 1) {
     const error = endpoint ? 'endpoint disabled' : 'endpoint deleted';
-    return recordAttempt(db, message, { at: new Date(startedAt).toISOString(), statusCode: null, durationMs: 0, response: null, error, ok: false }, true);
+    return attempted(message, { at: new Date(startedAt).toISOString(), statusCode: null, durationMs: 0, response: null, error, ok: false }, true);
   }
   const data = message.data ?? await keepMessageData(db, Number(message.seq), await messageData(context, message));
   const body = `{"type":${JSON.stringify(message.type)},"timestamp":${JSON.stringify(message.created_at)},"data":${data}}`;
@@ -74,8 +88,13 @@ export async function deliverMessage(context: DeliveryContext, seq: number): Pro
   } catch (error) {
     outcome = { statusCode: null, ok: false, response: null, error: oneLine(error) };
   }
-  return recordAttempt(db, message, { at: new Date(startedAt).toISOString(), durationMs: Math.max(0, Math.round(now() - startedAt)), ...outcome });
+  return attempted(message, { at: new Date(startedAt).toISOString(), durationMs: Math.max(0, Math.round(now() - startedAt)), ...outcome });
 }
+
+const attempted = (message: WebhookMessageRow, outcome: AttemptOutcome, endpointGone = false): Attempted => ({
+  ...settlement(message.attempts, outcome, endpointGone),
+  record: () => recordAttemptStep(message, outcome, endpointGone),
+});
 
 /** The first 1 KB of an answer, as text (a character cut in two is replaced). */
 const keptResponse = (body: Buffer): string | null => (body.length === 0 ? null : body.subarray(0, KEPT_RESPONSE_BYTES).toString('utf8'));

@@ -2,7 +2,7 @@ import type { Db } from '../db/types.js';
 import { ATTEMPT_TIMEOUT_MS, ENDPOINT_CONCURRENCY } from '../domain/webhooks.js';
 import type { JobKind } from '../jobs/index.js';
 import { WEBHOOK_JOB, failMessage } from '../store/webhooks.js';
-import { deliverMessage } from './deliver.js';
+import { attemptMessage } from './deliver.js';
 import { guardedPost } from './post.js';
 
 export interface WebhookJobOptions {
@@ -29,10 +29,15 @@ export function webhookJobKind({ db, concurrency, publicBaseUrl, allowAddress }:
     // The attempt's own limit is 10 s; the margin covers recording its outcome.
     timeoutMs: ATTEMPT_TIMEOUT_MS + 5_000,
     async run(job, { signal }) {
-      const settled = await deliverMessage({ db, publicBaseUrl: publicBaseUrl(), post: guardedPost(allowAddress, signal) }, job.payload.seq);
-      if (settled?.status === 'failed') return { end: 'done', failed: 'every attempt failed' };
-      if (!settled || settled.status !== 'pending' || settled.nextAttemptAt === null) return { end: 'done' };
-      return { end: 'retry', at: Date.parse(settled.nextAttemptAt) };
+      const attempted = await attemptMessage({ db, publicBaseUrl: publicBaseUrl(), post: guardedPost(allowAddress, signal) }, job.payload.seq);
+      if (!attempted) return { end: 'done' };
+      // The attempt is logged in the transaction that ends the job (and takes the next): one
+      // transaction fewer per delivery (issue 48); a `log`, kept even if the claim was lost meanwhile
+      // (a Retry, a takeover): the attempt happened.
+      const log = function* () { yield* attempted.record(); };
+      if (attempted.status === 'failed') return { end: 'done', failed: 'every attempt failed', log };
+      if (attempted.status !== 'pending' || attempted.nextAttemptAt === null) return { end: 'done', log };
+      return { end: 'retry', at: Date.parse(attempted.nextAttemptAt), log };
     },
     giveUp(job, reason) {
       // An attempt past its time: tried again soon (the attempt itself records "timed out").

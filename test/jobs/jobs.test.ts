@@ -242,3 +242,53 @@ test('one nudge wakes one idle slot, and a slot that takes a job wakes the next,
     await runner.close(0);
   }
 });
+
+test('a slot that ends a job takes its next in the same transaction: a backlog of one group runs on with one take of the slot\'s own, not one per job', async () => {
+  const { kind, started, running } = heldKind({ concurrency: 1, groupCap: 1 });
+  await queue(kind, Array.from({ length: 5 }, (_, i) => ({ key: `b${i}`, entityId: 1, group: 'endpoint' })));
+  const runner = new JobRunner({ db: t.handle.db, log: quiet, pollMs: 60_000 }).register(kind).start();
+  try {
+    for (let i = 1; i <= 5; i++) {
+      expect(await until(() => started.length === i && running.size === 1)).toBe(true);
+      for (const finish of [...running.values()]) finish();
+    }
+    expect(await until(async () => await left(kind.name) === 0)).toBe(true);
+    expect(started).toEqual(['b0', 'b1', 'b2', 'b3', 'b4']);
+    // The slot's first take; every later job came with the end of the one before (the last end found none).
+    expect(runner.takes.get(kind.name)).toBe(1);
+  } finally {
+    for (const finish of [...running.values()]) finish();
+    await runner.close(0);
+  }
+});
+
+test('while a group has its cap in flight, the writes that queue more of its jobs do not each cost a take; its jobs still all run, within the cap', async () => {
+  const { kind, started, running, mostInFlight } = heldKind({ concurrency: 3, groupCap: 1 });
+  await queue(kind, [{ key: 'first', entityId: 1, group: 'endpoint' }]);
+  // Saturated for a minute: only the place freed by a job's end lets the next one start.
+  const runner = new JobRunner({ db: t.handle.db, log: quiet, pollMs: 60_000, saturatedMs: 60_000 }).register(kind).start();
+  try {
+    expect(await until(() => started.length === 1)).toBe(true);
+    // A write queues a job of the full group: the take it wakes finds the group full.
+    await queue(kind, [{ key: 'w0', entityId: 1, group: 'endpoint' }]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const takes = runner.takes.get(kind.name);
+    // Nine more writes, each nudging this process's idle slots once it has committed: no take.
+    for (let i = 1; i < 10; i++) await queue(kind, [{ key: `w${i}`, entityId: 1, group: 'endpoint' }]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(runner.takes.get(kind.name)).toBe(takes);
+    expect(started).toEqual(['first']);
+    while (started.length < 11) {
+      for (const finish of [...running.values()]) finish();
+      expect(await until(() => running.size > 0 || started.length === 11)).toBe(true);
+    }
+    for (const finish of [...running.values()]) finish();
+    expect(await until(async () => await left(kind.name) === 0)).toBe(true);
+    expect(mostInFlight('endpoint')).toBe(1);
+    // Each job after the first came with the end of the one before.
+    expect(runner.takes.get(kind.name)).toBe(takes);
+  } finally {
+    for (const finish of [...running.values()]) finish();
+    await runner.close(0);
+  }
+});

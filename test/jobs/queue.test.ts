@@ -5,7 +5,7 @@ import { connect } from '../../src/db/connect.js';
 import { migrateToLatest, migrator } from '../../src/db/migrate.js';
 import { transaction } from '../../src/db/run.js';
 import { enqueue, JobRunner, sweepKind, type JobKind } from '../../src/jobs/index.js';
-import { endJob, queueGauges, takeJob } from '../../src/store/jobs.js';
+import { endAndTake, endJob, queueGauges, takeJob } from '../../src/store/jobs.js';
 import { DIALECT, freshDatabase, startApp, type TestApp } from '../helpers.js';
 import { until } from '../support/until.js';
 
@@ -172,4 +172,20 @@ test.skipIf(DIALECT !== 'postgres')('takes of one group run at once up to its ca
   } finally {
     await other.end();
   }
+});
+
+test('a run\'s log is saved with its end even when its claim was lost meanwhile (a webhook attempt happened either way); its record is not', async () => {
+  const kind = 'test_log';
+  const at = iso(Date.now());
+  await transaction(t.handle.db, () => enqueue(kind, { key: 'job', entityId: 79, dueAt: at, at }));
+  const taken = (await takeJob(t.handle.db, { kind, now: iso(Date.now()), until: iso(Date.now() + 60_000), claim: 'test:log' }))!;
+  // Sent again while it ran (a Retry): its claim is cleared.
+  await transaction(t.handle.db, () => enqueue(kind, { key: 'job', entityId: 79, dueAt: at, at, existing: 'reschedule' }));
+  const { saved } = await endAndTake(t.handle.db, taken, { done: true }, {
+    record: () => enqueue(kind, { key: 'recorded', entityId: 79, dueAt: at, at }),
+    log: () => enqueue(kind, { key: 'logged', entityId: 79, dueAt: at, at }),
+  });
+  expect(saved).toBe(false);
+  const keys = (await t.handle.db.selectFrom('jobs').select('key').where('kind', '=', kind).orderBy('key').execute()).map((row) => row.key);
+  expect(keys).toEqual(['job', 'logged']);
 });
