@@ -309,7 +309,9 @@ export class RedisRateLimiter implements RateLimiter {
     const [count, ttl] = answer;
     this.learn(key, count, ttl, spent + 1, now);
     if (held) wake(held);
-    return rateLimitState(count, limit, now + ttl, now);
+    // The window's end as this process first learned it: `now + ttl` of each answer is that end less the
+    // answer's own latency, and answers of one window must name one reset whatever their latencies.
+    return rateLimitState(count, limit, this.leases.get(key)?.resetAt ?? now + ttl, now);
   }
 
   private async count(key: string, windowMs: number, units: number): Promise<[number, number]> {
