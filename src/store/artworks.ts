@@ -13,7 +13,7 @@ import { statement, statementPerPageSize, type Cost, type Params } from '../db/s
 import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
-import { RECORDED, recordWrite, recordedSignals, recordedWrite, recording, type Actor, type Change, type RecordedWrite } from './changelog.js';
+import { RECORDED, recordWrite, recordedSignals, recordedWrite, recording, recordingOf, type Actor, type Change, type RecordedWrite } from './changelog.js';
 import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, type UnchangedSince } from './trash.js';
 import { imageStatusIs, imagesWritten, touchesImages } from './images.js';
 import { statsOf, type StatsDelta } from './stats.js';
@@ -106,22 +106,22 @@ type Matched = ArtworkRow & { row_version: string };
  * CPU per POST). JSON keeps every value as the columns would (the artwork's
  * columns are text, integers and doubles; BIGINT arrives as a number either way, src/db/connect.ts).
  */
-const insertAndRecord = statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<{ matched: (Matched & { match_rank: number }) | null } & Recorded & { inserted_id: number | null }>(db, sql`
+const insertAndRecord = recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<{ matched: (Matched & { match_rank: number }) | null } & Recorded & { inserted_id: number | null }>(db, sql`
   with inserted as (${insertNewArtwork(db, p)}),
-  ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`)}
+  ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`, images)}
   select i.id as inserted_id, to_json(m) as matched, ${RECORDED}
   from (select 1) as one left join inserted i on true
-  left join (${matchesOf(p)}) m on true`), { signal: recordedSignals });
+  left join (${matchesOf(p)}) m on true`), { signal: recordedSignals }));
 
 /**
  * PostgreSQL: a re-post's update and its record in one statement, if the row is still the version
  * read (a write in between changes `xmin`: then it writes nothing, and the POST runs the general way).
  */
-const updateAndRecord = statement((db, p: Params<ArtworkRow & { rowVersion: string } & RecordedWrite>) => rawQuery<Recorded & { id: number | null }>(db, sql`
+const updateAndRecord = recordingOf((images) => statement((db, p: Params<ArtworkRow & { rowVersion: string } & RecordedWrite>) => rawQuery<Recorded & { id: number | null }>(db, sql`
   with updated as (${db.updateTable('artworks').set(columns(p, STORED_COLUMNS)).where('id', '=', p.id)
     .where(sql.ref('xmin'), '=', sql`cast(${p.rowVersion} as xid)`).returning('id')}),
-  ${recording(p, sql`null`, sql`exists (select 1 from updated)`)}
-  select (select id from updated) as id, ${RECORDED}`), { signal: recordedSignals });
+  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images)}
+  select (select id from updated) as id, ${RECORDED}`), { signal: recordedSignals }));
 
 const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
@@ -179,10 +179,8 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
   const artist = artistId === undefined ? {} : { artist_id: artistId, artist_linked_at: at };
   const values = newArtwork(actor, input, artist, fingerprint, at);
   const { entries, delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
-  const rows = yield* all(insertAndRecord, {
-    ...values, ...recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]),
-    fingerprint, externalId: input.external_id ?? null,
-  });
+  const write = recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]);
+  const rows = yield* all(insertAndRecord(write), { ...values, ...write, fingerprint, externalId: input.external_id ?? null });
   const [row] = rows;
   if (row?.inserted_id != null) return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
   // Several works with the fingerprint and no external_id to choose (409 ambiguous): the general way says so.
@@ -199,7 +197,8 @@ function* repostWork(db: Db, actor: Actor, input: ArtworkInput, { existing, arti
   // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
   if (touchesImages(entries)) return undefined;
   const urls = posted.artwork.image_url !== null && posted.artwork.image_url !== stored.image_url ? [posted.artwork.image_url] : [];
-  const [row] = yield* all(updateAndRecord, { ...posted.artwork, rowVersion, ...recordedWrite(actor, entries, delta, at, urls) });
+  const write = recordedWrite(actor, entries, delta, at, urls);
+  const [row] = yield* all(updateAndRecord(write), { ...posted.artwork, rowVersion, ...write });
   return row?.id == null ? undefined : posted;
 }
 

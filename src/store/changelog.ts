@@ -9,7 +9,7 @@ import { all, first, type Work } from '../db/work.js';
 import { applyStats, statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, type StatsUpdate } from './stats.js';
 import type { ListedPage, PageRequest } from './pages.js';
 import { INLINE_OFFSET_MAX, isPostgres, pageOffset, rawQuery } from './sql.js';
-import { IMAGE_JOB, imagesWritten, queuedImagesClause } from './images.js';
+import { IMAGE_JOB, imagesWritten, noQueuedImagesClause, queuedImagesClause } from './images.js';
 import { WEBHOOK_JOB, deliveryJobsOfEntries, hasEnabledEndpoint, messagesOfEntries, recordEntryMessages } from './webhooks.js';
 import { changeType } from '../domain/webhooks.js';
 
@@ -70,8 +70,12 @@ export function recordedWrite(actor: Actor, changes: readonly Change[], delta: S
  * the id of a record the statement inserts, for entries whose record id is null; `when`: a condition
  * on the rest of the statement (nothing is recorded when it is false). A statement ending in
  * `RECORDED` says which job kinds it queued (`recordedSignals`), so this process's runner looks at once.
+ * `images`: false for a write that sets no image URL (`urls` empty; `recordingOf` picks the shape),
+ * whose statement then has no image CTEs to start.
  */
-export const recording = (p: Params<RecordedWrite>, written: RawBuilder<unknown> = sql`null`, when: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> => sql`
+export const recording = (
+  p: Params<RecordedWrite>, written: RawBuilder<unknown> = sql`null`, when: RawBuilder<unknown> = sql`true`, images = true,
+): RawBuilder<unknown> => sql`
   entries as (
     insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at, run_id)
     select ${p.entityId}, e.entity_type, coalesce(e.record_id, ${written}), e.action, ${p.source}, e.field_changes, ${p.at}, cast(${p.runId} as integer)
@@ -82,8 +86,18 @@ export const recording = (p: Params<RecordedWrite>, written: RawBuilder<unknown>
     returning id, entity_type, record_id, action),
   ${messagesOfEntries(p.entityId, p.at)},
   ${deliveryJobsOfEntries(p.entityId, p.at)},
-  ${queuedImagesClause(p.urls, p.entityId, p.at, when)},
+  ${images ? queuedImagesClause(p.urls, p.entityId, p.at, when) : noQueuedImagesClause},
   counted as (${upsertStatsSlot(p, when)})`;
+
+/**
+ * A statement with `recording` in its two shapes, `make(images)`, built once each: with the image
+ * CTEs for a write that sets image URLs, without for one that sets none (`recording`, `images`).
+ */
+export function recordingOf<S>(make: (images: boolean) => S): (write: { urls: readonly string[] }) => S {
+  const withImages = make(true);
+  const withoutImages = make(false);
+  return ({ urls }) => (urls.length > 0 ? withImages : withoutImages);
+}
 
 /** The last columns of a statement with `recording`: how many messages and image jobs it queued. */
 export const RECORDED = sql`(select count(*) from hooks) as messages, (select count(*) from queued) as images`;
@@ -94,9 +108,9 @@ export const recordedSignals = (_params: unknown, rows: readonly unknown[]): str
   return row ? [...(Number(row.messages) > 0 ? [WEBHOOK_JOB] : []), ...(Number(row.images) > 0 ? [IMAGE_JOB] : [])] : [];
 };
 
-const recordChanges = statement((db, p: Params<RecordedWrite>) => rawQuery<{ messages: number; images: number }>(db, sql`
-  with ${recording(p)}
-  select ${RECORDED}`), { signal: recordedSignals });
+const recordChanges = recordingOf((images) => statement((db, p: Params<RecordedWrite>) => rawQuery<{ messages: number; images: number }>(db, sql`
+  with ${recording(p, sql`null`, sql`true`, images)}
+  select ${RECORDED}`), { signal: recordedSignals }));
 
 /**
  * Records a write: its changelog entries, the entity's counts, its image jobs and its webhook
@@ -111,7 +125,8 @@ export function* recordWrite(db: Db, actor: Actor, changes: readonly Change[], d
   // An image_url set, changed or let go queues or releases its image job in this same transaction.
   const urls = yield* imagesWritten(db, actor.entityId, changes, at);
   if (isPostgres(db)) {
-    yield* all(recordChanges, recordedWrite(actor, changes, delta, at, urls));
+    const write = recordedWrite(actor, changes, delta, at, urls);
+    yield* all(recordChanges(write), write);
     return;
   }
   const update = statsUpdate(actor.entityId, Array.isArray(delta) ? delta : [delta as StatsDelta], at);

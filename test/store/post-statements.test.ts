@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, DIALECT, startApp, tenant, type TestApp } from '../helpers.js';
 
@@ -81,5 +82,33 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
       entry.entity_type === 'artwork' && entry.entity_id === created.answer.body.id);
     expect(entries.map((entry: { action: string }) => entry.action)).toEqual(['create', 'update']);
     expect(Object.keys(entries[1].field_changes)).toEqual(['last_synced_at']);
+  });
+
+  test('a work without an image: its statement inserts no image or image job; with one, it queues the image', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    for (const created of [true, false]) expect((await api.post('/v1/artworks', { title: 'Warm-up', artist_name: 'Ada Berg' })).body.created).toBe(created);
+    const imageJobs = async () => (await sql<{ key: string }>`select key from jobs where entity_id = ${gallery.entityId} and kind = 'image'`
+      .execute(t.handle.db)).rows.map((job) => job.key);
+
+    const plain = await counted(api, { title: 'Plain Study', artist_name: 'Ada Berg' });
+    expect(plain.answer.status).toBe(201);
+    expect(plain.statements).toHaveLength(1);
+    expect(plain.statements[0]!.text).not.toContain('insert into images');
+    expect(plain.statements[0]!.text).not.toContain('queued_jobs');
+    const image = `https://images.example/${gallery.entityId}/plain.jpg`;
+    const repost = await counted(api, { title: 'Plain Study', artist_name: 'Ada Berg', image_url: image });
+    expect(repost.answer.body).toMatchObject({ id: plain.answer.body.id, created: false });
+    expect(repost.statements).toHaveLength(2);
+    expect(repost.statements[1]!.text).toContain('insert into images');
+    expect(await imageJobs()).toEqual([image]);
+
+    const pictured = `https://images.example/${gallery.entityId}/pictured.jpg`;
+    const withImage = await counted(api, { title: 'Pictured Study', artist_name: 'Ada Berg', image_url: pictured });
+    expect(withImage.answer.status).toBe(201);
+    expect(withImage.statements).toHaveLength(1);
+    expect(withImage.statements[0]!.text).toContain('insert into images');
+    expect((await imageJobs()).sort()).toEqual([image, pictured].sort());
+    expect((await api.get(`/v1/artworks/${plain.answer.body.id}`)).body).toMatchObject({ image_url: image });
   });
 });
