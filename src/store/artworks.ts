@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { ARTWORK_CHANGE_FIELDS, checkArtworkCoherence, parseViews, type ArtworkInput, type ArtworkPatch, type StoredView } from '../domain/artwork.js';
 import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, type FieldChanges } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
@@ -80,14 +80,22 @@ const insertUnlessMatched = statement(insertNewArtwork);
  * the one that has it first), each with its row version (`xmin`), which any later write changes: two
  * index probes, run only when the statement's insert (`inserted`) wrote nothing.
  */
-const matchesOf = (p: Params<MatchKey>) => sql`
+const matchesOf = (p: Params<MatchKey>) => matchingRows(p.entityId, sql`cast(${p.externalId} as text)`, sql`${p.fingerprint}`, sql`not exists (select 1 from inserted) and `);
+
+/**
+ * The rule of `findMatch` as SQL, for one item's keys (expressions): with an external_id, the artwork
+ * that has it first, then those with the fingerprint (and no other external_id); two rows are enough to
+ * tell an ambiguous match. Each row carries its version (`xmin`, which any later write changes) and its
+ * rank. `guard` prefixes both probes' conditions (e.g. only when nothing was inserted).
+ */
+const matchingRows = (entityId: unknown, externalId: RawBuilder<unknown>, fingerprint: RawBuilder<unknown>, guard: RawBuilder<unknown> = sql``) => sql`
   select * from (
     (select m.*, cast(m.xmin as text) as row_version, 0 as match_rank from artworks m
-      where not exists (select 1 from inserted) and m.entity_id = ${p.entityId} and m.external_id = cast(${p.externalId} as text))
+      where ${guard}m.entity_id = ${entityId} and m.external_id = ${externalId})
     union all
     (select m.*, cast(m.xmin as text) as row_version, 1 as match_rank from artworks m
-      where not exists (select 1 from inserted) and m.entity_id = ${p.entityId} and m.source_fingerprint = ${p.fingerprint}
-        and (cast(${p.externalId} as text) is null or m.external_id is null)
+      where ${guard}m.entity_id = ${entityId} and m.source_fingerprint = ${fingerprint}
+        and (${externalId} is null or m.external_id is null)
       order by m.id limit 2)) as found
   order by match_rank, id limit 2`;
 
@@ -304,14 +312,7 @@ type MatchKeys = { entityId: number; fingerprints: string[]; externalIds: Array<
  */
 const matchesOfItems = statement((db, p: Params<MatchKeys>) => rawQuery<Matched & { n: number | string; match_rank: number }>(db, sql`
   select k.n, m.* from unnest(cast(${p.fingerprints} as text[]), cast(${p.externalIds} as text[])) with ordinality as k(fingerprint, external_id, n)
-  cross join lateral (select * from (
-    (select m.*, cast(m.xmin as text) as row_version, 0 as match_rank from artworks m
-      where m.entity_id = ${p.entityId} and m.external_id = k.external_id)
-    union all
-    (select m.*, cast(m.xmin as text) as row_version, 1 as match_rank from artworks m
-      where m.entity_id = ${p.entityId} and m.source_fingerprint = k.fingerprint and (k.external_id is null or m.external_id is null)
-      order by m.id limit 2)) as found
-    order by match_rank, id limit 2) as m
+  cross join lateral (${matchingRows(p.entityId, sql`k.external_id`, sql`k.fingerprint`)}) as m
   order by k.n, m.match_rank, m.id`));
 
 type SavedArrays = { [K in (typeof STORED_COLUMNS)[number]]: Array<ArtworkRow[K]> } & { ids: number[]; rowVersions: string[] };
