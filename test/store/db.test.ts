@@ -692,7 +692,9 @@ describe.runIf(DIALECT === 'postgres')('PostgreSQL deadlocks', () => {
       yield* all(bump, { id: secondId });
     });
     await Promise.all([crossing(a, b), crossing(b, a)]);
-    expect(runs).toBe(3);
+    // At least one run again (a CI run on Node 26 saw the retry itself meet the other once more: 4 runs);
+    // what matters is that an aborted transaction is retried and both writes land once each.
+    expect(runs).toBeGreaterThanOrEqual(3);
     const prices = await db.selectFrom('artworks').select('price').where('id', 'in', [a, b]).execute();
     expect(prices.map((p) => p.price)).toEqual([2, 2]);
   });
