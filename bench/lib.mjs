@@ -44,8 +44,14 @@ export const currentRssMb = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSyn
 
 /** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat (100 ticks a second). */
 export function cpuSeconds(pid) {
+  const { user, system } = cpuSplit(pid);
+  return user + system;
+}
+
+/** The same, as user and system (kernel) seconds: a read's system time is mostly its socket's writes. */
+export function cpuSplit(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
 }
 
 /** Peak resident set size of a process so far (Linux VmHWM), in MB. */

@@ -8,7 +8,9 @@
 // --redis: the PostgreSQL service uses Redis for its rate limits (the scale set-up), and GET by id is
 // also measured with RATE_LIMIT_LEASE=1 (every request asks Redis: the counting before leases).
 // --rows measures only the rows whose name contains TEXT (e.g. --rows 304), without the cold and
-// PostgreSQL phases: a quick before/after of one read.
+// PostgreSQL phases: a quick before/after of one read. Each line on stderr gives the server's CPU per
+// request, user and system: the service's main thread is what limits it (wrk takes ~20 % of a core).
+// --profile DIR writes a CPU profile of each of the SQLite service's loads there (bench/profile-hook.mjs).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -17,7 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { ROOT, benchTenant, currentRssMb, peakRssMb, seedArtworks, startProcess, startService, stop } from './lib.mjs';
+import { ROOT, benchTenant, cpuSplit, currentRssMb, peakRssMb, seedArtworks, startProcess, startService, stop } from './lib.mjs';
 
 const ARTWORKS = 1000;
 const LIST = '/v1/artworks?limit=50&page=3';
@@ -116,16 +118,19 @@ async function answersOf(url, key, firstId) {
   return { byId, list, changelog, notModified, compressed };
 }
 
-export async function runReads({ duration = 5, connections = 50, rounds = 1, postgresUrl, redisUrl, rows: only } = {}) {
+export async function runReads({ duration = 5, connections = 50, rounds = 1, postgresUrl, redisUrl, rows: only, profile } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-reads-'));
   const sqliteUrl = `sqlite:${join(dir, 'reads.db')}`;
   process.stderr.write(`reads: seeding ${ARTWORKS} artworks on SQLite (${HAS_WRK ? 'wrk' : 'autocannon'})\n`);
-  const sqlite = await catalog(sqliteUrl);
+  const sqlite = await catalog(sqliteUrl, profile === undefined ? {} : { BENCH_PROFILE_DIR: profile, NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'profile-hook.mjs')}` });
   const answers = await answersOf(sqlite.url, sqlite.key, sqlite.firstId);
   const answersFile = join(dir, 'answers.json');
   writeFileSync(answersFile, JSON.stringify(Object.fromEntries(Object.entries(answers).map(([name, a]) => [name, { ...a, body: a.body.toString('base64') }]))));
   const bare = startProcess(process.execPath, [join(ROOT, 'bench', 'bare-bytes.mjs'), answersFile], {});
   const bareUrl = await bare.url;
+  // The server's CPU per request (all its threads) beside the rate: where a ratio's gap is, server or load generator.
+  const pidOf = new Map();
+  pidOf.set(bareUrl, bare.child.pid).set(sqlite.url, sqlite.server.child.pid);
 
   const auth = { Authorization: `Bearer ${sqlite.key}` };
   const allReads = [
@@ -140,9 +145,20 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   const sums = new Map();
   const add = (key, value) => sums.set(key, (sums.get(key) ?? 0) + value / rounds);
   const run = async (label, base, spec) => {
-    const { rps, bad } = await load(base, { ...spec, duration, connections });
+    const pid = pidOf.get(base);
+    const cpuBefore = pid === undefined ? undefined : cpuSplit(pid);
+    const profiled = profile !== undefined && pid !== undefined && base !== bareUrl;
+    if (profiled) process.kill(pid, 'SIGUSR2');
+    const { rps, bad, requests } = await load(base, { ...spec, duration, connections });
+    if (profiled) process.kill(pid, 'SIGUSR2');
     if (bad > 0) throw new Error(`${label}: ${bad} answers that were not 2xx/3xx`);
-    process.stderr.write(`  ${label}: ${Math.round(rps)} req/s\n`);
+    let cpuUs = '';
+    if (cpuBefore !== undefined) {
+      const after = cpuSplit(pid);
+      const us = (seconds) => (seconds * 1e6 / requests).toFixed(1);
+      cpuUs = `, server CPU ${us(after.user + after.system - cpuBefore.user - cpuBefore.system)} µs/request (user ${us(after.user - cpuBefore.user)}, system ${us(after.system - cpuBefore.system)})`;
+    }
+    process.stderr.write(`  ${label}: ${Math.round(rps)} req/s${cpuUs}\n`);
     return rps;
   };
   // The ids start where the tenant's do (a database may hold other tenants first).
@@ -244,10 +260,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
       duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '50' },
-      rounds: { type: 'string', default: '1' }, postgres: { type: 'string' }, redis: { type: 'string' }, rows: { type: 'string' },
+      rounds: { type: 'string', default: '1' }, postgres: { type: 'string' }, redis: { type: 'string' }, rows: { type: 'string' }, profile: { type: 'string' },
     },
   });
-  const report = await runReads({ duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds), postgresUrl: values.postgres, redisUrl: values.redis, rows: values.rows });
+  const report = await runReads({ duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds), postgresUrl: values.postgres, redisUrl: values.redis, rows: values.rows, profile: values.profile });
   printReads(report);
   console.log(JSON.stringify(report));
 }
