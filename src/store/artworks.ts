@@ -71,9 +71,10 @@ const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>) => db.insert
   .columns(NEW_COLUMNS)
   .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
     .where((eb) => eb.not(matchExists(db, p)(eb as never))))
-  .onConflict((oc) => oc.doNothing());
-// The other columns are the values just bound: returning them would only copy them back.
-const insertUnlessMatched = statement((db, p: Params<NewArtwork & MatchKey>) => insertNewArtwork(db, p).returning('id'));
+  .onConflict((oc) => oc.doNothing())
+  // The other columns are the values just bound: returning them would only copy them back.
+  .returning('id');
+const insertUnlessMatched = statement(insertNewArtwork);
 
 /**
  * The artworks a POST with these keys may update, as `findMatch` looks for them (with an external_id,
@@ -114,10 +115,10 @@ type Matched = ArtworkRow & { row_version: string };
  * CPU per POST). JSON keeps every value as the columns would (the artwork's
  * columns are text, integers and doubles; BIGINT arrives as a number either way, src/db/connect.ts).
  */
-const insertAndRecord = recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<MatchesAnswer & { inserted_id: number | null; row_version: string | null }>(db, sql`
-  with inserted as (${insertNewArtwork(db, p).returning(['id', sql<string>`cast(xmin as text)`.as('row_version')])}),
+const insertAndRecord = recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<MatchesAnswer & { inserted_id: number | null }>(db, sql`
+  with inserted as (${insertNewArtwork(db, p)}),
   ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`, images)}
-  select i.id as inserted_id, i.row_version, to_json(m) as matched, ${RECORDED}
+  select i.id as inserted_id, to_json(m) as matched, ${RECORDED}
   from (select 1) as one left join inserted i on true
   left join (${matchesOf(p)}) m on true`), { signal: recordedSignals }));
 
@@ -139,7 +140,7 @@ const updateAndRecord = recordingOf((images) => statement((db, p: Params<Artwork
   select u.id, u.row_version, ${RECORDED} from (select 1) as one left join updated u on true`), { signal: recordedSignals }));
 
 /**
- * PostgreSQL: a re-post of a work this process wrote (store/stored-artworks.ts), merged in the process
+ * PostgreSQL: a re-post of a work this process re-posted before (store/stored-artworks.ts), merged in the process
  * and written in one statement with its record, if the work is still the POST's match (the first of
  * `matchingRows`, and the only one without an external_id) and still the version the process holds.
  * Otherwise it writes nothing and answers the matches, as a new work's statement does.
@@ -198,7 +199,7 @@ interface Repost { existing: Matched; artist: Partial<ArtworkRow> }
 
 /**
  * PostgreSQL's common cases in one statement each: a new work, or a re-post of one this process
- * wrote (store/stored-artworks.ts), whose artist (if any) this process knows and which sends no
+ * re-posted before (store/stored-artworks.ts), whose artist (if any) this process knows and which sends no
  * additional views (written beside the row, store/images.ts). Else a re-post's match, for one more
  * statement (`repostWork`); undefined when nothing was written: the POST runs the general way.
  */
@@ -220,13 +221,11 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
   const rows = yield* all(insertAndRecord(write), { ...values, ...write, ...keys });
   const [row] = rows;
   if (row?.inserted_id == null) return matchOf(rows, input, artist);
-  const artwork = { ...values, id: Number(row.inserted_id) };
-  rememberArtwork(db, artwork, row.row_version!);
-  return { artwork, created: true, changed: true };
+  return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
 }
 
 /**
- * A re-post of a work this process wrote, merged into the row it holds, in one statement: written, or
+ * A re-post of a work this process re-posted before, merged into the row it holds, in one statement: written, or
  * (when the row it holds is no longer the match, or not its version) the match the statement found.
  * 'stale' before any statement when the merge with the row held refuses the POST, which the row
  * stored may not: the POST then runs as an uncached one, which decides.

@@ -1,14 +1,17 @@
 import type { ArtworkRow, Db } from '../db/types.js';
 
 /**
- * PostgreSQL: the artworks this process last wrote by a POST's own statement, as stored, each with its
- * row version (`xmin`). A re-post of one is merged here and written in one statement, which writes
- * only if the work is still the POST's match and still that version (store/artworks.ts,
- * `updateStoredAndRecord`): a stale entry costs one more statement, never a wrong write. Keyed the way
+ * PostgreSQL: the artworks this process last re-posted, as stored, each with its row version
+ * (`xmin`). A further re-post of one is merged here and written in one statement, which writes only
+ * if the work is still the POST's match and still that version (store/artworks.ts,
+ * `updateStoredAndRecord`): a stale entry costs one more statement, never a wrong write. New works
+ * are not kept (holding each new row cost the process ~15 µs per new POST, docs/performance.md,
+ * Writes, lists and growth): a work's first re-post takes two statements and is kept. Keyed the way
  * a re-post finds its work: by external_id when the work has one, else by fingerprint. One map per
- * database, as store/artists.ts keeps its artists; bounded by count and by size (a description may
- * be 20,000 characters). A catalog larger than the bound, re-posted in a cycle, finds none: each of
- * its re-posts then takes the two statements of an uncached one.
+ * database, as store/artists.ts
+ * keeps its artists; bounded by count and by size (a description may be 20,000 characters), the
+ * least recently written going first. A catalog larger than the bound, re-posted in a cycle, finds
+ * none: each of its re-posts then takes the two statements of an uncached one.
  */
 export interface StoredArtwork { row: ArtworkRow; version: string }
 
@@ -28,7 +31,7 @@ function storedOf(db: Db): Stored {
 const keyOf = (entityId: number, externalId: string | null, fingerprint: string) =>
   (externalId !== null ? `${entityId}:e:${externalId}` : `${entityId}:f:${fingerprint}`);
 
-/** The work a re-post with these keys most likely updates, if this process wrote it; the statement checks. */
+/** The work a re-post with these keys most likely updates, if this process re-posted it; the statement checks. */
 export function storedArtwork(db: Db, entityId: number, externalId: string | null, fingerprint: string): StoredArtwork | undefined {
   return storedOf(db).entries.get(keyOf(entityId, externalId, fingerprint));
 }
