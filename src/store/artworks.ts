@@ -140,10 +140,10 @@ const updateAndRecord = recordingOf((images) => statement((db, p: Params<Artwork
   select u.id, u.row_version, ${RECORDED} from (select 1) as one left join updated u on true`), { signal: recordedSignals }));
 
 /**
- * PostgreSQL: a re-post of a work this process re-posted before (store/stored-artworks.ts), merged in the process
- * and written in one statement with its record, if the work is still the POST's match (the first of
- * `matchingRows`, and the only one without an external_id) and still the version the process holds.
- * Otherwise it writes nothing and answers the matches, as a new work's statement does.
+ * PostgreSQL: a re-post of a work this process re-posted before (store/stored-artworks.ts), merged in
+ * the process and written in one statement with its record, if the work is still the POST's match (the
+ * first of `matchingRows`, and the only one without an external_id) and still the version the process
+ * holds. Otherwise it writes nothing and answers the matches, as a new work's statement does.
  */
 const updateStoredAndRecord = recordingOf((images) => statement((db, p: Params<ArtworkRow & MatchKey & { rowVersion: string } & RecordedWrite>) => rawQuery<MatchesAnswer & { id: number | null; row_version: string | null }>(db, sql`
   with found as (${matchingRows(p.entityId, sql`cast(${p.externalId} as text)`, sql`${p.fingerprint}`)}),
@@ -199,9 +199,9 @@ interface Repost { existing: Matched; artist: Partial<ArtworkRow> }
 
 /**
  * PostgreSQL's common cases in one statement each: a new work, or a re-post of one this process
- * re-posted before (store/stored-artworks.ts), whose artist (if any) this process knows and which sends no
- * additional views (written beside the row, store/images.ts). Else a re-post's match, for one more
- * statement (`repostWork`); undefined when nothing was written: the POST runs the general way.
+ * re-posted before (store/stored-artworks.ts), whose artist (if any) this process knows and which
+ * sends no additional views (written beside the row, store/images.ts). Else a re-post's match, for
+ * one more statement (`repostWork`); undefined when nothing was written: the POST runs the general way.
  */
 function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: string): Work<PostedArtwork | Repost | undefined> {
   if (input.additional_images != null) return undefined;
@@ -225,10 +225,10 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
 }
 
 /**
- * A re-post of a work this process re-posted before, merged into the row it holds, in one statement: written, or
- * (when the row it holds is no longer the match, or not its version) the match the statement found.
- * 'stale' before any statement when the merge with the row held refuses the POST, which the row
- * stored may not: the POST then runs as an uncached one, which decides.
+ * A re-post of a work this process re-posted before, merged into the row it holds, in one statement:
+ * written, or (when the row it holds is no longer the match, or not its version) the match the
+ * statement found. 'stale' before any statement when the merge with the row held refuses the POST,
+ * which the row stored may not: the POST then runs as an uncached one, which decides.
  */
 function* repostStoredWork(
   db: Db, actor: Actor, input: ArtworkInput, keys: MatchKey, artist: Partial<ArtworkRow>, stored: StoredArtwork, at: string,
@@ -255,7 +255,10 @@ function* repostStoredWork(
   return matchOf(rows, input, artist);
 }
 
-/** The match a POST's first statement answered, unless there is none or (without an external_id) several: 409 ambiguous, which the general way says. */
+/**
+ * The match a POST's first statement answered, unless there is none or, without an external_id,
+ * several (409 ambiguous, which the general way says).
+ */
 function matchOf(rows: readonly MatchesAnswer[], input: ArtworkInput, artist: Partial<ArtworkRow>): Repost | undefined {
   const matches = rows.flatMap((match) => (match.matched ? [match.matched] : []));
   if (matches.length === 0 || (input.external_id == null && matches.length > 1)) return undefined;
