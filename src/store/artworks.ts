@@ -18,6 +18,8 @@ import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, ty
 import { imageStatusIs, imagesWritten, touchesImages } from './images.js';
 import { statsOf, type StatsDelta } from './stats.js';
 import { forgetArtwork, rememberArtwork, storedArtwork, type StoredArtwork } from './stored-artworks.js';
+import { mayHaveEndpoints, rememberEndpoints } from './hooked-entities.js';
+import { enabledEndpointExists } from './webhooks.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
 
@@ -63,18 +65,18 @@ const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Data
 ]);
 
 /**
- * A new artwork, unless one the POST must update exists: the common case (a new work) is one
- * statement. Any unique index the insert would break (a concurrent POST of the same work) also makes
- * it insert nothing, and the caller looks for the match.
+ * A new artwork, unless one the POST must update exists (or `unless` holds): the common case (a new
+ * work) is one statement. Any unique index the insert would break (a concurrent POST of the same
+ * work) also makes it insert nothing, and the caller looks for the match.
  */
-const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>) => db.insertInto('artworks')
+const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>, unless: RawBuilder<boolean> = sql<boolean>`false`) => db.insertInto('artworks')
   .columns(NEW_COLUMNS)
   .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
-    .where((eb) => eb.not(matchExists(db, p)(eb as never))))
+    .where((eb) => eb.not(matchExists(db, p)(eb as never))).where(sql<boolean>`not ${unless}`))
   .onConflict((oc) => oc.doNothing())
   // The other columns are the values just bound: returning them would only copy them back.
   .returning('id');
-const insertUnlessMatched = statement(insertNewArtwork);
+const insertUnlessMatched = statement((db, p: Params<NewArtwork & MatchKey>) => insertNewArtwork(db, p));
 
 /**
  * The artworks a POST with these keys may update, as `findMatch` looks for them (with an external_id,
@@ -108,6 +110,8 @@ type Matched = ArtworkRow & { row_version: string };
  * messages and their jobs) in one statement, which is a transaction of its own (no BEGIN or COMMIT
  * round trips). When a match exists it inserts and records nothing and answers the matches instead
  * (`inserted_id` null), which a re-post then updates in one more statement (`updateAndRecord`).
+ * `hooked`: whether the entity has an enabled webhook endpoint. The statement in its shape without
+ * messages (store/hooked-entities.ts) inserts nothing when it has: the one with them runs instead.
  *
  * A match comes back as one JSON column (its row, `row_version` and `match_rank`), not as the
  * artwork's 30-odd columns: every answer, a new work's too, carried them all (null), and the driver
@@ -115,12 +119,14 @@ type Matched = ArtworkRow & { row_version: string };
  * CPU per POST). JSON keeps every value as the columns would (the artwork's
  * columns are text, integers and doubles; BIGINT arrives as a number either way, src/db/connect.ts).
  */
-const insertAndRecord = recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<MatchesAnswer & { inserted_id: number | null }>(db, sql`
-  with inserted as (${insertNewArtwork(db, p)}),
-  ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`, images)}
-  select i.id as inserted_id, to_json(m) as matched, ${RECORDED}
+const insertAndRecordOf = (messages: boolean) => recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<MatchesAnswer & { inserted_id: number | null; hooked: boolean }>(db, sql`
+  with inserted as (${insertNewArtwork(db, p, messages ? undefined : enabledEndpointExists(p.entityId))}),
+  ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`, images, messages)}
+  select i.id as inserted_id, to_json(m) as matched, ${enabledEndpointExists(p.entityId)} as hooked, ${RECORDED}
   from (select 1) as one left join inserted i on true
   left join (${matchesOf(p)}) m on true`), { signal: recordedSignals }));
+const insertAndRecordWithMessages = insertAndRecordOf(true);
+const insertAndRecordWithoutMessages = insertAndRecordOf(false);
 
 /** What a POST's first statement answers when it wrote nothing: a row per match (none: `matched` null). */
 type MatchesAnswer = Recorded & { matched: (Matched & { match_rank: number }) | null };
@@ -186,10 +192,13 @@ const deleteArtworkById = statement((db, p: Params<{ entityId: number; id: numbe
 export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
   if (isPostgres(db)) {
     const at = nowIso();
-    const fast = await single(db, () => postNewArtworkWork(db, actor, input, at));
-    if (fast && 'created' in fast) return fast;
-    const reposted = fast && await single(db, () => repostWork(db, actor, input, fast, at));
-    if (reposted) return reposted;
+    let fast = await single(db, () => postNewArtworkWork(db, actor, input, at, mayHaveEndpoints(db, actor.entityId)));
+    if (fast === 'hooked') fast = await single(db, () => postNewArtworkWork(db, actor, input, at, true));
+    if (fast && fast !== 'hooked') {
+      if ('created' in fast) return fast;
+      const reposted = await single(db, () => repostWork(db, actor, input, fast, at));
+      if (reposted) return reposted;
+    }
   }
   return transaction(db, () => postArtworkWork(db, actor, input));
 }
@@ -202,8 +211,10 @@ interface Repost { existing: Matched; artist: Partial<ArtworkRow> }
  * re-posted before (store/stored-artworks.ts), whose artist (if any) this process knows and which
  * sends no additional views (written beside the row, store/images.ts). Else a re-post's match, for
  * one more statement (`repostWork`); undefined when nothing was written: the POST runs the general way.
+ * `messages`: whether a new work's statement records webhook messages; without, 'hooked' when it wrote
+ * nothing because the entity has an enabled endpoint (store/hooked-entities.ts): the caller runs it again with.
  */
-function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: string): Work<PostedArtwork | Repost | undefined> {
+function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: string, messages: boolean): Work<PostedArtwork | Repost | 'hooked' | undefined> {
   if (input.additional_images != null) return undefined;
   const artistId = input.artist_name == null ? undefined : knownArtist(db, input.artist_name);
   if (input.artist_name != null && artistId === undefined) return undefined;
@@ -218,8 +229,11 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
   const values = newArtwork(actor, input, artist, fingerprint, at);
   const { entries, delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
   const write = recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]);
-  const rows = yield* all(insertAndRecord(write), { ...values, ...write, ...keys });
+  const rows = yield* all((messages ? insertAndRecordWithMessages : insertAndRecordWithoutMessages)(write), { ...values, ...write, ...keys });
   const [row] = rows;
+  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
+  // Without messages it inserted nothing for an entity with an endpoint: unless a match answers, again with them.
+  if (!messages && row?.hooked && row.inserted_id == null && row.matched == null) return 'hooked';
   if (row?.inserted_id == null) return matchOf(rows, input, artist);
   return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
 }

@@ -10,7 +10,7 @@ import { applyStats, statsOf, statsUpdate, upsertStatsSlot, type StatsDelta, typ
 import type { ListedPage, PageRequest } from './pages.js';
 import { INLINE_OFFSET_MAX, isPostgres, pageOffset, rawQuery } from './sql.js';
 import { IMAGE_JOB, imagesWritten, noQueuedImagesClause, queuedImagesClause } from './images.js';
-import { WEBHOOK_JOB, deliveryJobsOfEntries, hasEnabledEndpoint, messagesOfEntries, recordEntryMessages } from './webhooks.js';
+import { WEBHOOK_JOB, deliveryJobsOfEntries, hasEnabledEndpoint, messagesOfEntries, noMessagesClause, recordEntryMessages } from './webhooks.js';
 import { changeType } from '../domain/webhooks.js';
 
 /** Who writes: the entity the key is bound to and the changelog `source` of the key. */
@@ -71,10 +71,12 @@ export function recordedWrite(actor: Actor, changes: readonly Change[], delta: S
  * on the rest of the statement (nothing is recorded when it is false). A statement ending in
  * `RECORDED` says which job kinds it queued (`recordedSignals`), so this process's runner looks at once.
  * `images`: false for a write that sets no image URL (`urls` empty; `recordingOf` picks the shape),
- * whose statement then has no image CTEs to start.
+ * whose statement then has no image CTEs to start. `messages`: false for a statement that writes
+ * nothing when the entity has an enabled endpoint (webhooks.ts, `noMessagesClause`), whose statement
+ * then has no webhook CTEs to start.
  */
 export const recording = (
-  p: Params<RecordedWrite>, written: RawBuilder<unknown> = sql`null`, when: RawBuilder<unknown> = sql`true`, images = true,
+  p: Params<RecordedWrite>, written: RawBuilder<unknown> = sql`null`, when: RawBuilder<unknown> = sql`true`, images = true, messages = true,
 ): RawBuilder<unknown> => sql`
   entries as (
     insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at, run_id)
@@ -84,8 +86,8 @@ export const recording = (
     where ${when}
     order by e.n
     returning id, entity_type, record_id, action),
-  ${messagesOfEntries(p.entityId, p.at)},
-  ${deliveryJobsOfEntries(p.entityId, p.at)},
+  ${messages ? sql`${messagesOfEntries(p.entityId, p.at)},
+  ${deliveryJobsOfEntries(p.entityId, p.at)}` : noMessagesClause},
   ${images ? queuedImagesClause(p.urls, p.entityId, p.at, when) : noQueuedImagesClause},
   counted as (${upsertStatsSlot(p, when)})`;
 

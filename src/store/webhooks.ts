@@ -176,6 +176,16 @@ const subscribed = (db: Db, type: RawBuilder<unknown> | Param<string>) => (isPos
 /** The SQL type of a changelog entry's message, from its `entity_type` and `action` columns (`e.`). */
 export const CHANGE_TYPE_SQL = sql`e.entity_type || '.' || case e.action when 'create' then 'created' when 'delete' then 'deleted' else 'updated' end`;
 
+/** PostgreSQL: whether the owner has an enabled endpoint, as a condition (one probe of webhook_endpoints_owner). */
+export const enabledEndpointExists = (ownerId: Param<number>): RawBuilder<boolean> => sql<boolean>`exists (
+  select 1 from webhook_endpoints w where w.owner_id = ${ownerId} and w.enabled = 1)`;
+
+/**
+ * PostgreSQL: `messagesOfEntries` and its jobs left out, for a statement that writes nothing when the
+ * owner has an enabled endpoint (`enabledEndpointExists`): the same `hooks` CTE, empty.
+ */
+export const noMessagesClause = sql`hooks as (select cast(null as bigint) as seq where false)`;
+
 /**
  * PostgreSQL: the part of a write's statement (src/store/changelog.ts) that records a message for
  * every entry in `entries` (a CTE of the inserted changelog rows) and every endpoint subscribed to

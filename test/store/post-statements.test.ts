@@ -91,7 +91,7 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     const created = await counted(api, work);
     expect(created.answer.status).toBe(201);
     expect(created.statements.map((s) => s.text.slice(0, 60))).toHaveLength(1);
-    expect(created.statements[0]!.columns).toBeLessThanOrEqual(4);
+    expect(created.statements[0]!.columns).toBeLessThanOrEqual(5);
 
     const reposted = await counted(api, work);
     expect(reposted.answer.body).toMatchObject({ id: created.answer.body.id, created: false });
@@ -145,6 +145,39 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     expect(framing.statements).toHaveLength(1);
     expect(framing.statements[0]!.text).toContain('insert into images');
     expect((await imageJobs()).sort()).toEqual([framed, image, pictured].sort());
+  });
+
+  test('a new work of an entity without endpoints: its statement has no webhook CTEs; an endpoint another process adds gets its message', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    const messages = async () => (await sql<{ type: string; record_id: number }>`select type, record_id from webhook_messages
+      where owner_id = ${gallery.entityId} order by seq`.execute(t.handle.db)).rows;
+
+    expect((await api.post('/v1/artworks', { title: 'Warm-up' })).status).toBe(201);
+    const plain = await counted(api, { title: 'Unhooked Study' });
+    expect(plain.answer.status).toBe(201);
+    expect(plain.statements).toHaveLength(1);
+    expect(plain.statements[0]!.text).not.toContain('insert into webhook_messages');
+
+    // Written straight into the database, as another process would: this one has not seen it.
+    const { id: endpoint } = (await sql<{ id: number }>`insert into webhook_endpoints (owner_id, url, events, description, enabled, secret, created_at, updated_at)
+      values (${gallery.entityId}, 'https://hooks.example/in', '*', '', 1, 'whsec_test', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')
+      returning id`.execute(t.handle.db)).rows[0]!;
+    const hooked = await counted(api, { title: 'Hooked Study' });
+    expect(hooked.answer.status).toBe(201);
+    expect(hooked.statements).toHaveLength(2);
+    expect(await messages()).toEqual([{ type: 'artwork.created', record_id: hooked.answer.body.id }]);
+    const next = await counted(api, { title: 'Next Hooked Study' });
+    expect(next.statements).toHaveLength(1);
+    expect(next.statements[0]!.text).toContain('insert into webhook_messages');
+    expect((await messages()).map((message) => message.record_id)).toEqual([hooked.answer.body.id, next.answer.body.id]);
+
+    await sql`update webhook_endpoints set enabled = 0 where id = ${endpoint}`.execute(t.handle.db);
+    expect((await counted(api, { title: 'Disabled Study' })).statements).toHaveLength(1);
+    const unhooked = await counted(api, { title: 'Unhooked Again Study' });
+    expect(unhooked.statements).toHaveLength(1);
+    expect(unhooked.statements[0]!.text).not.toContain('insert into webhook_messages');
+    expect(await messages()).toHaveLength(2);
   });
 
   test('a re-post of a work another write changed since this process re-posted it: two statements, recording the change from what is stored', async () => {
