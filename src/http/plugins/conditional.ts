@@ -45,10 +45,13 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export const notModifiedHeaders = (tag: string) => ({ etag: tag, 'cache-control': CACHE_CONTROL, vary: 'accept-encoding' });
 
 /**
- * What a kept answer too small to compress says besides the key's headers, in the order this plugin
- * sets them (`sendKept`, then `afterHandler`): its type, its tag, how it may be cached.
+ * What a kept answer sent as it is (no coding) says besides the key's headers, in the order this
+ * plugin sets them (`sendKept`, then `afterHandler`): its type, its Link (pages that have one), its
+ * tag, how it may be cached.
  */
-export const keptAnswerHeaders = (tag: string) => ({ 'content-type': JSON_TYPE, etag: tag, 'cache-control': CACHE_CONTROL });
+export const keptAnswerHeaders = (tag: string, link: string | undefined) => (link === undefined
+  ? { 'content-type': JSON_TYPE, etag: tag, 'cache-control': CACHE_CONTROL }
+  : { 'content-type': JSON_TYPE, link, etag: tag, 'cache-control': CACHE_CONTROL });
 
 /**
  * Whether a route's tag is made of the entity's data version and the URL alone (no `tagParts`, not an
