@@ -124,7 +124,7 @@ function rememberNotModified(memo: EarlyAnswerMemo, route: Omit<Remembered, 'ent
   const condition = request.headers['if-none-match'];
   if (condition === undefined || condition.trim() === '*') return;
   if (!carriesNotModifiedHeaders(reply)) return;
-  memo.remember(EarlyAnswerMemo.request('304', request.method, request.url), request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
+  memo.remember('304', request.method, request.url, request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
 }
 
 /**
@@ -135,7 +135,7 @@ function rememberKept(memo: EarlyAnswerMemo, route: Omit<Remembered, 'entityId'>
   if (reply.statusCode !== 200 || !reply.reused || request.method !== 'GET' || !request.auth) return;
   if (request.headers['if-none-match'] !== undefined) return;
   if (!carriesKeptHeaders(reply)) return;
-  memo.remember(EarlyAnswerMemo.request('200', request.method, request.url), request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
+  memo.remember('200', request.method, request.url, request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
 }
 
 /**
@@ -150,15 +150,15 @@ function answerBeforeFastify(lane: Lane, request: IncomingMessage, response: Ser
   // A 304 for a tag; else a kept answer, for a GET (a HEAD's answer is Fastify's to shape).
   const kind: Kind = condition === undefined ? '200' : '304';
   if ((kind === '304' && condition!.trim() === '*') || (kind === '200' && method !== 'GET') || lane.app.isClosing()) return undefined;
-  const asking = EarlyAnswerMemo.request(kind, method, url);
-  if (!lane.memo.holdsRequest(asking)) return undefined;
+  const pairs = lane.memo.pairsOf(kind, method, url);
+  if (pairs === undefined) return undefined;
   // A body (which a GET may carry) is for Fastify to read or refuse.
   if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return undefined;
   if (repeatedHeader(request.rawHeaders, SINGLE_HEADERS) !== undefined) return undefined;
   const key = bearerToken(headers.authorization);
   if (key === undefined) return undefined;
   const keyHash = hashKey(key);
-  const remembered = lane.memo.get(asking, keyHash);
+  const remembered = lane.memo.get(pairs, keyHash);
   if (remembered === undefined || !admitted(lane, keyHash, remembered)) return undefined;
   const asked = { method, url, keyHash, remembered };
   return kind === '304' ? notModified(lane, request, response, started, { ...asked, condition: condition! }) : keptAnswer(lane, request, response, started, asked);
@@ -201,7 +201,7 @@ async function notModified(lane: Lane, request: IncomingMessage, response: Serve
  * A kept answer Fastify's path would send (conditional.ts): the tag of the current version names an
  * answer the cache holds, and the client takes no coding of it (compression.ts decides, as for
  * Fastify's). A page passes the unread-answers check and takes its turn first, as on Fastify's path,
- * and is watched while its client reads it (slow-readers.ts). Its unit is
+ * and an answer is watched while its client has yet to read it (slow-readers.ts). Its unit is
  * taken as auth.ts takes it — only where the limiter needs no visit to Redis of its own (process
  * memory, or a lease of Redis's units this process holds, perhaps once Redis's answer on its way has
  * made room in it) and the unit is there to take; a key at its limit, or a unit that needs Redis,
@@ -234,9 +234,11 @@ async function keptAnswer(lane: Lane, request: IncomingMessage, response: Server
   }
   if (rateLimit === undefined) return false;
   const id = requestId(request);
-  if (largeAnswer) app.unsent.watch(request, response);
   response.writeHead(200, keptEarlyHeaders(id, rateLimit, tag, kept.link, kept.body.length));
   response.end(kept.body);
+  // An answer the system's socket buffers took whole holds nothing; one that waits for its client is
+  // watched as Fastify's are, its bytes counted and its connection dropped if it stops reading.
+  if (response.writableLength > 0) app.unsent.watch(request, response);
   counted(lane, request, started, asked, id, 200);
   lane.keptAnswered.inc();
   return true;

@@ -14,62 +14,82 @@ export interface Remembered {
   largeAnswer: boolean;
 }
 
-/** The memory one remembered pair is counted for: its name's characters and the Map slot and object around them. */
+/** One remembered pair, and where it is filed. */
+export interface Entry {
+  shelf: Shelf;
+  /** The pairs of its request (kind, method, URL), by key hash: `shelf`'s entry for `url`. */
+  pairs: Map<string, Entry>;
+  url: string;
+  keyHash: string;
+  bytes: number;
+  remembered: Remembered;
+}
+
+/** The pairs of one kind and method, by URL, then by key hash. */
+type Shelf = Map<string, Map<string, Entry>>;
+
+/** The memory one remembered pair is counted for: its name's characters and the Map slots and object around them. */
 const ENTRY_OVERHEAD_BYTES = 128;
-const entryBytes = (id: string): number => id.length + ENTRY_OVERHEAD_BYTES;
 
 /**
  * The (kind, method, raw URL, key hash) pairs Fastify answered lately with a 304 or a kept answer,
  * bounded by bytes (NOT_MODIFIED_MEMO_KB); the one used least recently goes first. Holds no key, no
- * answer and no tag: each early answer reads the version and checks the key again.
+ * answer and no tag: each early answer reads the version and checks the key again. Filed by URL,
+ * then key hash, so a request is looked up without building a name for it, and most requests are
+ * turned away by their URL before their key is hashed.
  */
 export class EarlyAnswerMemo {
-  private readonly entries = new Map<string, { request: string; remembered: Remembered }>();
-  /** How many remembered pairs each request (kind, method, URL) has: most requests are turned away by it before their key is hashed. */
-  private readonly requests = new Map<string, number>();
+  private readonly kept: Shelf = new Map();
+  private readonly notModified: Shelf = new Map();
+  private readonly notModifiedHead: Shelf = new Map();
+  /** Every entry, the one used least recently first. */
+  private readonly order = new Set<Entry>();
   private used = 0;
 
   constructor(private readonly maxBytes: number) {}
 
-  static request(kind: Kind, method: string, url: string): string {
-    return `${kind} ${method} ${url}`;
+  private shelf(kind: Kind, method: string): Shelf {
+    return kind === '200' ? this.kept : method === 'HEAD' ? this.notModifiedHead : this.notModified;
   }
 
-  /** Whether some key's pair for this request is remembered: without one, no key need be hashed. */
-  holdsRequest(request: string): boolean {
-    return this.requests.has(request);
+  /** The remembered pairs of a request, by key hash; undefined when no key's pair is remembered (no key need be hashed). */
+  pairsOf(kind: Kind, method: string, url: string): ReadonlyMap<string, Entry> | undefined {
+    return this.shelf(kind, method).get(url);
   }
 
-  get(request: string, keyHash: string): Remembered | undefined {
-    const id = `${request} ${keyHash}`;
-    const entry = this.entries.get(id);
+  /** The pair of a key among a request's pairs (`pairsOf`), now the one used most recently. */
+  get(pairs: ReadonlyMap<string, Entry>, keyHash: string): Remembered | undefined {
+    const entry = pairs.get(keyHash);
     if (entry === undefined) return undefined;
-    this.entries.delete(id);
-    this.entries.set(id, entry);
+    this.order.delete(entry);
+    this.order.add(entry);
     return entry.remembered;
   }
 
-  remember(request: string, keyHash: string, remembered: Remembered): void {
-    const id = `${request} ${keyHash}`;
-    const bytes = entryBytes(id);
+  remember(kind: Kind, method: string, url: string, keyHash: string, remembered: Remembered): void {
+    // Counted as the characters of the pair's name (kind, method, URL, key hash) and the overhead.
+    const bytes = kind.length + method.length + url.length + keyHash.length + 3 + ENTRY_OVERHEAD_BYTES;
     if (bytes > this.maxBytes) return;
-    if (this.entries.has(id)) this.forget(id);
-    this.entries.set(id, { request, remembered });
+    const shelf = this.shelf(kind, method);
+    const known = shelf.get(url)?.get(keyHash);
+    if (known !== undefined) this.forget(known);
+    let pairs = shelf.get(url);
+    if (pairs === undefined) shelf.set(url, (pairs = new Map<string, Entry>()));
+    const entry: Entry = { shelf, pairs, url, keyHash, bytes, remembered };
+    pairs.set(keyHash, entry);
+    this.order.add(entry);
     this.used += bytes;
-    this.requests.set(request, (this.requests.get(request) ?? 0) + 1);
-    for (const oldest of this.entries.keys()) {
+    for (const oldest of this.order) {
       if (this.used <= this.maxBytes) break;
       this.forget(oldest);
     }
   }
 
-  private forget(id: string): void {
-    const { request } = this.entries.get(id)!;
-    this.entries.delete(id);
-    this.used -= entryBytes(id);
-    const pairs = this.requests.get(request)! - 1;
-    if (pairs === 0) this.requests.delete(request);
-    else this.requests.set(request, pairs);
+  private forget(entry: Entry): void {
+    this.order.delete(entry);
+    this.used -= entry.bytes;
+    entry.pairs.delete(entry.keyHash);
+    if (entry.pairs.size === 0) entry.shelf.delete(entry.url);
   }
 
   bytes(): number {
