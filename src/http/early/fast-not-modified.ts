@@ -13,7 +13,7 @@ import { acceptedEncoding } from '../../http-common/compression.js';
 import { dataTag, taggedByDataAndUrl } from '../plugins/conditional.js';
 import { requestId } from '../plugins/request-id.js';
 import { fairTurn } from '../runtime/fair-turns.js';
-import { EarlyAnswerMemo, type Kind, type Remembered } from './memo.js';
+import { EarlyAnswerMemo, type EarlyRoute, type EarlySeries, type Kind, type Remembered } from './memo.js';
 import { carriesKeptHeaders, carriesNotModifiedHeaders, keptEarlyHeaders, notModifiedAnswerHeaders } from './answer-headers.js';
 import { appendRouteHook } from '../../http-common/route-hooks.js';
 import { repeatedHeader } from '../protocol/single-header.js';
@@ -83,13 +83,13 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
     const config: FastifyContextConfig = route.config ?? {};
     const { scope } = config;
     if (scope === undefined || !taggedByDataAndUrl(config) || !methods.every((method) => method === 'GET' || method === 'HEAD')) return;
-    const remembered = { route: route.url, scope, largeAnswer: config.largeAnswer === true };
+    const early: EarlyRoute = { pattern: route.url, scope, largeAnswer: config.largeAnswer === true, series: {} };
     // Kept answers are sent early only where the unit can be taken without a visit to Redis of its
     // own (in process memory, or from a lease of Redis's units).
     const keeps = app.rateLimiter.hitWithin !== undefined;
     appendRouteHook(route, 'onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      rememberNotModified(memo, remembered, request, reply);
-      if (keeps) rememberKept(memo, remembered, request, reply);
+      rememberNotModified(memo, early, request, reply);
+      if (keeps) rememberKept(memo, early, request, reply);
       done();
     });
   });
@@ -119,23 +119,23 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
 }
 
 /** After a 304 of Fastify's (a tag that matched, not `If-None-Match: *`) that carried the early 304's headers. */
-function rememberNotModified(memo: EarlyAnswerMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
+function rememberNotModified(memo: EarlyAnswerMemo, route: EarlyRoute, request: FastifyRequest, reply: FastifyReply): void {
   if (reply.statusCode !== 304 || !request.auth) return;
   const condition = request.headers['if-none-match'];
   if (condition === undefined || condition.trim() === '*') return;
   if (!carriesNotModifiedHeaders(reply)) return;
-  memo.remember('304', request.method, request.url, request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
+  memo.remember('304', request.method, request.url, request.auth.keyHash, { route, entityId: request.auth.entity.id });
 }
 
 /**
  * After a 200 of Fastify's sent from the answer cache, as it is, to a GET without If-None-Match, that
  * carried the early one's headers in their order (a coded answer carries more: it is not remembered).
  */
-function rememberKept(memo: EarlyAnswerMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
+function rememberKept(memo: EarlyAnswerMemo, route: EarlyRoute, request: FastifyRequest, reply: FastifyReply): void {
   if (reply.statusCode !== 200 || !reply.reused || request.method !== 'GET' || !request.auth) return;
   if (request.headers['if-none-match'] !== undefined) return;
   if (!carriesKeptHeaders(reply)) return;
-  memo.remember('200', request.method, request.url, request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
+  memo.remember('200', request.method, request.url, request.auth.keyHash, { route, entityId: request.auth.entity.id });
 }
 
 /**
@@ -166,7 +166,7 @@ function answerBeforeFastify(lane: Lane, request: IncomingMessage, response: Ser
 
 /** auth.ts's checks on its cached state, as Fastify's path would make them now (401, 403 paused, 403 scope). */
 function admitted(lane: Lane, keyHash: string, remembered: Remembered) {
-  const found = admittedAtOnce(lane.app.keyCache, keyHash, Date.now(), remembered.scope);
+  const found = admittedAtOnce(lane.app.keyCache, keyHash, Date.now(), remembered.route.scope);
   return found?.entity.id === remembered.entityId ? found : undefined;
 }
 
@@ -192,7 +192,7 @@ async function notModified(lane: Lane, request: IncomingMessage, response: Serve
   response.writeHead(304, notModifiedAnswerHeaders(id, rateLimit, tag));
   response.end();
 
-  counted(lane, request, started, asked, id, 304);
+  counted(lane, request, started, asked, id, asked.method === 'HEAD' ? 'HEAD 304' : 'GET 304');
   lane.answered.inc();
   return true;
 }
@@ -212,7 +212,7 @@ async function keptAnswer(lane: Lane, request: IncomingMessage, response: Server
   const tag = await dataTag(app.entityVersions, asked.remembered.entityId, asked.url, '');
   const kept = app.answers.get(tag);
   if (kept === undefined || acceptedEncoding(request.headers['accept-encoding'], kept.body.length) !== undefined) return false;
-  const { largeAnswer } = asked.remembered;
+  const { largeAnswer } = asked.remembered.route;
   if (largeAnswer) {
     // Past the ceiling, Fastify's path answers 503 (slow-readers.ts).
     if (app.unsent.full()) return false;
@@ -239,16 +239,18 @@ async function keptAnswer(lane: Lane, request: IncomingMessage, response: Server
   // An answer the system's socket buffers took whole holds nothing; one that waits for its client is
   // watched as Fastify's are, its bytes counted and its connection dropped if it stops reading.
   if (response.writableLength > 0) app.unsent.watch(request, response);
-  counted(lane, request, started, asked, id, 200);
+  counted(lane, request, started, asked, id, 'GET 200');
   lane.keptAnswered.inc();
   return true;
 }
 
 /** The duration histogram and the request log line, with the labels and fields Fastify's path gives. */
-function counted(lane: Lane, request: IncomingMessage, started: number, asked: Asked, id: string, status: number): void {
+function counted(lane: Lane, request: IncomingMessage, started: number, asked: Asked, id: string, answer: keyof EarlySeries): void {
   const { app } = lane;
   const durationMs = performance.now() - started;
-  app.metrics.observeRequest(asked.method, asked.remembered.route, status, durationMs / 1000);
+  const { route } = asked.remembered;
+  const status = answer === 'GET 200' ? 200 : 304;
+  (route.series[answer] ??= app.metrics.requestSeries(asked.method, route.pattern, status)).observe(durationMs / 1000);
   if (logsAt(app.log, 'info')) {
     const client = clientAddressOf(lane.namedAddress(request), request.socket.remoteAddress);
     app.log.info({

@@ -1,17 +1,31 @@
 import type { RequiredScope } from '../../domain/keys.js';
+import type { RequestSeries } from '../plugins/metrics.js';
 
 /** What an early answer is: a 304 for a matching If-None-Match, or a kept answer (200). */
 export type Kind = '304' | '200';
 
-/** What an answer of Fastify's showed about one key and URL: whose data the tag names, and what it counts under. */
-export interface Remembered {
-  entityId: number;
+/** The duration series of the early answers of one route, resolved at the first answer of each. */
+export interface EarlySeries {
+  'GET 200'?: RequestSeries;
+  'GET 304'?: RequestSeries;
+  'HEAD 304'?: RequestSeries;
+}
+
+/** A route whose answers the early path may send: what each of them is checked against and counted under. */
+export interface EarlyRoute {
   /** The route's pattern, the metrics' label. */
-  route: string;
+  pattern: string;
   /** The route's scope: checked again on every early answer. */
   scope: RequiredScope | null;
   /** The route can answer with a large body: its answers pass the unread-answers check (slow-readers.ts). */
   largeAnswer: boolean;
+  series: EarlySeries;
+}
+
+/** What an answer of Fastify's showed about one key and URL: whose data the tag names, and on which route. */
+export interface Remembered {
+  entityId: number;
+  route: EarlyRoute;
 }
 
 /** One remembered pair, and where it is filed. */
