@@ -136,31 +136,32 @@ const nextEntities = statement((db, p: Params<{ kind: string; now: string }>) =>
   .limit(CANDIDATES));
 
 /**
- * The groups an entity has jobs in, by a skip scan of the take index (one probe per group, not per
- * job): the first group, then the next one above it, and so on.
+ * An entity's jobs able to start, due first first: the first due job of each of its groups not full
+ * (`cap` jobs in flight: claimed, lease not passed), and of its jobs without a group. One statement,
+ * each part a probe of an index that stops at its first rows: the groups by a skip scan of the take
+ * index (one probe per group, not per job: the first group, then the next one above it, and so on),
+ * the full ones from the entity's claims, which are few (jobs_claimed), and each group's first due job
+ * from the take index (migration 020).
  */
-const groupsOf = statement((db, p: Params<{ kind: string; entityId: number }>) => rawQuery<{ grp: string }>(db, sql`
+const dueHeads = statement((db, p: Params<{ kind: string; entityId: number; now: string; cap: number }>) => rawQuery<{ id: number; due_at: string; grp: string | null }>(db, sql`
   with recursive g(grp) as (
     select (select min(grp) from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and grp is not null)
     union all
     select (select min(j.grp) from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp > g.grp)
-    from g where g.grp is not null)
-  select grp from g where grp is not null limit ${sql.lit(GROUPS)}`));
-
-/** An entity's groups with `cap` jobs in flight (claimed, lease not passed): from its claims, which are few (jobs_claimed). */
-const fullGroups = statement((db, p: Params<{ kind: string; entityId: number; now: string; cap: number }>) => db.selectFrom('jobs').select('grp')
-  .where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', 'is not', null)
-  .where('due_at', '>', p.now)
-  .groupBy('grp').having((eb) => eb.fn.countAll(), '>=', p.cap));
-
-type ProbeParams = Params<{ kind: string; entityId: number; grp: string; now: string }>;
-// The first due job of the entity without a group, or of one group: the first entry of the take index.
-const firstDue = (grouped: boolean) => statement((db, p: ProbeParams) => {
-  const rows = db.selectFrom('jobs').select(['jobs.id', 'jobs.due_at']).where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId);
-  return (grouped ? rows.where('jobs.grp', '=', p.grp) : rows.where('jobs.grp', 'is', null))
-    .where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1);
-});
-const FIRST_DUE = { grouped: firstDue(true), ungrouped: firstDue(false) };
+    from g where g.grp is not null),
+  groups as (select grp from g where grp is not null limit ${sql.lit(GROUPS)}),
+  full_groups as (
+    select grp from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and claim is not null and grp is not null and due_at > ${p.now}
+    group by grp having count(*) >= ${p.cap}),
+  heads as (
+    select groups.grp, (select j.id from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp = groups.grp
+      and j.due_at <= ${p.now} order by j.due_at limit 1) as id
+    from groups where groups.grp not in (select grp from full_groups)
+    union all
+    select null, (select j.id from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp is null
+      and j.due_at <= ${p.now} order by j.due_at limit 1))
+  select jobs.id, jobs.due_at, heads.grp from heads join jobs on jobs.id = heads.id
+  order by jobs.due_at, jobs.id`));
 
 /**
  * PostgreSQL: a group's places in flight are its cap's slots, 0 to cap - 1; a claim names its slot
@@ -329,18 +330,9 @@ function* take(options: TakeOptions, postgres: boolean): Work<TakeResult> {
       const row = yield* first(takeInSlot, { kind, entityId, grp, now, claim: `${claim}#${slot.slot}`, until, suffix: `%#${slot.slot}` });
       return row && { row, freeLeft: Number(slot.free) > 1 };
     };
-    const full = new Set((yield* all(fullGroups, { kind, entityId, now, cap })).map((row) => row.grp));
-    const candidates: Array<{ id: number; dueAt: string; grp: string | null }> = [];
-    const ungrouped = yield* first(FIRST_DUE.ungrouped, { kind, entityId, grp: '', now });
-    if (ungrouped) candidates.push({ id: Number(ungrouped.id), dueAt: ungrouped.due_at, grp: null });
-    for (const { grp } of yield* all(groupsOf, { kind, entityId })) {
-      if (full.has(grp)) continue;
-      const due = yield* first(FIRST_DUE.grouped, { kind, entityId, grp, now });
-      if (due) candidates.push({ id: Number(due.id), dueAt: due.due_at, grp });
-    }
-    candidates.sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id - b.id));
+    const candidates = yield* all(dueHeads, { kind, entityId, now, cap });
     for (const [at, { id, grp }] of candidates.entries()) {
-      const found = grp === null ? { row: yield* first(takeById, { id, now, claim, until }), freeLeft: true } : yield* takeInGroup(grp);
+      const found = grp === null ? { row: yield* first(takeById, { id: Number(id), now, claim, until }), freeLeft: true } : yield* takeInGroup(grp);
       if (!found?.row) continue;
       const { row } = found;
       yield* all(served, { kind, entityId, now });
@@ -576,4 +568,4 @@ export async function sweepJobFailures(db: Db, now: number): Promise<{ removed: 
 }
 
 /** The take's statements, for EXPLAIN in bench/take-plan.mjs (docs/performance.md, Webhooks). */
-export const TAKE_STATEMENTS = { nextEntities, groupsOf, fullGroups, firstDue: FIRST_DUE.grouped, lockFreeSlot, takeById } as const;
+export const TAKE_STATEMENTS = { nextEntities, dueHeads, lockFreeSlot, takeById } as const;
