@@ -168,8 +168,8 @@ export class JobRunner {
     }
     // The last take saw jobs due and none able to start (an endpoint's 4 in flight): a take now would
     // most likely find the same. One look when that is `saturatedMs` old, for all the nudges meanwhile
-    // (issue 48: under a backlog of one endpoint, each write's nudge cost a take that found it full); a
-    // place freed here is taken by the slot that freed it (`end`).
+    // (docs/performance.md, Webhooks: under a backlog of one endpoint, each write's nudge cost a take
+    // that found it full); a place freed here is taken by the slot that freed it (`end`).
     const until = this.saturated.get(kind);
     if (until !== undefined) {
       const wait = until - Date.now();

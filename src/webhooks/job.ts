@@ -42,7 +42,7 @@ export function webhookJobKind({ db, concurrency, publicBaseUrl, allowAddress }:
       const attempted = await attemptMessage({ db, publicBaseUrl: publicBaseUrl(), post: guardedPost(connections, signal) }, job.payload.seq);
       if (!attempted) return { end: 'done' };
       // The attempt is logged in the transaction that ends the job (and takes the next): one
-      // transaction fewer per delivery (issue 48); a `log`, kept even if the claim was lost meanwhile
+      // transaction fewer per delivery (docs/performance.md, Webhooks); a `log`, kept even if the claim was lost meanwhile
       // (a Retry, a takeover): the attempt happened.
       const log = function* () { yield* attempted.record(); };
       if (attempted.status === 'failed') return { end: 'done', failed: 'every attempt failed', log };
