@@ -94,6 +94,13 @@ test('a receiver that never answers times out on a kept connection, and that con
   pool.close();
 });
 
+test('an answer slower than the idle time is waited for: the idle time closes only connections not in use', async () => {
+  const pool = new KeptConnections(allowAll, { ...LIMITS, idleMs: 100 });
+  await post(pool, `${receiver.base}/hook`);
+  expect((await post(pool, `${receiver.base}/hook?ms=400`)).body.toString()).toBe('ok');
+  pool.close();
+});
+
 test('a receiver that closed a kept connection, or resets it when it is reused, still gets the message, on a new connection', async () => {
   const pool = new KeptConnections(allowAll, LIMITS);
   const before = receiver.accepted.length;
