@@ -37,9 +37,8 @@ for (const n of sizes.length ? sizes : [100, 100_000]) {
     };
     await plan('next entities', TAKE_STATEMENTS.nextEntities, p);
     await db.query('begin');
-    await plan('groups of entity 1 (skip scan)', TAKE_STATEMENTS.groupsOf, { kind: 'webhook', entityId: 1 });
-    await plan('full groups of entity 1', TAKE_STATEMENTS.fullGroups, { ...p, entityId: 1 });
-    await plan('first due job of group 1', TAKE_STATEMENTS.firstDue, { kind: 'webhook', entityId: 1, grp: '1', now: p.now });
+    await plan('jobs of entity 1 able to start (its groups by a skip scan, the full ones left out)', TAKE_STATEMENTS.dueHeads, { ...p, entityId: 1 });
+    await plan('jobs of entity 2 able to start', TAKE_STATEMENTS.dueHeads, { ...p, entityId: 2 });
     // A free slot of the endpoint: none, its 4 slots are held by live claims (`<claim>#<slot>`).
     await plan('a free slot of group 1 (lock)', TAKE_STATEMENTS.lockFreeSlot, { kind: 'webhook', entityId: 1, grp: '1', now: p.now, cap: 4 });
     await plan('a free slot of group 2 (lock)', TAKE_STATEMENTS.lockFreeSlot, { kind: 'webhook', entityId: 2, grp: '2', now: p.now, cap: 4 });

@@ -292,3 +292,27 @@ test('while a group has its cap in flight, the writes that queue more of its job
     await runner.close(0);
   }
 });
+
+test('idle slots look for jobs no nudge announces once per poll of their kind, not each on a poll of its own; jobs found by a poll still reach every slot', async () => {
+  const { kind, started, running } = heldKind({ concurrency: 4 });
+  const runner = new JobRunner({ db: t.handle.db, log: quiet, pollMs: 200 }).register(kind).start();
+  try {
+    // Every slot has looked once and gone idle.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = runner.takes.get(kind.name) ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // Ten polls in two seconds: about ten takes (four slots polling each on its own made about forty).
+    expect((runner.takes.get(kind.name) ?? 0) - before).toBeLessThanOrEqual(14);
+    // Four jobs due in half a second: the nudge of their commit finds none due; a poll finds them,
+    // and each slot that takes one wakes the next.
+    const at = now();
+    const due = new Date(Date.now() + 500).toISOString();
+    await transaction(t.handle.db, function* () {
+      for (let i = 0; i < 4; i++) yield* enqueue(kind, { key: `later-${i}`, entityId: i, payload: { n: 1 }, dueAt: due, at });
+    });
+    expect(await until(() => started.length === 4, 10_000)).toBe(true);
+  } finally {
+    for (const finish of [...running.values()]) finish();
+    await runner.close(0);
+  }
+});
