@@ -22,6 +22,7 @@ import { galleryWords } from './migrations/018_gallery_words.js';
 import { trashAndRuns } from './migrations/019_trash_and_runs.js';
 import { oneSchedule } from './migrations/020_one_schedule.js';
 import { massDeletes } from './migrations/021_mass_deletes.js';
+import { changelogIdConstants } from './migrations/022_changelog_id_constants.js';
 
 /** The schema's history, oldest first; `migrateTo` a name for tests of a migration over old data. */
 export function migrator({ db, dialect }: DatabaseHandle): Migrator {
@@ -50,6 +51,7 @@ export function migrator({ db, dialect }: DatabaseHandle): Migrator {
         '019_trash_and_runs': trashAndRuns(dialect),
         '020_one_schedule': oneSchedule(dialect),
         '021_mass_deletes': massDeletes(dialect),
+        '022_changelog_id_constants': changelogIdConstants(dialect),
       }),
     },
   });

@@ -17,6 +17,7 @@ import { RECORDED, recordWrite, recordedSignals, recordedWrite, recording, recor
 import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, type UnchangedSince } from './trash.js';
 import { imageStatusIs, imagesWritten, touchesImages } from './images.js';
 import { statsOf, type StatsDelta } from './stats.js';
+import { forgetArtwork, rememberArtwork, storedArtwork, type StoredArtwork } from './stored-artworks.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
 import type { ListedPage, PageRequest } from './pages.js';
 
@@ -114,22 +115,44 @@ type Matched = ArtworkRow & { row_version: string };
  * CPU per POST). JSON keeps every value as the columns would (the artwork's
  * columns are text, integers and doubles; BIGINT arrives as a number either way, src/db/connect.ts).
  */
-const insertAndRecord = recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<{ matched: (Matched & { match_rank: number }) | null } & Recorded & { inserted_id: number | null }>(db, sql`
+const insertAndRecord = recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<MatchesAnswer & { inserted_id: number | null }>(db, sql`
   with inserted as (${insertNewArtwork(db, p)}),
   ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`, images)}
   select i.id as inserted_id, to_json(m) as matched, ${RECORDED}
   from (select 1) as one left join inserted i on true
   left join (${matchesOf(p)}) m on true`), { signal: recordedSignals }));
 
+/** What a POST's first statement answers when it wrote nothing: a row per match (none: `matched` null). */
+type MatchesAnswer = Recorded & { matched: (Matched & { match_rank: number }) | null };
+
 /**
- * PostgreSQL: a re-post's update and its record in one statement, if the row is still the version
- * read (a write in between changes `xmin`: then it writes nothing, and the POST runs the general way).
+ * The update of a re-post, if the row is still the version read (a write in between changes `xmin`:
+ * then it writes nothing) and `guard` holds; it answers the row's new version.
  */
-const updateAndRecord = recordingOf((images) => statement((db, p: Params<ArtworkRow & { rowVersion: string } & RecordedWrite>) => rawQuery<Recorded & { id: number | null }>(db, sql`
-  with updated as (${db.updateTable('artworks').set(columns(p, STORED_COLUMNS)).where('id', '=', p.id)
-    .where(sql.ref('xmin'), '=', sql`cast(${p.rowVersion} as xid)`).returning('id')}),
+const updateIfVersion = (db: Db, p: Params<ArtworkRow & { rowVersion: string }>, guard: RawBuilder<boolean> = sql<boolean>`true`) => db.updateTable('artworks')
+  .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).where(sql.ref('xmin'), '=', sql`cast(${p.rowVersion} as xid)`).where(guard)
+  .returning(['id', sql<string>`cast(xmin as text)`.as('row_version')]);
+
+/** PostgreSQL: a re-post's update and its record in one statement, for the match the first statement found (`updateIfVersion`). */
+const updateAndRecord = recordingOf((images) => statement((db, p: Params<ArtworkRow & { rowVersion: string } & RecordedWrite>) => rawQuery<Recorded & { id: number | null; row_version: string | null }>(db, sql`
+  with updated as (${updateIfVersion(db, p)}),
   ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images)}
-  select (select id from updated) as id, ${RECORDED}`), { signal: recordedSignals }));
+  select u.id, u.row_version, ${RECORDED} from (select 1) as one left join updated u on true`), { signal: recordedSignals }));
+
+/**
+ * PostgreSQL: a re-post of a work this process re-posted before (store/stored-artworks.ts), merged in
+ * the process and written in one statement with its record, if the work is still the POST's match (the
+ * first of `matchingRows`, and the only one without an external_id) and still the version the process
+ * holds. Otherwise it writes nothing and answers the matches, as a new work's statement does.
+ */
+const updateStoredAndRecord = recordingOf((images) => statement((db, p: Params<ArtworkRow & MatchKey & { rowVersion: string } & RecordedWrite>) => rawQuery<MatchesAnswer & { id: number | null; row_version: string | null }>(db, sql`
+  with found as (${matchingRows(p.entityId, sql`cast(${p.externalId} as text)`, sql`${p.fingerprint}`)}),
+  updated as (${updateIfVersion(db, p, sql<boolean>`(select f.id from found f order by f.match_rank, f.id limit 1) = ${p.id}
+    and (cast(${p.externalId} as text) is not null or (select count(*) from found) = 1)`)}),
+  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images)}
+  select u.id, u.row_version, to_json(m) as matched, ${RECORDED}
+  from (select 1) as one left join updated u on true
+  left join found m on u.id is null`), { signal: recordedSignals }));
 
 const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
@@ -175,9 +198,10 @@ export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Pr
 interface Repost { existing: Matched; artist: Partial<ArtworkRow> }
 
 /**
- * PostgreSQL's common cases in one statement each: a new work, or a re-post of one, whose artist
- * (if any) this process knows and which sends no additional views (written beside the row,
- * store/images.ts). Undefined when nothing was written: the POST runs the general way.
+ * PostgreSQL's common cases in one statement each: a new work, or a re-post of one this process
+ * re-posted before (store/stored-artworks.ts), whose artist (if any) this process knows and which
+ * sends no additional views (written beside the row, store/images.ts). Else a re-post's match, for
+ * one more statement (`repostWork`); undefined when nothing was written: the POST runs the general way.
  */
 function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: string): Work<PostedArtwork | Repost | undefined> {
   if (input.additional_images != null) return undefined;
@@ -185,18 +209,66 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
   if (input.artist_name != null && artistId === undefined) return undefined;
   const fingerprint = artworkFingerprint(input);
   const artist = artistId === undefined ? {} : { artist_id: artistId, artist_linked_at: at };
+  const keys: MatchKey = { entityId: actor.entityId, fingerprint, externalId: input.external_id ?? null };
+  const stored = storedArtwork(db, keys.entityId, keys.externalId, fingerprint);
+  if (stored) {
+    const reposted = yield* repostStoredWork(db, actor, input, keys, artist, stored, at);
+    if (reposted !== 'stale') return reposted;
+  }
   const values = newArtwork(actor, input, artist, fingerprint, at);
   const { entries, delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
   const write = recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]);
-  const rows = yield* all(insertAndRecord(write), { ...values, ...write, fingerprint, externalId: input.external_id ?? null });
+  const rows = yield* all(insertAndRecord(write), { ...values, ...write, ...keys });
   const [row] = rows;
-  if (row?.inserted_id != null) return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
-  // Several works with the fingerprint and no external_id to choose (409 ambiguous): the general way says so.
+  if (row?.inserted_id == null) return matchOf(rows, input, artist);
+  return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
+}
+
+/**
+ * A re-post of a work this process re-posted before, merged into the row it holds, in one statement:
+ * written, or (when the row it holds is no longer the match, or not its version) the match the
+ * statement found. 'stale' before any statement when the merge with the row held refuses the POST,
+ * which the row stored may not: the POST then runs as an uncached one, which decides.
+ */
+function* repostStoredWork(
+  db: Db, actor: Actor, input: ArtworkInput, keys: MatchKey, artist: Partial<ArtworkRow>, stored: StoredArtwork, at: string,
+): Work<PostedArtwork | Repost | undefined | 'stale'> {
+  let merged: ArtworkWrite;
+  try {
+    merged = mergePost(actor, stored.row, input, artist, null, at);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    forgetArtwork(db, keys.entityId, keys.externalId, keys.fingerprint);
+    return 'stale';
+  }
+  const { posted, entries, delta } = merged;
+  // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
+  if (touchesImages(entries)) return undefined;
+  const write = recordedWrite(actor, entries, delta, at, imageUrlsSet(posted.artwork, stored.row));
+  const rows = yield* all(updateStoredAndRecord(write), { ...posted.artwork, ...keys, rowVersion: stored.version, ...write });
+  const [row] = rows;
+  if (row?.id != null) {
+    rememberArtwork(db, posted.artwork, row.row_version!, stored.row);
+    return posted;
+  }
+  forgetArtwork(db, keys.entityId, keys.externalId, keys.fingerprint);
+  return matchOf(rows, input, artist);
+}
+
+/**
+ * The match a POST's first statement answered, unless there is none or, without an external_id,
+ * several (409 ambiguous, which the general way says).
+ */
+function matchOf(rows: readonly MatchesAnswer[], input: ArtworkInput, artist: Partial<ArtworkRow>): Repost | undefined {
   const matches = rows.flatMap((match) => (match.matched ? [match.matched] : []));
   if (matches.length === 0 || (input.external_id == null && matches.length > 1)) return undefined;
   const { match_rank: _rank, ...existing } = matches[0]!;
   return { existing, artist };
 }
+
+/** The image URL a re-post sets, if it sets a new one (its image job is queued by the write's record). */
+const imageUrlsSet = (artwork: ArtworkRow, stored: ArtworkRow): string[] =>
+  (artwork.image_url !== null && artwork.image_url !== stored.image_url ? [artwork.image_url] : []);
 
 /** PostgreSQL: a re-post of the artwork the first statement found, in one more statement; undefined when it wrote nothing. */
 function* repostWork(db: Db, actor: Actor, input: ArtworkInput, { existing, artist }: Repost, at: string): Work<PostedArtwork | undefined> {
@@ -204,10 +276,11 @@ function* repostWork(db: Db, actor: Actor, input: ArtworkInput, { existing, arti
   const { posted, entries, delta } = mergePost(actor, stored, input, artist, null, at);
   // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
   if (touchesImages(entries)) return undefined;
-  const urls = posted.artwork.image_url !== null && posted.artwork.image_url !== stored.image_url ? [posted.artwork.image_url] : [];
-  const write = recordedWrite(actor, entries, delta, at, urls);
+  const write = recordedWrite(actor, entries, delta, at, imageUrlsSet(posted.artwork, stored));
   const [row] = yield* all(updateAndRecord(write), { ...posted.artwork, rowVersion, ...write });
-  return row?.id == null ? undefined : posted;
+  if (row?.id == null) return undefined;
+  rememberArtwork(db, posted.artwork, row.row_version!, stored);
+  return posted;
 }
 
 /** A concurrent delete can take a match away between two statements; then the insert is tried again. */

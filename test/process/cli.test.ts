@@ -33,7 +33,7 @@ const json = async (...args: string[]) => {
 
 describe('admin commands', () => {
   test('migrate applies the schema once and then reports nothing to do', async () => {
-    expect(await json('migrate')).toEqual({ applied: ['001_initial', '002_idempotency', '003_entity_stats', '004_artwork_positions', '005_external_id_slug_v2', '006_parallel_writes', '007_images', '008_console_users', '009_text_search', '010_entity_images', '011_jobs', '012_art_data', '013_feeds', '014_webhooks', '015_sign_in_limits', '016_sealed_webhook_secrets', '017_no_plain_secrets', '018_gallery_words', '019_trash_and_runs', '020_one_schedule', '021_mass_deletes'] });
+    expect(await json('migrate')).toEqual({ applied: ['001_initial', '002_idempotency', '003_entity_stats', '004_artwork_positions', '005_external_id_slug_v2', '006_parallel_writes', '007_images', '008_console_users', '009_text_search', '010_entity_images', '011_jobs', '012_art_data', '013_feeds', '014_webhooks', '015_sign_in_limits', '016_sealed_webhook_secrets', '017_no_plain_secrets', '018_gallery_words', '019_trash_and_runs', '020_one_schedule', '021_mass_deletes', '022_changelog_id_constants'] });
     expect(await json('migrate')).toEqual({ applied: [] });
   });
 

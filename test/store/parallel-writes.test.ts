@@ -133,6 +133,21 @@ describe.skipIf(DIALECT !== 'postgres')('concurrent writers of one catalog on Po
     const counts = (await apis[0]!.get('/v1/artworks?limit=1')).body;
     expect(counts.total).toBe(36 + 240);
   });
+
+  test("a transaction's changelog ids run on from its transaction's first id, and it may write 4,096 entries, not one more", async () => {
+    const db = apps[0]!.handle.db;
+    const { entityId } = await tenant(apps[0]!);
+    const entries = (n: number) => sql<{ id: string | number; first: string | number }>`
+      insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at)
+      select ${entityId}, 'artwork', g, 'create', 'api:test', '{}', '2026-01-01T00:00:00.000Z' from generate_series(1, ${n}) as g
+      returning id, (select id_base + (pg_current_xact_id()::text::bigint - xid_base) * 4096 from changelog_clock) as first`;
+    const written = await db.transaction().execute(async (trx) => (await entries(3).execute(trx)).rows);
+    const first = Number(written[0]!.first);
+    expect(written.map((row) => Number(row.id)).sort((a, b) => a - b)).toEqual([first, first + 1, first + 2]);
+    await expect(db.transaction().execute((trx) => entries(4_097).execute(trx))).rejects.toMatchObject({ code: '54000' });
+    const full = await db.transaction().execute(async (trx) => (await entries(4_096).execute(trx)).rows);
+    expect(full).toHaveLength(4_096);
+  });
 });
 
 describe('migration 006 over a catalog written by the previous release', () => {

@@ -5,8 +5,8 @@ import { client, DIALECT, startApp, tenant, type TestApp } from '../helpers.js';
 
 /**
  * POST /v1/artworks on PostgreSQL as the driver sees it (docs/performance.md, Writes): a new work is
- * one statement, a re-post two (the match found, then updated), and a new work's answer is a few
- * columns, not the artwork's. Every statement the pg client sends while a POST runs is counted,
+ * one statement, a re-post two (the match found, then updated), a further re-post of the same work by
+ * this process one, and a new work's answer is a few columns, not the artwork's. Every statement the pg client sends while a POST runs is counted,
  * BEGIN and COMMIT included, but the API key's own checks.
  */
 
@@ -81,7 +81,7 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     height: 33.3, width: 0.1, depth: 0.07, dimension_unit: 'cm', edition_size: 12, edition_number: 3, description: 'Ünïcode — “quoted” \\ text',
   };
 
-  test('a new work: one statement, whose answer has a few columns; a re-post: two, and the values come back as stored', async () => {
+  test('a new work: one statement, whose answer has a few columns; a re-post: two, the next one, and the values come back as stored', async () => {
     const gallery = await tenant(t);
     const api = client(t, gallery.key);
     // The common case: an artist this process has seen committed (store/artists.ts, `knownArtist`). The
@@ -96,14 +96,18 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     const reposted = await counted(api, work);
     expect(reposted.answer.body).toMatchObject({ id: created.answer.body.id, created: false });
     expect(reposted.statements.map((s) => s.text.slice(0, 60))).toHaveLength(2);
+    const again = await counted(api, work);
+    expect(again.answer.body).toMatchObject({ id: created.answer.body.id, created: false });
+    expect(again.statements.map((s) => s.text.slice(0, 60))).toHaveLength(1);
     expect((await api.get(`/v1/artworks/${created.answer.body.id}`)).body).toMatchObject(work);
 
     // Unchanged but for its sync time: the re-post's changelog entry records that alone.
     const changes = await api.get('/v1/changelog?limit=100');
     const entries = changes.body.changes.filter((entry: { entity_type: string; entity_id: number }) =>
       entry.entity_type === 'artwork' && entry.entity_id === created.answer.body.id);
-    expect(entries.map((entry: { action: string }) => entry.action)).toEqual(['create', 'update']);
+    expect(entries.map((entry: { action: string }) => entry.action)).toEqual(['create', 'update', 'update']);
     expect(Object.keys(entries[1].field_changes)).toEqual(['last_synced_at']);
+    expect(Object.keys(entries[2].field_changes)).toEqual(['last_synced_at']);
   });
 
   test('a work without an image: its statement inserts no image or image job; with one, it queues the image', async () => {
@@ -132,5 +136,52 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     expect(withImage.statements[0]!.text).toContain('insert into images');
     expect((await imageJobs()).sort()).toEqual([image, pictured].sort());
     expect((await api.get(`/v1/artworks/${plain.answer.body.id}`)).body).toMatchObject({ image_url: image });
+
+    // A re-post this process has re-posted before sets an image in its one statement.
+    for (const created of [true, false]) expect((await api.post('/v1/artworks', { title: 'Framed Study', artist_name: 'Ada Berg' })).body.created).toBe(created);
+    const framed = `https://images.example/${gallery.entityId}/framed.jpg`;
+    const framing = await counted(api, { title: 'Framed Study', artist_name: 'Ada Berg', image_url: framed });
+    expect(framing.answer.body).toMatchObject({ created: false });
+    expect(framing.statements).toHaveLength(1);
+    expect(framing.statements[0]!.text).toContain('insert into images');
+    expect((await imageJobs()).sort()).toEqual([framed, image, pictured].sort());
+  });
+
+  test('a re-post of a work another write changed since this process re-posted it: two statements, recording the change from what is stored', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    const posted = await api.post('/v1/artworks', { title: 'Changed Study', creation_year: 2001, price: 100 });
+    expect(posted.status).toBe(201);
+    expect((await api.post('/v1/artworks', { title: 'Changed Study', creation_year: 2001, price: 100 })).body.created).toBe(false);
+    expect((await api.put(`/v1/artworks/${posted.body.id}`, { price: 250, medium: 'Ink' })).status).toBe(200);
+
+    const reposted = await counted(api, { title: 'Changed Study', creation_year: 2001, price: 100 });
+    expect(reposted.answer.body).toMatchObject({ id: posted.body.id, created: false });
+    expect(reposted.statements).toHaveLength(2);
+    expect((await api.get(`/v1/artworks/${posted.body.id}`)).body).toMatchObject({ price: 100, medium: 'Ink' });
+    const changes = await api.get('/v1/changelog?limit=100');
+    const last = changes.body.changes.at(-1);
+    expect(last).toMatchObject({ entity_id: posted.body.id, action: 'update' });
+    expect(last.field_changes.price).toEqual({ old: 250, new: 100 });
+
+    const again = await counted(api, { title: 'Changed Study', creation_year: 2001, price: 100 });
+    expect(again.answer.body).toMatchObject({ id: posted.body.id, created: false });
+    expect(again.statements).toHaveLength(1);
+  });
+
+  test('a re-post without external_id of a work this process re-posted, once another work shares its fingerprint: 409 ambiguous, nothing written', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    const first = await api.post('/v1/artworks', { title: 'Shared Study', creation_year: 1999 });
+    expect((await api.post('/v1/artworks', { title: 'Shared Study', creation_year: 1999 })).body.created).toBe(false);
+    const second = await api.post('/v1/artworks', { title: 'Other Study', creation_year: 1999, external_id: 'ed-2' });
+    expect((await api.put(`/v1/artworks/${second.body.id}`, { title: 'Shared Study' })).status).toBe(200);
+    const before = (await api.get('/v1/changelog?limit=100')).body.changes.length;
+
+    const reposted = await counted(api, { title: 'Shared Study', creation_year: 1999, price: 5 });
+    expect(reposted.answer.status).toBe(409);
+    expect(reposted.answer.body).toMatchObject({ error: 'ambiguous', candidates: [first.body.id, second.body.id] });
+    expect((await api.get(`/v1/artworks/${first.body.id}`)).body.price).toBeNull();
+    expect((await api.get('/v1/changelog?limit=100')).body.changes).toHaveLength(before);
   });
 });
