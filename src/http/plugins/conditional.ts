@@ -39,6 +39,15 @@ declare module 'fastify' {
 }
 
 const CACHE_CONTROL = 'private, no-cache';
+
+/**
+ * An entity's version reads running at once (shared-reads.ts): on PostgreSQL a read per turn of the
+ * event loop while earlier ones are on their way, so a request waits one round trip, not two; at most
+ * this many, so one busy entity holds fewer than half of a process's connections (PG_POOL_SIZE, 10).
+ * With one at a time a loaded machine left the event loop idle, its requests waiting for reads
+ * (docs/performance.md, Reads).
+ */
+const VERSION_READS_PER_ENTITY = 4;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** What a 304 says besides the key's headers: its tag, and how it may be cached. */
@@ -73,7 +82,7 @@ async function conditionalPlugin(app: FastifyInstance): Promise<void> {
   app.decorateReply('reused', false);
   app.decorateReply('provisional', false);
   // Requests that arrive together share one read of their entity's version (shared-reads.ts).
-  const versions: Versions = new SharedReads((entityId: number) => entityVersion(app.db, entityId));
+  const versions: Versions = new SharedReads((entityId: number) => entityVersion(app.db, entityId), VERSION_READS_PER_ENTITY);
   app.decorate('entityVersions', versions);
 
   app.addHook('onRoute', (route) => {
