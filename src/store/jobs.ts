@@ -124,14 +124,20 @@ const GROUPS = 50;
 /**
  * The entities with a job due, least recently served first: one index probe each (jobs_entity_due).
  * A scalar subquery with LIMIT 1, not EXISTS: PostgreSQL turned EXISTS into a join that hashed every
- * due job of the kind (39 ms at 100,000 due jobs, docs/performance.md, Webhooks).
+ * due job of the kind (39 ms at 100,000 due jobs, docs/performance.md, Webhooks). The entity is a
+ * range of one, not an equality, and the order is the index's (entity_id, due_at): with an equality
+ * PostgreSQL drops entity_id from the order as constant, and may then walk jobs_kind_due (kind,
+ * due_at) filtering by entity, which read 50,000 jobs of another entity for one whose job came last
+ * (10 ms at 100,000 due jobs, bench/take-plan.mjs); only jobs_entity_due gives this order unsorted,
+ * in the plan for these values and in the generic plan of the prepared statement alike.
  */
 const nextEntities = statement((db, p: Params<{ kind: string; now: string }>) => db.selectFrom('job_turns').select(['job_turns.entity_id', 'job_turns.turn'])
   .where('job_turns.kind', '=', p.kind)
   .where((eb) => eb(db.selectFrom('jobs').select('jobs.id')
-    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', sql.ref<number>('job_turns.entity_id')).where('jobs.due_at', '<=', p.now)
-    // In index order, so no plan reads the table instead.
-    .orderBy('jobs.due_at').limit(1), 'is not', null))
+    .where('jobs.kind', '=', p.kind)
+    .where('jobs.entity_id', '>=', sql.ref<number>('job_turns.entity_id')).where('jobs.entity_id', '<=', sql.ref<number>('job_turns.entity_id'))
+    .where('jobs.due_at', '<=', p.now)
+    .orderBy('jobs.entity_id').orderBy('jobs.due_at').limit(1), 'is not', null))
   .orderBy('job_turns.turn').orderBy('job_turns.entity_id')
   .limit(CANDIDATES));
 
@@ -141,13 +147,18 @@ const nextEntities = statement((db, p: Params<{ kind: string; now: string }>) =>
  * each part a probe of an index that stops at its first rows: the groups by a skip scan of the take
  * index (one probe per group, not per job: the first group, then the next one above it, and so on),
  * the full ones from the entity's claims, which are few (jobs_claimed), and each group's first due job
- * from the take index (migration 020).
+ * from the take index (migration 020). The skip scan names the entity as a range of one, in the take
+ * index's order, as `nextEntities` does: as `min(grp)` of an entity, the generic plan PostgreSQL keeps
+ * for a prepared statement walked jobs_group (kind, grp, due_at) and filtered 100,000 jobs of another
+ * entity (24 ms; bench/take-plan.mjs explains both plans).
  */
 const dueHeads = statement((db, p: Params<{ kind: string; entityId: number; now: string; cap: number }>) => rawQuery<{ id: number; due_at: string; grp: string | null }>(db, sql`
   with recursive g(grp) as (
-    select (select min(grp) from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and grp is not null)
+    select (select grp from jobs where kind = ${p.kind} and entity_id >= ${p.entityId} and entity_id <= ${p.entityId}
+      and grp is not null order by entity_id, grp limit 1)
     union all
-    select (select min(j.grp) from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp > g.grp)
+    select (select j.grp from jobs j where j.kind = ${p.kind} and j.entity_id >= ${p.entityId} and j.entity_id <= ${p.entityId}
+      and j.grp > g.grp order by j.entity_id, j.grp limit 1)
     from g where g.grp is not null),
   groups as (select grp from g where grp is not null limit ${sql.lit(GROUPS)}),
   full_groups as (
