@@ -119,7 +119,7 @@ export class JobRunner {
   private readonly polls: NodeJS.Timeout[] = [];
   /** Jobs ended by this runner, per kind (tests and the bench). */
   readonly ended = new Map<string, number>();
-  /** Takes of a slot's own, per kind, not those in a job's end (tests). */
+  /** Takes of a slot's own, per kind, counted once ended (what they saw noted), not those in a job's end (tests). */
   readonly takes = new Map<string, number>();
   private readonly saturatedMs: number;
 
@@ -220,11 +220,12 @@ export class JobRunner {
       if (!taken && !looked) {
         const take = this.takeOptions(kind);
         heldUntil = take.heldUntil;
-        this.takes.set(kind.name, (this.takes.get(kind.name) ?? 0) + 1);
         try {
           taken = this.saw(kind.name, await takeNextJob(this.options.db, take.options));
         } catch (error) {
           this.options.log.warn({ err: error, kind: kind.name }, 'job queue unavailable; trying again');
+        } finally {
+          this.takes.set(kind.name, (this.takes.get(kind.name) ?? 0) + 1);
         }
       }
       if (taken) {

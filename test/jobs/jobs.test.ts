@@ -262,21 +262,29 @@ test('a slot that ends a job takes its next in the same transaction: a backlog o
   }
 });
 
+/** A runner's takes of a kind once none has ended for 300 ms (takes are counted as they end). */
+async function settledTakes(runner: JobRunner, kind: string): Promise<number> {
+  for (;;) {
+    const seen = runner.takes.get(kind) ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if ((runner.takes.get(kind) ?? 0) === seen) return seen;
+  }
+}
+
 test('while a group has its cap in flight, the writes that queue more of its jobs do not each cost a take; its jobs still all run, within the cap', async () => {
   const { kind, started, running, mostInFlight } = heldKind({ concurrency: 3, groupCap: 1 });
   await queue(kind, [{ key: 'first', entityId: 1, group: 'endpoint' }]);
   // Saturated for a minute: only the place freed by a job's end lets the next one start.
   const runner = new JobRunner({ db: t.handle.db, log: quiet, pollMs: 60_000, saturatedMs: 60_000 }).register(kind).start();
   try {
-    expect(await until(() => started.length === 1)).toBe(true);
-    // A write queues a job of the full group: the take it wakes finds the group full.
+    // Each of the 3 slots has made its first take (one took the job), and any look again a nudge meanwhile asked for.
+    expect(await until(() => started.length === 1 && (runner.takes.get(kind.name) ?? 0) >= 3)).toBe(true);
+    // A write queues a job of the full group: the take it may wake finds the group full.
     await queue(kind, [{ key: 'w0', entityId: 1, group: 'endpoint' }]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const takes = runner.takes.get(kind.name);
+    const takes = await settledTakes(runner, kind.name);
     // Nine more writes, each nudging this process's idle slots once it has committed: no take.
     for (let i = 1; i < 10; i++) await queue(kind, [{ key: `w${i}`, entityId: 1, group: 'endpoint' }]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(runner.takes.get(kind.name)).toBe(takes);
+    expect(await settledTakes(runner, kind.name)).toBe(takes);
     expect(started).toEqual(['first']);
     while (started.length < 11) {
       for (const finish of [...running.values()]) finish();
