@@ -7,10 +7,14 @@
 //   node bench/reads.mjs [--duration S] [--connections C] [--rounds N] [--postgres URL [--redis URL]] [--rows TEXT]
 // --redis: the PostgreSQL service uses Redis for its rate limits (the scale set-up), and GET by id is
 // also measured with RATE_LIMIT_LEASE=1 (every request asks Redis: the counting before leases).
-// --rows measures only the rows whose name contains TEXT (e.g. --rows 304), without the cold and
-// PostgreSQL phases: a quick before/after of one read. Each line on stderr gives the server's CPU per
-// request, user and system: the service's main thread is what limits it (wrk takes ~20 % of a core).
-// --profile DIR writes a CPU profile of each of the SQLite service's loads there (bench/profile-hook.mjs).
+// --rows measures only the rows whose name contains TEXT (e.g. --rows 304), without the cold phases
+// (and on PostgreSQL only the same rows, and with --redis RATE_LIMIT_LEASE=1 only when the row is GET by
+// id): a quick before/after of one read. Each line on stderr gives the server's CPU per request, user and
+// system: the service's main thread is what limits it (wrk takes ~20 % of a core); on PostgreSQL also
+// the CPU per request of the service's PostgreSQL backends and of the Redis server (Redis's counts every
+// client of that server, so another program's commands on it count too).
+// --profile DIR writes a CPU profile of each of the service's loads there, SQLite and PostgreSQL
+// (bench/profile-hook.mjs).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -18,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { ROOT, benchTenant, cpuSplit, currentRssMb, peakRssMb, seedArtworks, startProcess, startService, stop } from './lib.mjs';
 
@@ -73,6 +78,24 @@ export async function load(base, { path, headers, duration, connections }) {
   return { rps: result.requests.average, bad: result.non2xx - (result['3xx'] ?? 0), requests: result.requests.total };
 }
 
+/** CPU seconds of a process so far; 0 once it has ended (a backend whose connection the pool closed). */
+function cpuSecondsIfAlive(pid) {
+  try {
+    const { user, system } = cpuSplit(pid);
+    return user + system;
+  } catch {
+    return 0;
+  }
+}
+
+/** The Redis server's own process id (INFO server), to read its CPU time. */
+async function redisProcessId(url) {
+  const redis = new Redis(url);
+  const info = await redis.info('server');
+  redis.disconnect();
+  return Number(/process_id:(\d+)/.exec(info)?.[1]);
+}
+
 async function postgresDatabase(adminUrl) {
   const name = `art_catalog_reads_${process.pid}`;
   const client = new pg.Client({ connectionString: adminUrl });
@@ -84,6 +107,14 @@ async function postgresDatabase(adminUrl) {
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    /** The process ids of the backends serving this database's clients (the service's pool). */
+    async backends() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      const { rows } = await c.query("select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend'", [name]);
+      await c.end();
+      return rows.map((row) => row.pid);
+    },
     async drop() {
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
@@ -122,7 +153,8 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   const dir = mkdtempSync(join(tmpdir(), 'art-catalog-reads-'));
   const sqliteUrl = `sqlite:${join(dir, 'reads.db')}`;
   process.stderr.write(`reads: seeding ${ARTWORKS} artworks on SQLite (${HAS_WRK ? 'wrk' : 'autocannon'})\n`);
-  const sqlite = await catalog(sqliteUrl, profile === undefined ? {} : { BENCH_PROFILE_DIR: profile, NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'profile-hook.mjs')}` });
+  const profileEnv = profile === undefined ? {} : { BENCH_PROFILE_DIR: profile, NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'profile-hook.mjs')}` };
+  const sqlite = await catalog(sqliteUrl, profileEnv);
   const answers = await answersOf(sqlite.url, sqlite.key, sqlite.firstId);
   const answersFile = join(dir, 'answers.json');
   writeFileSync(answersFile, JSON.stringify(Object.fromEntries(Object.entries(answers).map(([name, a]) => [name, { ...a, body: a.body.toString('base64') }]))));
@@ -131,6 +163,8 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   // The server's CPU per request (all its threads) beside the rate: where a ratio's gap is, server or load generator.
   const pidOf = new Map();
   pidOf.set(bareUrl, bare.child.pid).set(sqlite.url, sqlite.server.child.pid);
+  // The processes that serve a service beside it (PostgreSQL's backends, Redis), by the service's base URL.
+  const helpersOf = new Map();
 
   const auth = { Authorization: `Bearer ${sqlite.key}` };
   const allReads = [
@@ -147,6 +181,8 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   const run = async (label, base, spec) => {
     const pid = pidOf.get(base);
     const cpuBefore = pid === undefined ? undefined : cpuSplit(pid);
+    const helpers = await helpersOf.get(base)?.();
+    const helpersBefore = helpers?.map(({ pids }) => pids.map(cpuSecondsIfAlive));
     const profiled = profile !== undefined && pid !== undefined && base !== bareUrl;
     if (profiled) process.kill(pid, 'SIGUSR2');
     const { rps, bad, requests } = await load(base, { ...spec, duration, connections });
@@ -157,6 +193,10 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
       const after = cpuSplit(pid);
       const us = (seconds) => (seconds * 1e6 / requests).toFixed(1);
       cpuUs = `, server CPU ${us(after.user + after.system - cpuBefore.user - cpuBefore.system)} µs/request (user ${us(after.user - cpuBefore.user)}, system ${us(after.system - cpuBefore.system)})`;
+      helpers?.forEach(({ name, pids }, i) => {
+        const seconds = pids.reduce((sum, helperPid, j) => sum + Math.max(0, cpuSecondsIfAlive(helperPid) - helpersBefore[i][j]), 0);
+        cpuUs += `, ${name} ${us(seconds)}`;
+      });
     }
     process.stderr.write(`  ${label}: ${Math.round(rps)} req/s${cpuUs}\n`);
     return rps;
@@ -183,6 +223,7 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
     const env = { ...sqlite.env, ANSWER_CACHE_MB: '0' };
     const server = startService(env);
     const url = await server.url;
+    pidOf.set(url, server.child.pid);
     await warm(url, auth, idPath);
     for (const spec of reads.slice(0, 3)) {
       cold[spec.name] = await run(`service cold ${spec.name}`, url, { path: idPath(spec), headers: { ...auth, ...spec.headers } });
@@ -192,32 +233,45 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
   await stop(bare.child);
 
   let postgres;
-  if (postgresUrl && !only) {
+  if (postgresUrl) {
     process.stderr.write(`reads: seeding ${ARTWORKS} artworks on PostgreSQL\n`);
     const database = await postgresDatabase(postgresUrl);
     const redisEnv = redisUrl ? { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `reads:${process.pid}:${Date.now()}:` } : {};
-    const service = await catalog(database.url, redisEnv);
+    const service = await catalog(database.url, { ...redisEnv, ...profileEnv });
     execFileSync(process.execPath, ['--input-type=module', '-e', `
       import pg from 'pg'; const c = new pg.Client({ connectionString: ${JSON.stringify(database.url)} });
       await c.connect(); await c.query('analyze'); await c.end();`], { cwd: ROOT, stdio: 'inherit' });
     const pgAuth = { Authorization: `Bearer ${service.key}` };
     const pgPath = (spec) => (typeof spec.path === 'string' ? spec.path : { prefix: spec.path.prefix, max: spec.path.max + service.firstId - 1 });
     postgres = {};
+    const redisPid = redisUrl ? await redisProcessId(redisUrl) : undefined;
+    const served = (server, url) => {
+      pidOf.set(url, server.child.pid);
+      helpersOf.set(url, async () => [
+        { name: 'PostgreSQL backends', pids: await database.backends() },
+        ...(redisPid === undefined ? [] : [{ name: 'Redis', pids: [redisPid] }]),
+      ]);
+    };
+    served(service.server, service.url);
     await warm(service.url, pgAuth, pgPath);
-    for (const spec of reads.slice(0, 3)) postgres[spec.name] = await run(`postgres ${spec.name}`, service.url, { path: pgPath(spec), headers: pgAuth });
+    for (const spec of reads.filter((read) => allReads.indexOf(read) < 3)) postgres[spec.name] = await run(`postgres ${spec.name}`, service.url, { path: pgPath(spec), headers: pgAuth });
     await stop(service.server.child);
-    if (redisUrl) {
+    if (redisUrl && reads[0] === allReads[0]) {
       const everyRequest = startService({ ...service.env, RATE_LIMIT_LEASE: '1' });
       const everyUrl = await everyRequest.url;
+      served(everyRequest, everyUrl);
       await warm(everyUrl, pgAuth, pgPath);
       postgres.leaseOne = await run('postgres RATE_LIMIT_LEASE=1 GET /v1/artworks/:id', everyUrl, { path: pgPath(reads[0]), headers: pgAuth });
       await stop(everyRequest.child);
     }
-    const coldServer = startService({ ...service.env, ANSWER_CACHE_MB: '0' });
-    const coldUrl = await coldServer.url;
-    await warm(coldUrl, pgAuth, pgPath);
-    postgres.cold = await run('postgres cold GET /v1/artworks/:id', coldUrl, { path: pgPath(reads[0]), headers: pgAuth });
-    await stop(coldServer.child);
+    if (!only) {
+      const coldServer = startService({ ...service.env, ANSWER_CACHE_MB: '0' });
+      const coldUrl = await coldServer.url;
+      served(coldServer, coldUrl);
+      await warm(coldUrl, pgAuth, pgPath);
+      postgres.cold = await run('postgres cold GET /v1/artworks/:id', coldUrl, { path: pgPath(reads[0]), headers: pgAuth });
+      await stop(coldServer.child);
+    }
     await database.drop();
   }
   rmSync(dir, { recursive: true, force: true });
@@ -236,7 +290,7 @@ export async function runReads({ duration = 5, connections = 50, rounds = 1, pos
     tool: HAS_WRK ? 'wrk -t2' : 'autocannon', duration_s: duration, connections, rounds, artworks: ARTWORKS,
     rows, peak_rss_mb: Number(peak.toFixed(1)), rss_after_mb: Number(now.toFixed(1)),
     ...(postgres?.leaseOne ? { postgres_lease_1_by_id_rps: Math.round(postgres.leaseOne), postgres_lease_1_to_sqlite: Number((postgres.leaseOne / sums.get(`service ${reads[0].name}`)).toFixed(3)) } : {}),
-    ...(postgres ? { postgres_cold_by_id_rps: Math.round(postgres.cold), postgres_cold_to_sqlite_cold: Number((postgres.cold / cold[reads[0].name]).toFixed(3)) } : {}),
+    ...(postgres?.cold ? { postgres_cold_by_id_rps: Math.round(postgres.cold), postgres_cold_to_sqlite_cold: Number((postgres.cold / cold[reads[0].name]).toFixed(3)) } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 // A take's cost as the queue grows (docs/performance.md, Webhooks): EXPLAIN ANALYZE of the take's
 // statements on PostgreSQL with N due webhook jobs, one endpoint of one entity full (4 in flight) and
-// another entity's one job waiting. Usage: node bench/take-plan.mjs [N ...] (default 100 100000).
+// another entity's one job waiting; each statement planned for its values and as a prepared statement's
+// generic plan. Usage: node bench/take-plan.mjs [N ...] (default 100 100000).
 import pg from 'pg';
 import { connect } from '../dist/db/connect.js';
 import { migrateToLatest } from '../dist/db/migrate.js';
@@ -30,16 +31,24 @@ for (const n of sizes.length ? sizes : [100, 100_000]) {
     await db.query(`insert into job_turns (kind, entity_id, turn) values ('webhook', 1, ''), ('webhook', 2, '')`);
     await db.query('analyze');
     const p = { kind: 'webhook', now: new Date().toISOString(), cap: 4 };
+    // Each statement twice: planned for its values, and as the generic plan PostgreSQL may keep for a
+    // prepared statement from its sixth execution on (the service's statements are prepared, by name).
     const plan = async (label, statement, params) => {
       const { sql, parameters } = statement.bind(handle.db, params);
       const { rows } = await db.query(`explain (analyze, buffers off, timing on) ${sql}`, parameters);
       console.log(`--- ${label}, ${n} due jobs\n${rows.map((r) => r['QUERY PLAN']).join('\n')}`);
+      await db.query('set plan_cache_mode = force_generic_plan');
+      await db.query(`prepare generic_plan as ${sql}`);
+      const values = parameters.map((value) => (value === null ? 'null' : db.escapeLiteral(String(value)))).join(', ');
+      const generic = await db.query(`explain (analyze, buffers off, timing on) execute generic_plan(${values})`);
+      await db.query('deallocate generic_plan');
+      await db.query('reset plan_cache_mode');
+      console.log(`--- ${label}, ${n} due jobs, generic plan\n${generic.rows.map((r) => r['QUERY PLAN']).join('\n')}`);
     };
     await plan('next entities', TAKE_STATEMENTS.nextEntities, p);
     await db.query('begin');
-    await plan('groups of entity 1 (skip scan)', TAKE_STATEMENTS.groupsOf, { kind: 'webhook', entityId: 1 });
-    await plan('full groups of entity 1', TAKE_STATEMENTS.fullGroups, { ...p, entityId: 1 });
-    await plan('first due job of group 1', TAKE_STATEMENTS.firstDue, { kind: 'webhook', entityId: 1, grp: '1', now: p.now });
+    await plan('jobs of entity 1 able to start (its groups by a skip scan, the full ones left out)', TAKE_STATEMENTS.dueHeads, { ...p, entityId: 1 });
+    await plan('jobs of entity 2 able to start', TAKE_STATEMENTS.dueHeads, { ...p, entityId: 2 });
     // A free slot of the endpoint: none, its 4 slots are held by live claims (`<claim>#<slot>`).
     await plan('a free slot of group 1 (lock)', TAKE_STATEMENTS.lockFreeSlot, { kind: 'webhook', entityId: 1, grp: '1', now: p.now, cap: 4 });
     await plan('a free slot of group 2 (lock)', TAKE_STATEMENTS.lockFreeSlot, { kind: 'webhook', entityId: 2, grp: '2', now: p.now, cap: 4 });

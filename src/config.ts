@@ -57,7 +57,7 @@ export interface Config {
   /** ANSWER_CACHE_MB: memory for API answers kept per data version (and their compressed copies) per process, default 32. */
   answerCacheMb: number;
   /**
-   * NOT_MODIFIED_MEMO_KB: memory for the (key, URL) pairs whose 304, or kept small answer, is sent
+   * NOT_MODIFIED_MEMO_KB: memory for the (key, URL) pairs whose 304, or kept answer, is sent
    * before the framework (fast-not-modified.ts) per process, default 1024; 0 sends all through it.
    */
   notModifiedMemoKb: number;

@@ -165,7 +165,8 @@ function wake(held: Lease): void {
 /**
  * Counters in Redis, shared by every process, spent in leases (docs/operations.md, Rate limits with
  * several processes): a process counts a key's requests itself and tells Redis in one INCRBY for several
- * of them, sent in the background once half a lease is spent; Redis's answer also tells it what the
+ * of them, sent in the background once half a lease is spent (or, with one on its way, once the lease is
+ * full); Redis's answer also tells it what the
  * other processes counted. A process never holds more than `leaseSize - 1` admitted requests Redis has
  * not counted: the request that would reach it waits for Redis and is counted by Redis's answer. So a key
  * may exceed its limit in a window by at most the lease size per process, and with one process every
@@ -242,6 +243,9 @@ export class RedisRateLimiter implements RateLimiter {
    * load a key's requests come faster than Redis answers: waiting for the answer already on its way
    * takes one visit to Redis for a lease's worth of them, where asking Redis each (and, from the early
    * answers, through the framework) took one per request, and kept the lease full as long as they came.
+   * The units spent since that visit go to Redis as soon as the lease is full, beside it: each answer
+   * then makes room for what the other carried, so a full lease goes out per round trip to Redis, not
+   * half of one (what is uncounted stays under the lease's size all along).
    */
   private spend(key: string, limit: number, windowMs: number, within: boolean): RateLimitState | undefined | Promise<void> {
     if (!this.ready()) return undefined;
@@ -252,6 +256,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (held === undefined) return undefined;
     if (held.pending + held.sending + 1 >= size) {
       if (held.sending === 0) return undefined;
+      if (held.pending > 0) this.flush(key, held, windowMs, now);
       return new Promise((resolve) => held.waiting.push(resolve));
     }
     const count = counted(held) + 1;

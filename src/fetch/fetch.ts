@@ -4,6 +4,7 @@ import http, { type IncomingHttpHeaders, type ClientRequest } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { publicAddress } from './address.js';
+import type { KeptConnections } from './kept.js';
 
 /**
  * The one outgoing fetcher (images, feeds, webhooks; docs/deploy.md, "Outgoing fetches"), built so that
@@ -12,9 +13,9 @@ import { publicAddress } from './address.js';
  * streaming (a Content-Length is not trusted); `timeoutMs` for everything; the address of every
  * connection checked by the policy (src/fetch/address.ts). The check sits in the connection's own
  * `lookup`, so the address checked is the address connected to: a name that resolves to a public
- * address for a check and to a private one for the connection (DNS rebinding) does not pass. Every
- * connection is its own (no keep-alive) and is destroyed when the fetch ends, whatever the source
- * keeps sending.
+ * address for a check and to a private one for the connection (DNS rebinding) does not pass. A
+ * connection is destroyed when the fetch ends, whatever the source keeps sending; only an answer read
+ * to its end leaves it open, and only to a pool of kept connections given as `connections` (kept.ts).
  */
 export interface FetchRequest {
   url: string;
@@ -35,8 +36,10 @@ export interface FetchRequest {
   /** Hash the body (SHA-256, hex) as it arrives. */
   hash?: boolean;
   timeoutMs: number;
-  /** Which addresses may be connected to; by default only public ones. */
+  /** Which addresses may be connected to; by default only public ones. A fetch with `connections` uses theirs. */
   allowAddress?: (address: string) => boolean;
+  /** Connections kept open between fetches to one origin, opened under their own policy (kept.ts). */
+  connections?: KeptConnections;
   /** The caller gave the fetch up: it stops and rejects with the signal's reason. */
   signal?: AbortSignal;
 }
@@ -77,7 +80,7 @@ export async function fetchUrl(request: FetchRequest): Promise<FetchResponse> {
     let method = request.method ?? 'GET';
     let body = request.body;
     for (let redirects = 0; ; redirects++) {
-      const answer = await exchange(current, method, body, request, controller.signal);
+      const answer = await exchangeOnLiveConnection(current, method, body, request, controller.signal);
       const location = answer.headers.location;
       if (!REDIRECTS.has(answer.status) || !location) return { ...answer, url: current.href };
       if (redirects === request.maxRedirects) {
@@ -102,10 +105,28 @@ export async function fetchUrl(request: FetchRequest): Promise<FetchResponse> {
 
 type Answer = Omit<FetchResponse, 'url'>;
 
+/** A kept connection the peer had closed (or reset) before it answered: the request never got an answer on it. */
+class KeptConnectionClosed extends Error {}
+
+/**
+ * `exchange`, sent again when a kept connection turns out closed by the receiver before it answered
+ * (an idle connection the receiver timed out as it was reused). Each such connection leaves the pool,
+ * so the tries are bounded by the pool's idle connections, then a new connection answers for itself.
+ */
+async function exchangeOnLiveConnection(url: URL, method: 'GET' | 'POST', body: Buffer | string | undefined, options: FetchRequest, signal: AbortSignal): Promise<Answer> {
+  for (;;) {
+    try {
+      return await exchange(url, method, body, options, signal);
+    } catch (error) {
+      if (!(error instanceof KeptConnectionClosed)) throw error;
+    }
+  }
+}
+
 /** One request and its answer; its connection is destroyed when it settles, whatever the peer still sends. */
 function exchange(url: URL, method: 'GET' | 'POST', body: Buffer | string | undefined, options: FetchRequest, signal: AbortSignal): Promise<Answer> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new FetchFailed('not http or https'));
-  const allowed = options.allowAddress ?? publicAddress;
+  const allowed = options.connections?.allowAddress ?? options.allowAddress ?? publicAddress;
   // A literal address is connected to without a lookup: it is checked here.
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) && !allowed(host)) return Promise.reject(new FetchFailed('address not allowed'));
@@ -122,8 +143,12 @@ function exchange(url: URL, method: 'GET' | 'POST', body: Buffer | string | unde
   const headers: Record<string, string> = { 'user-agent': 'ArtCatalogService/1', ...options.headers };
   if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
   let request: ClientRequest | undefined;
+  let answered = false;
   const answer = new Promise<Answer>((resolve, reject) => {
-    request = client.request(url, { method, lookup, signal, agent: false, headers }, (response) => {
+    // A kept connection is reused only for its origin; a new one is opened through `lookup`.
+    const agent = options.connections?.agentFor(url) ?? false;
+    request = client.request(url, { method, lookup, signal, agent, headers }, (response) => {
+      answered = true;
       const status = response.statusCode ?? 0;
       const base = { status, headers: response.headers, sha256: null, truncated: false };
       if (REDIRECTS.has(status) && response.headers.location) return resolve({ ...base, body: Buffer.alloc(0) });
@@ -164,16 +189,20 @@ function exchange(url: URL, method: 'GET' | 'POST', body: Buffer | string | unde
       response.once('end', () => finish(false));
       response.once('error', reject);
     });
-    // Belt and braces: whatever connected, the peer's address must be allowed.
+    // Belt and braces: whatever connected, the peer's address must be allowed (a kept connection's was
+    // when it connected, and is again at each reuse).
     request.once('socket', (socket: Socket) => {
-      socket.once('connect', () => {
+      const check = () => {
         if (socket.remoteAddress && !allowed(socket.remoteAddress)) request!.destroy(new FetchFailed('address not allowed'));
-      });
+      };
+      if (socket.connecting) socket.once('connect', check);
+      else check();
     });
-    request.once('error', reject);
+    request.once('error', (error) => reject(request!.reusedSocket && !answered && !signal.aborted && !(error instanceof FetchFailed) ? new KeptConnectionClosed() : error));
     request.end(body);
   });
-  // Settled: the connection goes, with whatever the peer was still sending (an endless error body).
+  // Settled: the connection goes, with whatever the peer was still sending (an endless error body). An
+  // answer read to its end has already handed its connection back to its pool, and this does nothing.
   const close = () => request?.destroy();
   return answer.finally(close);
 }

@@ -14,7 +14,7 @@ export const COMPRESS_MIN_BYTES = 1024;
 export const COMPRESSIBLE_TYPE = /^text\/|^application\/(?:[\w.+-]+\+)?(?:json|xml)(?:;|$)/;
 
 /** The coding a client's Accept-Encoding takes for an answer this large, or undefined for the plain bytes. */
-function acceptedEncoding(acceptEncoding: string | undefined, bytes: number): Encoding | undefined {
+export function acceptedEncoding(acceptEncoding: string | undefined, bytes: number): Encoding | undefined {
   if (!acceptEncoding || bytes < COMPRESS_MIN_BYTES) return undefined;
   return negotiate(acceptEncoding, ENCODINGS as unknown as Encoding[]) ?? undefined;
 }

@@ -49,7 +49,7 @@ export interface JobKind<P> {
   timeoutMs?: number;
   /** A job taken this many times without ending (its process died each time) ends as `giveUp(job, 'abandoned')`. Default 5. */
   maxClaims?: number;
-  /** How often an idle slot looks for jobs queued elsewhere (default: the runner's); a sweep due hourly looks rarely. */
+  /** How often one idle slot looks for jobs queued elsewhere (default: the runner's); a sweep due hourly looks rarely. */
   pollMs?: number;
   run(job: Job<P>, context: JobContext): Promise<JobResult>;
   /** The final outcome of a job the runner ends itself: every job ends. */
@@ -66,7 +66,10 @@ export interface JobRunnerOptions {
   log: RunnerLog;
   /** How long a claim holds without renewal; a process that died loses its jobs after this. */
   leaseMs?: number;
-  /** How often an idle slot looks for jobs queued by other processes (`nudge` wakes it at once). */
+  /**
+   * How often one idle slot of a kind looks for jobs that no nudge announces: queued by other
+   * processes, due later (a retry), or left by a process that died (`nudge` wakes a slot at once).
+   */
   pollMs?: number;
   /** The clock (tests of retry schedules move it). */
   now?: () => number;
@@ -112,9 +115,11 @@ export class JobRunner {
   /** Kinds nudged while saturated: one nudge when that ends. */
   private readonly deferred = new Map<string, NodeJS.Timeout>();
   private loops: Promise<void>[] = [];
+  /** Per kind, the poll that wakes one idle slot every `pollMs`. */
+  private readonly polls: NodeJS.Timeout[] = [];
   /** Jobs ended by this runner, per kind (tests and the bench). */
   readonly ended = new Map<string, number>();
-  /** Takes of a slot's own, per kind, not those in a job's end (tests). */
+  /** Takes of a slot's own, per kind, counted once ended (what they saw noted), not those in a job's end (tests). */
   readonly takes = new Map<string, number>();
   private readonly saturatedMs: number;
 
@@ -163,8 +168,8 @@ export class JobRunner {
     }
     // The last take saw jobs due and none able to start (an endpoint's 4 in flight): a take now would
     // most likely find the same. One look when that is `saturatedMs` old, for all the nudges meanwhile
-    // (issue 48: under a backlog of one endpoint, each write's nudge cost a take that found it full); a
-    // place freed here is taken by the slot that freed it (`end`).
+    // (docs/performance.md, Webhooks: under a backlog of one endpoint, each write's nudge cost a take
+    // that found it full); a place freed here is taken by the slot that freed it (`end`).
     const until = this.saturated.get(kind);
     if (until !== undefined) {
       const wait = until - Date.now();
@@ -186,6 +191,7 @@ export class JobRunner {
     this.closed = true;
     this.stopListening();
     for (const timer of this.deferred.values()) clearTimeout(timer);
+    for (const poll of this.polls) clearInterval(poll);
     this.nudge();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(this.loops), new Promise((resolve) => { timer = setTimeout(resolve, graceMs); })]);
@@ -193,7 +199,13 @@ export class JobRunner {
   }
 
   private startKind(kind: JobKind<unknown>): void {
+    if (kind.concurrency === 0) return;
     for (let slot = 0; slot < kind.concurrency; slot++) this.loops.push(this.loop(kind));
+    // One look per poll for the kind, not one per idle slot: a slot that finds a job wakes the next
+    // (`loop`), so a backlog found by the poll still reaches every slot, and 8 idle slots of two
+    // processes cost 2 takes a second instead of 16 (docs/performance.md, Webhooks).
+    const waiting = this.wake.get(kind.name)!;
+    this.polls.push(setInterval(() => waiting.shift()?.(), kind.pollMs ?? this.pollMs));
   }
 
   private async loop(kind: JobKind<unknown>): Promise<void> {
@@ -208,11 +220,12 @@ export class JobRunner {
       if (!taken && !looked) {
         const take = this.takeOptions(kind);
         heldUntil = take.heldUntil;
-        this.takes.set(kind.name, (this.takes.get(kind.name) ?? 0) + 1);
         try {
           taken = this.saw(kind.name, await takeNextJob(this.options.db, take.options));
         } catch (error) {
           this.options.log.warn({ err: error, kind: kind.name }, 'job queue unavailable; trying again');
+        } finally {
+          this.takes.set(kind.name, (this.takes.get(kind.name) ?? 0) + 1);
         }
       }
       if (taken) {
@@ -220,7 +233,7 @@ export class JobRunner {
         if (taken.more) this.nudge(kind.name);
         next = await this.run(kind, taken, heldUntil);
       } else {
-        await this.idle(kind.name, kind.pollMs ?? this.pollMs);
+        await this.idle(kind.name);
       }
     }
   }
@@ -234,21 +247,12 @@ export class JobRunner {
     };
   }
 
-  private idle(kind: string, pollMs: number): Promise<void> {
+  /** Waits for a nudge or the kind's poll (`startKind`) to wake this slot. */
+  private idle(kind: string): Promise<void> {
     // close() or a nudge may have come while this slot was taking, and found nobody idle: stop, or look
     // again, now rather than one poll later.
     if (this.closed || this.missed.delete(kind)) return Promise.resolve();
-    const waiting = this.wake.get(kind)!;
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, pollMs);
-      function done() {
-        clearTimeout(timer);
-        const index = waiting.indexOf(done);
-        if (index >= 0) waiting.splice(index, 1);
-        resolve();
-      }
-      waiting.push(done);
-    });
+    return new Promise((resolve) => { this.wake.get(kind)!.push(resolve); });
   }
 
   /**

@@ -124,43 +124,55 @@ const GROUPS = 50;
 /**
  * The entities with a job due, least recently served first: one index probe each (jobs_entity_due).
  * A scalar subquery with LIMIT 1, not EXISTS: PostgreSQL turned EXISTS into a join that hashed every
- * due job of the kind (39 ms at 100,000 due jobs, docs/performance.md, Webhooks).
+ * due job of the kind (39 ms at 100,000 due jobs, docs/performance.md, Webhooks). The entity is a
+ * range of one, not an equality, and the order is the index's (entity_id, due_at): with an equality
+ * PostgreSQL drops entity_id from the order as constant, and may then walk jobs_kind_due (kind,
+ * due_at) filtering by entity, which read 50,000 jobs of another entity for one whose job came last
+ * (10 ms at 100,000 due jobs, bench/take-plan.mjs); only jobs_entity_due gives this order unsorted,
+ * in the plan for these values and in the generic plan of the prepared statement alike.
  */
 const nextEntities = statement((db, p: Params<{ kind: string; now: string }>) => db.selectFrom('job_turns').select(['job_turns.entity_id', 'job_turns.turn'])
   .where('job_turns.kind', '=', p.kind)
   .where((eb) => eb(db.selectFrom('jobs').select('jobs.id')
-    .where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', sql.ref<number>('job_turns.entity_id')).where('jobs.due_at', '<=', p.now)
-    // In index order, so no plan reads the table instead.
-    .orderBy('jobs.due_at').limit(1), 'is not', null))
+    .where('jobs.kind', '=', p.kind)
+    .where('jobs.entity_id', '>=', sql.ref<number>('job_turns.entity_id')).where('jobs.entity_id', '<=', sql.ref<number>('job_turns.entity_id'))
+    .where('jobs.due_at', '<=', p.now)
+    .orderBy('jobs.entity_id').orderBy('jobs.due_at').limit(1), 'is not', null))
   .orderBy('job_turns.turn').orderBy('job_turns.entity_id')
   .limit(CANDIDATES));
 
 /**
- * The groups an entity has jobs in, by a skip scan of the take index (one probe per group, not per
- * job): the first group, then the next one above it, and so on.
+ * An entity's jobs able to start, due first first: the first due job of each of its groups not full
+ * (`cap` jobs in flight: claimed, lease not passed), and of its jobs without a group. One statement,
+ * each part a probe of an index that stops at its first rows: the groups by a skip scan of the take
+ * index (one probe per group, not per job: the first group, then the next one above it, and so on),
+ * the full ones from the entity's claims, which are few (jobs_claimed), and each group's first due job
+ * from the take index (migration 020). The skip scan names the entity as a range of one, in the take
+ * index's order, as `nextEntities` does: as `min(grp)` of an entity, the generic plan PostgreSQL keeps
+ * for a prepared statement walked jobs_group (kind, grp, due_at) and filtered 100,000 jobs of another
+ * entity (24 ms; bench/take-plan.mjs explains both plans).
  */
-const groupsOf = statement((db, p: Params<{ kind: string; entityId: number }>) => rawQuery<{ grp: string }>(db, sql`
+const dueHeads = statement((db, p: Params<{ kind: string; entityId: number; now: string; cap: number }>) => rawQuery<{ id: number; due_at: string; grp: string | null }>(db, sql`
   with recursive g(grp) as (
-    select (select min(grp) from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and grp is not null)
+    select (select grp from jobs where kind = ${p.kind} and entity_id >= ${p.entityId} and entity_id <= ${p.entityId}
+      and grp is not null order by entity_id, grp limit 1)
     union all
-    select (select min(j.grp) from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp > g.grp)
-    from g where g.grp is not null)
-  select grp from g where grp is not null limit ${sql.lit(GROUPS)}`));
-
-/** An entity's groups with `cap` jobs in flight (claimed, lease not passed): from its claims, which are few (jobs_claimed). */
-const fullGroups = statement((db, p: Params<{ kind: string; entityId: number; now: string; cap: number }>) => db.selectFrom('jobs').select('grp')
-  .where('kind', '=', p.kind).where('entity_id', '=', p.entityId).where('claim', 'is not', null).where('grp', 'is not', null)
-  .where('due_at', '>', p.now)
-  .groupBy('grp').having((eb) => eb.fn.countAll(), '>=', p.cap));
-
-type ProbeParams = Params<{ kind: string; entityId: number; grp: string; now: string }>;
-// The first due job of the entity without a group, or of one group: the first entry of the take index.
-const firstDue = (grouped: boolean) => statement((db, p: ProbeParams) => {
-  const rows = db.selectFrom('jobs').select(['jobs.id', 'jobs.due_at']).where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId);
-  return (grouped ? rows.where('jobs.grp', '=', p.grp) : rows.where('jobs.grp', 'is', null))
-    .where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1);
-});
-const FIRST_DUE = { grouped: firstDue(true), ungrouped: firstDue(false) };
+    select (select j.grp from jobs j where j.kind = ${p.kind} and j.entity_id >= ${p.entityId} and j.entity_id <= ${p.entityId}
+      and j.grp > g.grp order by j.entity_id, j.grp limit 1)
+    from g where g.grp is not null),
+  groups as (select grp from g where grp is not null limit ${sql.lit(GROUPS)}),
+  full_groups as (
+    select grp from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and claim is not null and grp is not null and due_at > ${p.now}
+    group by grp having count(*) >= ${p.cap}),
+  heads as (
+    select groups.grp, (select j.id from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp = groups.grp
+      and j.due_at <= ${p.now} order by j.due_at limit 1) as id
+    from groups where groups.grp not in (select grp from full_groups)
+    union all
+    select null, (select j.id from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp is null
+      and j.due_at <= ${p.now} order by j.due_at limit 1))
+  select jobs.id, jobs.due_at, heads.grp from heads join jobs on jobs.id = heads.id
+  order by jobs.due_at, jobs.id`));
 
 /**
  * PostgreSQL: a group's places in flight are its cap's slots, 0 to cap - 1; a claim names its slot
@@ -171,8 +183,8 @@ const FIRST_DUE = { grouped: firstDue(true), ungrouped: firstDue(false) };
  * (and any number of one entity's other groups) run at once. SQLite has one writer at a time: there a
  * take counts the group's claims.
  *
- * Two statements whatever the cap (issue 48: a slot at a time, a lock and a check each, cost up to
- * 2 x cap round trips per take): `lockFreeSlot` locks the first slot its snapshot sees without a live
+ * Two statements whatever the cap (a slot at a time, a lock and a check each, cost up to 2 x cap
+ * round trips per take: docs/performance.md, Webhooks): `lockFreeSlot` locks the first slot its snapshot sees without a live
  * claim (`offset 0` keeps the lock out of the subquery, so slots are tried in order and the `limit`
  * stops at the first locked), and says how many it saw free; `takeOfGroup` checks the slot again in
  * its own snapshot, taken after the lock, so a claim committed in between is seen.
@@ -180,11 +192,15 @@ const FIRST_DUE = { grouped: firstDue(true), ungrouped: firstDue(false) };
 const MAX_SLOTS = 64;
 const slotKey = (kind: unknown, grp: unknown, slot: unknown) =>
   sql`hashtext(cast(${kind} as text) || '/' || cast(${grp} as text) || '#' || cast(${slot} as text))`;
-const lockFreeSlot = statement((db, p: Params<{ kind: string; entityId: number; grp: string; now: string; cap: number }>) => rawQuery<{ slot: number; free: number }>(db, sql`
+type SlotOf = Params<{ kind: string; entityId: number; grp: string; now: string }>;
+/** Whether a live claim of the group (claimed, lease not passed) holds a slot: `suffix`, `%#<slot>`. */
+const slotHeld = (p: SlotOf, suffix: unknown) => sql<boolean>`exists (select 1 from jobs held
+  where held.kind = ${p.kind} and held.entity_id = ${p.entityId} and held.claim is not null and held.grp = ${p.grp}
+    and held.due_at > ${p.now} and held.claim like ${suffix})`;
+const lockFreeSlot = statement((db, p: SlotOf & Params<{ cap: number }>) => rawQuery<{ slot: number; free: number }>(db, sql`
   select slot, free from (
     select s as slot, count(*) over () as free from generate_series(0, cast(${p.cap} as integer) - 1) s
-    where not exists (select 1 from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and claim is not null and grp = ${p.grp}
-      and due_at > ${p.now} and claim like '%#' || cast(s as text))
+    where not ${slotHeld(p, sql`'%#' || cast(s as text)`)}
     order by s offset 0) free_slots
   where pg_try_advisory_xact_lock(${slotKey(p.kind, p.grp, sql.ref('slot'))})
   limit 1`));
@@ -212,9 +228,7 @@ const groupTake = (inSlot: boolean) => statement((db, p: GroupTake) => {
     .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
     .where('id', 'in', db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
       .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1).forUpdate().skipLocked());
-  return (inSlot ? update.where((eb) => eb.not(eb.exists(db.selectFrom('jobs as held').select('held.id')
-    .where('held.kind', '=', p.kind).where('held.entity_id', '=', p.entityId).where('held.claim', 'is not', null).where('held.grp', '=', p.grp)
-    .where('held.due_at', '>', p.now).where('held.claim', 'like', p.suffix)))) : update).returning(TAKEN);
+  return (inSlot ? update.where(sql<boolean>`not ${slotHeld(p, p.suffix)}`) : update).returning(TAKEN);
 });
 const takeOfGroup = groupTake(false);
 const takeInSlot = groupTake(true);
@@ -236,7 +250,7 @@ const takeById = statement((db, p: Params<{ id: number; now: string; claim: stri
 /**
  * The entity becomes the most recently served. On PostgreSQL a turn another taker is setting at this
  * moment is left to it (SKIP LOCKED): takes of one entity never wait for each other, so several run at
- * once up to its groups' caps (issue 48: they were one at a time, on the entity's turn).
+ * once up to its groups' caps (they were one at a time, on the entity's turn: docs/performance.md, Webhooks).
  */
 const served = statement((db, p: Params<{ kind: string; entityId: number; now: string }>) => {
   let turn = db.selectFrom('job_turns').select('job_turns.entity_id').where('job_turns.kind', '=', p.kind).where('job_turns.entity_id', '=', p.entityId);
@@ -304,7 +318,8 @@ export function takeNextJob(db: Db, options: TakeOptions): Promise<TakeResult> {
  * A take as a step of a transaction (`takeJob`, or `endAndTake` taking the next job). `more` is false
  * only when the take knows nothing else is takeable now: the group it took from has no other free
  * slot, and no other group or entity had a job due. The runner wakes another slot only when it is true
- * (issue 48: under a backlog of one endpoint, each take woke a slot whose take found the endpoint full).
+ * (under a backlog of one endpoint, each take woke a slot whose take found the endpoint full:
+ * docs/performance.md, Webhooks).
  */
 function* take(options: TakeOptions, postgres: boolean): Work<TakeResult> {
   const { kind, now, until, claim } = options;
@@ -329,18 +344,9 @@ function* take(options: TakeOptions, postgres: boolean): Work<TakeResult> {
       const row = yield* first(takeInSlot, { kind, entityId, grp, now, claim: `${claim}#${slot.slot}`, until, suffix: `%#${slot.slot}` });
       return row && { row, freeLeft: Number(slot.free) > 1 };
     };
-    const full = new Set((yield* all(fullGroups, { kind, entityId, now, cap })).map((row) => row.grp));
-    const candidates: Array<{ id: number; dueAt: string; grp: string | null }> = [];
-    const ungrouped = yield* first(FIRST_DUE.ungrouped, { kind, entityId, grp: '', now });
-    if (ungrouped) candidates.push({ id: Number(ungrouped.id), dueAt: ungrouped.due_at, grp: null });
-    for (const { grp } of yield* all(groupsOf, { kind, entityId })) {
-      if (full.has(grp)) continue;
-      const due = yield* first(FIRST_DUE.grouped, { kind, entityId, grp, now });
-      if (due) candidates.push({ id: Number(due.id), dueAt: due.due_at, grp });
-    }
-    candidates.sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : a.id - b.id));
+    const candidates = yield* all(dueHeads, { kind, entityId, now, cap });
     for (const [at, { id, grp }] of candidates.entries()) {
-      const found = grp === null ? { row: yield* first(takeById, { id, now, claim, until }), freeLeft: true } : yield* takeInGroup(grp);
+      const found = grp === null ? { row: yield* first(takeById, { id: Number(id), now, claim, until }), freeLeft: true } : yield* takeInGroup(grp);
       if (!found?.row) continue;
       const { row } = found;
       yield* all(served, { kind, entityId, now });
@@ -396,11 +402,12 @@ export async function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => 
 
 /**
  * `endJob`, and with `next` the take of the kind's next job (`takeJob`, round-robin as ever) in the
- * same transaction: a slot that ends a job starts its next one for one transaction, not two (issue 48;
- * the freed place in its group is seen by the take, its own transaction's delete). Such a transaction
- * commits without waiting for the disk, as a take does: it holds the entity's turn (`served`), which
- * every write queuing a job of the entity waits for (`ensureTurn`'s conflict check), and with a
- * synchronous commit the writes of a busy entity queued behind each one's fsync. An end lost in a
+ * same transaction: a slot that ends a job starts its next one for one transaction, not two
+ * (docs/performance.md, Webhooks; the freed place in its group is seen by the take, its own
+ * transaction's delete). Such a transaction commits without waiting for the disk, as a take does:
+ * it holds the entity's turn (`served`), which every write queuing a job of the entity waits for
+ * (`ensureTurn`'s conflict check), and with a synchronous commit the writes of a busy entity queued
+ * behind each one's fsync. An end lost in a
  * database crash is a job run again: delivery is at least once (docs/api.md, Webhooks).
  */
 export function endAndTake(db: Db, job: TakenJob, end: JobEnd, also: EndWrites & { next?: TakeOptions | undefined }): Promise<{ saved: boolean; next: TakeResult | undefined }> {
@@ -576,4 +583,4 @@ export async function sweepJobFailures(db: Db, now: number): Promise<{ removed: 
 }
 
 /** The take's statements, for EXPLAIN in bench/take-plan.mjs (docs/performance.md, Webhooks). */
-export const TAKE_STATEMENTS = { nextEntities, groupsOf, fullGroups, firstDue: FIRST_DUE.grouped, lockFreeSlot, takeById } as const;
+export const TAKE_STATEMENTS = { nextEntities, dueHeads, lockFreeSlot, takeById } as const;

@@ -363,7 +363,7 @@ const keepData = statement((db, p: Params<{ seq: number; data: string }>) => db.
 /**
  * Keeps a message's `data` once made, so every attempt sends the same body; the first kept wins. One
  * statement, its own transaction (no BEGIN and COMMIT on PostgreSQL: two round trips of every first
- * attempt, issue 48); the data another attempt kept first is read after it.
+ * attempt, docs/performance.md, Webhooks); the data another attempt kept first is read after it.
  */
 export async function keepMessageData(db: Db, seq: number, data: string): Promise<string> {
   const saved = await single(db, () => first(keepData, { seq, data }));

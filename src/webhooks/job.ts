@@ -1,5 +1,6 @@
 import type { Db } from '../db/types.js';
 import { ATTEMPT_TIMEOUT_MS, ENDPOINT_CONCURRENCY } from '../domain/webhooks.js';
+import { KeptConnections } from '../fetch/index.js';
 import type { JobKind } from '../jobs/index.js';
 import { WEBHOOK_JOB, failMessage } from '../store/webhooks.js';
 import { attemptMessage } from './deliver.js';
@@ -16,12 +17,21 @@ export interface WebhookJobOptions {
 }
 
 /**
+ * Connections kept to receivers between messages (src/fetch/kept.ts): as many per endpoint origin as
+ * an endpoint has requests in flight; closed after 4 s unused, under the 5 s after which a Node.js
+ * server closes an idle one (its default), so a receiver seldom closes one as it is reused. An endpoint
+ * disabled, deleted or moved has its connections closed so, in every process.
+ */
+const KEPT = { perOrigin: ENDPOINT_CONCURRENCY, idleMs: 4_000, origins: 64 };
+
+/**
  * Webhook deliveries as jobs of the one job queue (src/jobs/README.md): a job per message, its
  * endpoint its group, so at most ENDPOINT_CONCURRENCY requests are in flight per endpoint across every
  * process and a slow receiver holds only its own endpoint's slots; entities take turns. A run is one
  * attempt (src/webhooks/deliver.ts); the message's retry schedule says when the job runs again.
  */
 export function webhookJobKind({ db, concurrency, publicBaseUrl, allowAddress }: WebhookJobOptions): JobKind<{ seq: number }> {
+  const connections = new KeptConnections(allowAddress, KEPT);
   return {
     name: WEBHOOK_JOB,
     concurrency,
@@ -29,10 +39,10 @@ export function webhookJobKind({ db, concurrency, publicBaseUrl, allowAddress }:
     // The attempt's own limit is 10 s; the margin covers recording its outcome.
     timeoutMs: ATTEMPT_TIMEOUT_MS + 5_000,
     async run(job, { signal }) {
-      const attempted = await attemptMessage({ db, publicBaseUrl: publicBaseUrl(), post: guardedPost(allowAddress, signal) }, job.payload.seq);
+      const attempted = await attemptMessage({ db, publicBaseUrl: publicBaseUrl(), post: guardedPost(connections, signal) }, job.payload.seq);
       if (!attempted) return { end: 'done' };
       // The attempt is logged in the transaction that ends the job (and takes the next): one
-      // transaction fewer per delivery (issue 48); a `log`, kept even if the claim was lost meanwhile
+      // transaction fewer per delivery (docs/performance.md, Webhooks); a `log`, kept even if the claim was lost meanwhile
       // (a Retry, a takeover): the attempt happened.
       const log = function* () { yield* attempted.record(); };
       if (attempted.status === 'failed') return { end: 'done', failed: 'every attempt failed', log };

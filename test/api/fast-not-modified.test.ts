@@ -9,7 +9,7 @@ import { client, keyFor, startApp, tenant, type TestApp } from '../helpers.js';
 import { openRaw, parseResponses } from '../support/raw-http.js';
 
 /**
- * Answers before the framework (src/http/early/fast-not-modified.ts) — 304s, and kept small answers —
+ * Answers before the framework (src/http/early/fast-not-modified.ts) — 304s, and kept answers —
  * through real HTTP: the server's request listener is what sends them, so `inject` would never reach
  * it. Whether an answer came early is read from `art_catalog_http_early_not_modified_total` and
  * `art_catalog_http_early_kept_answers_total`.
@@ -356,10 +356,13 @@ async function reading(path: string, options: Parameters<typeof tenant>[1] = { t
   return { g, url, auth, kept, id: created.body.id as number };
 }
 
+/** A description that makes an answer larger than 1 KiB: one a client may take compressed. */
+const LONG = 'Tempera on paper, mounted on canvas. '.repeat(40);
+
 /** The raw headers as `comparable` gives them, the remaining units left out too (each answer takes one). */
 const sameButUnits = (raw: string[]) => comparable(raw).map((value, i, all) => (all[i - 1] === 'x-ratelimit-remaining' ? 'N' : value));
 
-describe('a kept small answer that Fastify sent once', () => {
+describe('a kept answer that Fastify sent once', () => {
   test.each(['/v1/artworks/ID', '/v1/profile'])('%s is sent early next time: the same body, the same headers in order, one unit taken', async (path) => {
     const { url, auth, kept } = await reading(path);
     const before = await earlyKept(t);
@@ -370,6 +373,26 @@ describe('a kept small answer that Fastify sent once', () => {
     expect(sameButUnits(early.raw)).toEqual(sameButUnits(kept.raw));
     expect(Number(early.headers['x-ratelimit-remaining'])).toBe(Number(kept.headers['x-ratelimit-remaining']) - 1);
     expect(early.headers['x-request-id']).not.toBe(kept.headers['x-request-id']);
+  });
+
+  test.each([
+    ['/v1/artworks?limit=5&page=1', true], ['/v1/artworks', false], ['/v1/changelog?after=0&limit=1', true], ['/v1/changelog', false],
+  ])('the page %s (a large answer, with a Link: %s) is sent early next time to a client that takes no coding: the framework\'s bytes and headers, one unit taken', async (url, linked) => {
+    const g = await tenant(t, { tier: 'partner' });
+    const auth = { authorization: `Bearer ${g.key}` };
+    // Six artworks: a list page of five is over 1 KiB, and has a next page.
+    for (let i = 1; i <= 6; i++) await client(t, g.key).post('/v1/artworks', { ...artwork(`Primordial Chaos No. ${i}`), description: LONG });
+    expect((await send(base, url, auth)).status).toBe(200);
+    const kept = await send(base, url, auth);
+    const before = await earlyKept(t);
+    const early = await send(base, url, auth);
+    expect(early.status).toBe(200);
+    expect(await earlyKept(t)).toBe(before + earlyKeptCount('partner', 1));
+    expect(early.body.length).toBeGreaterThan(1024);
+    expect(early.headers.link !== undefined).toBe(linked);
+    expect(early.body).toBe(kept.body);
+    expect(sameButUnits(early.raw)).toEqual(sameButUnits(kept.raw));
+    expect(Number(early.headers['x-ratelimit-remaining'])).toBe(Number(kept.headers['x-ratelimit-remaining']) - 1);
   });
 
   test('many reads at once are all sent early, each taking its own unit: with Redis those over the lease wait for its answer instead of going to the framework', async () => {
@@ -416,20 +439,18 @@ describe('a kept small answer that Fastify sent once', () => {
     expect((await send(base, url, auth)).status).toBe(401);
   });
 
-  test('lists and the changelog (large answers: the unread-answers check first), HEADs, and answers of 1 KiB or more (compressed for whoever asks) are the framework\'s', async () => {
-    const { auth } = await reading('/v1/artworks');
-    const long = await reading('/v1/artworks/ID', { tier: 'partner' }, 'Tempera on paper, mounted on canvas. '.repeat(40));
+  test('HEADs, and answers of 1 KiB or more to a client that takes a coding of them, are the framework\'s; the next plain read is early again', async () => {
+    const long = await reading('/v1/artworks/ID', { tier: 'partner' }, LONG);
     expect(long.kept.body.length).toBeGreaterThan(1024);
     const before = await earlyKept(t);
     for (let i = 0; i < 3; i++) {
-      expect((await send(base, '/v1/artworks', auth)).status).toBe(200);
-      expect((await send(base, '/v1/changelog', auth)).status).toBe(200);
       expect((await send(base, long.url, long.auth, 'HEAD')).status).toBe(200);
       const read = await send(base, long.url, { ...long.auth, 'accept-encoding': 'br' });
       expect(read.headers['content-encoding']).toBe('br');
-      expect((await send(base, long.url, long.auth)).body).toBe(long.kept.body);
     }
     expect(await earlyKept(t)).toBe(before);
+    expect((await send(base, long.url, long.auth)).body).toBe(long.kept.body);
+    expect(await earlyKept(t)).toBe(before + earlyKeptCount('partner', 1));
   });
 
   test('an early answer is counted in the duration histogram and logged like the framework\'s', async () => {

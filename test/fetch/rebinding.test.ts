@@ -30,7 +30,7 @@ vi.mock('node:dns', async (importOriginal) => {
 });
 // A worker that ran other files has the real module cached (vitest.config.ts: isolate false): import afresh.
 vi.resetModules();
-const { FetchFailed, fetchUrl } = await import('../../src/fetch/index.js');
+const { FetchFailed, fetchUrl, KeptConnections } = await import('../../src/fetch/index.js');
 
 const reached = { public: 0, private: 0 };
 let servers: Server[] = [];
@@ -96,4 +96,23 @@ test('a redirect to the same name, which now answers a private address, is refus
   await expect(fetchUrl({ ...request, url: `http://${NAME}:${port}/moved` })).rejects.toThrow(new FetchFailed('address not allowed'));
   expect(lookups).toEqual(['127.0.0.2', '127.0.0.1']);
   expect(reached).toEqual({ public: 1, private: 0 });
+});
+
+test('with kept connections, a name that now answers a private address reaches it through no new connection; the kept one stays on the public server', async () => {
+  answers = ['127.0.0.2', '127.0.0.1'];
+  lookups.length = 0;
+  Object.assign(reached, { public: 0, private: 0 });
+  const connections = new KeptConnections(request.allowAddress, { perOrigin: 4, idleMs: 4_000, origins: 8 });
+  const kept = { ...request, allowAddress: undefined, connections, url: `http://${NAME}:${port}/feed.csv` };
+  try {
+    expect((await fetchUrl(kept)).body.toString()).toBe('public answer');
+    // Two at once: one reuses the kept connection, the other opens one, whose lookup answers the private address.
+    const [reused, opened] = await Promise.allSettled([fetchUrl(kept), fetchUrl(kept)]);
+    expect(reused).toMatchObject({ status: 'fulfilled', value: { status: 200 } });
+    expect(opened).toMatchObject({ status: 'rejected', reason: new FetchFailed('address not allowed') });
+    expect(lookups).toEqual(['127.0.0.2', '127.0.0.1']);
+    expect(reached).toEqual({ public: 2, private: 0 });
+  } finally {
+    connections.close();
+  }
 });

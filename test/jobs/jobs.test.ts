@@ -262,21 +262,29 @@ test('a slot that ends a job takes its next in the same transaction: a backlog o
   }
 });
 
+/** A runner's takes of a kind once none has ended for 300 ms (takes are counted as they end). */
+async function settledTakes(runner: JobRunner, kind: string): Promise<number> {
+  for (;;) {
+    const seen = runner.takes.get(kind) ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if ((runner.takes.get(kind) ?? 0) === seen) return seen;
+  }
+}
+
 test('while a group has its cap in flight, the writes that queue more of its jobs do not each cost a take; its jobs still all run, within the cap', async () => {
   const { kind, started, running, mostInFlight } = heldKind({ concurrency: 3, groupCap: 1 });
   await queue(kind, [{ key: 'first', entityId: 1, group: 'endpoint' }]);
   // Saturated for a minute: only the place freed by a job's end lets the next one start.
   const runner = new JobRunner({ db: t.handle.db, log: quiet, pollMs: 60_000, saturatedMs: 60_000 }).register(kind).start();
   try {
-    expect(await until(() => started.length === 1)).toBe(true);
-    // A write queues a job of the full group: the take it wakes finds the group full.
+    // Each of the 3 slots has made its first take (one took the job), and any look again a nudge meanwhile asked for.
+    expect(await until(() => started.length === 1 && (runner.takes.get(kind.name) ?? 0) >= 3)).toBe(true);
+    // A write queues a job of the full group: the take it may wake finds the group full.
     await queue(kind, [{ key: 'w0', entityId: 1, group: 'endpoint' }]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const takes = runner.takes.get(kind.name);
+    const takes = await settledTakes(runner, kind.name);
     // Nine more writes, each nudging this process's idle slots once it has committed: no take.
     for (let i = 1; i < 10; i++) await queue(kind, [{ key: `w${i}`, entityId: 1, group: 'endpoint' }]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(runner.takes.get(kind.name)).toBe(takes);
+    expect(await settledTakes(runner, kind.name)).toBe(takes);
     expect(started).toEqual(['first']);
     while (started.length < 11) {
       for (const finish of [...running.values()]) finish();
@@ -287,6 +295,30 @@ test('while a group has its cap in flight, the writes that queue more of its job
     expect(mostInFlight('endpoint')).toBe(1);
     // Each job after the first came with the end of the one before.
     expect(runner.takes.get(kind.name)).toBe(takes);
+  } finally {
+    for (const finish of [...running.values()]) finish();
+    await runner.close(0);
+  }
+});
+
+test('idle slots look for jobs no nudge announces once per poll of their kind, not each on a poll of its own; jobs found by a poll still reach every slot', async () => {
+  const { kind, started, running } = heldKind({ concurrency: 4 });
+  const runner = new JobRunner({ db: t.handle.db, log: quiet, pollMs: 200 }).register(kind).start();
+  try {
+    // Every slot has looked once and gone idle.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = runner.takes.get(kind.name) ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // Ten polls in two seconds: about ten takes (four slots polling each on its own made about forty).
+    expect((runner.takes.get(kind.name) ?? 0) - before).toBeLessThanOrEqual(14);
+    // Four jobs due in half a second: the nudge of their commit finds none due; a poll finds them,
+    // and each slot that takes one wakes the next.
+    const at = now();
+    const due = new Date(Date.now() + 500).toISOString();
+    await transaction(t.handle.db, function* () {
+      for (let i = 0; i < 4; i++) yield* enqueue(kind, { key: `later-${i}`, entityId: i, payload: { n: 1 }, dueAt: due, at });
+    });
+    expect(await until(() => started.length === 4, 10_000)).toBe(true);
   } finally {
     for (const finish of [...running.values()]) finish();
     await runner.close(0);

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { publicAddress } from '../../src/fetch/index.js';
+import { KeptConnections, publicAddress } from '../../src/fetch/index.js';
 import { guardedPost } from '../../src/webhooks/post.js';
 import { client, startApp, tenant, type TestApp } from '../helpers.js';
 import { startReceiver, type Received } from '../support/webhook-receiver.js';
@@ -107,6 +107,8 @@ describe('deliveries run as jobs of the one job queue', () => {
   });
 });
 
+const kept = (allowAddress: (address: string) => boolean) => new KeptConnections(allowAddress, { perOrigin: 4, idleMs: 4_000, origins: 8 });
+
 describe('addresses are checked as the fetcher\'s', () => {
   test('without FETCH_ALLOW_PRIVATE a delivery to a private address is refused before connecting', async () => {
     const receiver = await startReceiver();
@@ -124,7 +126,7 @@ describe('addresses are checked as the fetcher\'s', () => {
       expect(message.attempts[0]).toMatchObject({ status_code: null, error: 'address not allowed' });
       expect(message.status).toBe('pending');
       expect(receiver.received).toHaveLength(0);
-      const literal = guardedPost(publicAddress)({ url: `${receiver.url}/x`, headers: {}, body: '{}', timeoutMs: 2000, maxBytes: 1024 });
+      const literal = guardedPost(kept(publicAddress))({ url: `${receiver.url}/x`, headers: {}, body: '{}', timeoutMs: 2000, maxBytes: 1024 });
       await expect(literal).rejects.toThrow('address not allowed');
       expect(receiver.received).toHaveLength(0);
     } finally {
@@ -136,7 +138,7 @@ describe('addresses are checked as the fetcher\'s', () => {
   test('a redirect is a failure and is not followed; the answer is read to the byte limit', async () => {
     const receiver = await startReceiver((got) => (got.path === '/go' ? { status: 307, headers: { location: '/there' } } : { status: 200, body: 'y'.repeat(100_000) }));
     try {
-      const post = guardedPost(() => true);
+      const post = guardedPost(kept(() => true));
       expect((await post({ url: `${receiver.url}/go`, headers: {}, body: '{}', timeoutMs: 2000, maxBytes: 65_536 })).status).toBe(307);
       expect(receiver.received.map((r) => r.path)).toEqual(['/go']);
       const big = await post({ url: `${receiver.url}/big`, headers: {}, body: '{}', timeoutMs: 2000, maxBytes: 65_536 });

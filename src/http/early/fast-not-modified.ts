@@ -4,120 +4,22 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
-import { hashKey, type RequiredScope } from '../../domain/keys.js';
-import type { RateLimitState } from '../../coordination/rate-limiter.js';
+import { hashKey } from '../../domain/keys.js';
 import { ifNoneMatchMatches } from '../../http-common/if-none-match.js';
 import { clientAddressOf } from '../../http-common/client-address.js';
 import { REQUEST_COMPLETED, logsAt, requestLogFields } from '../runtime/logging.js';
-import { admittedAtOnce, bearerToken, hitUnitWithin, peekUnits, rateLimitHeaderFields } from '../plugins/auth.js';
-import { COMPRESS_MIN_BYTES } from '../../http-common/compression.js';
-import { dataTag, keptAnswerHeaders, notModifiedHeaders, taggedByDataAndUrl } from '../plugins/conditional.js';
+import { admittedAtOnce, bearerToken, hitUnitWithin, peekUnits } from '../plugins/auth.js';
+import { acceptedEncoding } from '../../http-common/compression.js';
+import { dataTag, taggedByDataAndUrl } from '../plugins/conditional.js';
 import { requestId } from '../plugins/request-id.js';
-import { API_ANSWER_HEADERS } from '../plugins/security-headers.js';
+import { fairTurn } from '../runtime/fair-turns.js';
+import { EarlyAnswerMemo, type EarlyRoute, type EarlySeries, type Kind, type Remembered } from './memo.js';
+import { carriesKeptHeaders, carriesNotModifiedHeaders, keptEarlyHeaders, notModifiedAnswerHeaders } from './answer-headers.js';
 import { appendRouteHook } from '../../http-common/route-hooks.js';
 import { repeatedHeader } from '../protocol/single-header.js';
 
-/**
- * The headers of a keyed GET's 304, in the order Fastify's hooks set them: request id (request-id.ts),
- * nosniff (security-headers.ts), the key's rate-limit state (auth.ts), the tag (conditional.ts). The
- * early 304 writes these; a (key, URL) is remembered only after a 304 of Fastify's carried exactly
- * these names, in this order — so a header some hook adds one day stops the early 304s instead of
- * being left out of them.
- */
-function notModifiedAnswerHeaders(id: string, rateLimit: RateLimitState, tag: string) {
-  return { 'x-request-id': id, ...API_ANSWER_HEADERS, ...rateLimitHeaderFields(rateLimit), ...notModifiedHeaders(tag) };
-}
-const NO_LIMIT: RateLimitState = { limit: 0, remaining: 0, reset: 0, allowed: true, retryAfter: 1 };
-const ANSWER_HEADER_NAMES = Object.keys(notModifiedAnswerHeaders('', NO_LIMIT, '')).join('\n');
-
-/**
- * The headers of a kept small answer (a 200 the answer cache holds, under COMPRESS_MIN_BYTES and so
- * never compressed), in the order Fastify's path sets them: request id, nosniff, the rate-limit state
- * after this request's unit, then conditional.ts's type, tag and caching; Content-Length last, as
- * Fastify adds it. Remembered, like the 304's, only after an answer of Fastify's carried exactly these.
- */
-function keptEarlyHeaders(id: string, rateLimit: RateLimitState, tag: string, bytes: number) {
-  return { 'x-request-id': id, ...API_ANSWER_HEADERS, ...rateLimitHeaderFields(rateLimit), ...keptAnswerHeaders(tag), 'content-length': bytes };
-}
-const KEPT_HEADER_NAMES = Object.keys(keptEarlyHeaders('', NO_LIMIT, '', 0)).join('\n');
-
-/** What an early answer is: a 304 for a matching If-None-Match, or a kept small answer (200). */
-type Kind = '304' | '200';
-
 /** Headers no request may repeat (app.ts's onRequest hook, auth.ts): a repeat is Fastify's 400 to send. */
 const SINGLE_HEADERS = ['Authorization', 'Host', 'Content-Type'];
-
-/** What a 304 of Fastify's showed about one key and URL: whose data the tag names, and what it counts under. */
-interface Remembered {
-  entityId: number;
-  /** The route's pattern, the metrics' label. */
-  route: string;
-  /** The route's scope: checked again on every early answer. */
-  scope: RequiredScope | null;
-}
-
-/** The memory one remembered pair is counted for: its name's characters and the Map slot and object around them. */
-const ENTRY_OVERHEAD_BYTES = 128;
-const entryBytes = (id: string): number => id.length + ENTRY_OVERHEAD_BYTES;
-
-/**
- * The (kind, method, raw URL, key hash) pairs Fastify answered lately with a 304 or a kept small
- * answer, bounded by bytes (NOT_MODIFIED_MEMO_KB); the one used least recently goes first. Holds no
- * key, no answer and no tag: each early answer reads the version and checks the key again.
- */
-export class EarlyAnswerMemo {
-  private readonly entries = new Map<string, { request: string; remembered: Remembered }>();
-  /** How many remembered pairs each request (kind, method, URL) has: most requests are turned away by it before their key is hashed. */
-  private readonly requests = new Map<string, number>();
-  private used = 0;
-
-  constructor(private readonly maxBytes: number) {}
-
-  static request(kind: Kind, method: string, url: string): string {
-    return `${kind} ${method} ${url}`;
-  }
-
-  /** Whether some key's pair for this request is remembered: without one, no key need be hashed. */
-  holdsRequest(request: string): boolean {
-    return this.requests.has(request);
-  }
-
-  get(request: string, keyHash: string): Remembered | undefined {
-    const id = `${request} ${keyHash}`;
-    const entry = this.entries.get(id);
-    if (entry === undefined) return undefined;
-    this.entries.delete(id);
-    this.entries.set(id, entry);
-    return entry.remembered;
-  }
-
-  remember(request: string, keyHash: string, remembered: Remembered): void {
-    const id = `${request} ${keyHash}`;
-    const bytes = entryBytes(id);
-    if (bytes > this.maxBytes) return;
-    if (this.entries.has(id)) this.forget(id);
-    this.entries.set(id, { request, remembered });
-    this.used += bytes;
-    this.requests.set(request, (this.requests.get(request) ?? 0) + 1);
-    for (const oldest of this.entries.keys()) {
-      if (this.used <= this.maxBytes) break;
-      this.forget(oldest);
-    }
-  }
-
-  private forget(id: string): void {
-    const { request } = this.entries.get(id)!;
-    this.entries.delete(id);
-    this.used -= entryBytes(id);
-    const pairs = this.requests.get(request)! - 1;
-    if (pairs === 0) this.requests.delete(request);
-    else this.requests.set(request, pairs);
-  }
-
-  bytes(): number {
-    return this.used;
-  }
-}
 
 interface Lane {
   app: FastifyInstance;
@@ -139,16 +41,18 @@ function namedAddressFor(trustProxy: FastifyInstance['config']['trustProxy']): L
 }
 
 /**
- * 304s before the framework (issue #27). A poller sends the same keyed GET with the tag it holds, and
- * most of the time nothing changed: the answer is ~400 bytes of headers, and Fastify's request, reply,
- * hooks and child logger cost most of its time. Once Fastify has answered a (key, URL) with a 304, the
- * next such request is answered here, in the server's `request` listener, before Fastify sees it: the
- * key is checked by auth.ts's own rules on its cache, the version read through conditional.ts's shared
- * reads, and the 304 written with the headers Fastify's hooks would set, counted in the same metrics
- * and request log. The same for a GET Fastify answered from the answer cache with a small answer
- * (by id, the profile): sent here next time, its rate-limit unit taken as auth.ts takes it. Anything
- * else — another request, a key that needs the full check or has no unit left, a tag that does not
- * match, close() begun — goes to Fastify untouched (nothing of the request has been read).
+ * Answers before the framework (docs/performance.md, Reads). A poller sends the same keyed GET with
+ * the tag it holds, and most of the time nothing changed: the answer is ~400 bytes of headers, and
+ * Fastify's request, reply, hooks and child logger cost most of its time. Once Fastify has answered a
+ * (key, URL) with a 304, the next such request is answered here, in the server's `request` listener,
+ * before Fastify sees it: the key is checked by auth.ts's own rules on its cache, the version read
+ * through conditional.ts's shared reads, and the 304 written with the headers Fastify's hooks would
+ * set, counted in the same metrics and request log. The same for a GET Fastify answered from the
+ * answer cache (by id, the profile, a list or changelog page): sent here next time to a client that
+ * takes no coding of it, its rate-limit unit taken as auth.ts takes it — a page only while the
+ * unread-answers check lets it through, and watched like Fastify's answers (slow-readers.ts).
+ * Anything else — another request, a key that needs the full check or has no unit left, a tag that
+ * does not match, close() begun — goes to Fastify untouched (nothing of the request has been read).
  */
 async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
   const maxBytes = app.config.notModifiedMemoKb * 1024;
@@ -163,7 +67,7 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
     }),
     keptAnswered: new Counter({
       name: 'art_catalog_http_early_kept_answers_total',
-      help: 'Keyed GETs answered 200 with a kept small answer before the framework (NOT_MODIFIED_MEMO_KB); also counted in the duration histogram.',
+      help: 'Keyed GETs answered 200 with a kept answer before the framework (NOT_MODIFIED_MEMO_KB); also counted in the duration histogram.',
       registers: [app.metrics.register],
     }),
   };
@@ -179,14 +83,13 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
     const config: FastifyContextConfig = route.config ?? {};
     const { scope } = config;
     if (scope === undefined || !taggedByDataAndUrl(config) || !methods.every((method) => method === 'GET' || method === 'HEAD')) return;
-    const remembered = { route: route.url, scope };
-    // Kept answers are sent early only on routes whose answers are small (by id, the profile): the
-    // others pass the unread-answers check first (slow-readers.ts). And only where the unit can be
-    // taken without a visit to Redis of its own (in process memory, or from a lease of Redis's units).
-    const small = !config.largeAnswer && app.rateLimiter.hitWithin !== undefined;
+    const early: EarlyRoute = { pattern: route.url, scope, largeAnswer: config.largeAnswer === true, series: {} };
+    // Kept answers are sent early only where the unit can be taken without a visit to Redis of its
+    // own (in process memory, or from a lease of Redis's units).
+    const keeps = app.rateLimiter.hitWithin !== undefined;
     appendRouteHook(route, 'onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      rememberNotModified(memo, remembered, request, reply);
-      if (small) rememberKept(memo, remembered, request, reply);
+      rememberNotModified(memo, early, request, reply);
+      if (keeps) rememberKept(memo, early, request, reply);
       done();
     });
   });
@@ -216,24 +119,23 @@ async function fastNotModifiedPlugin(app: FastifyInstance): Promise<void> {
 }
 
 /** After a 304 of Fastify's (a tag that matched, not `If-None-Match: *`) that carried the early 304's headers. */
-function rememberNotModified(memo: EarlyAnswerMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
+function rememberNotModified(memo: EarlyAnswerMemo, route: EarlyRoute, request: FastifyRequest, reply: FastifyReply): void {
   if (reply.statusCode !== 304 || !request.auth) return;
   const condition = request.headers['if-none-match'];
   if (condition === undefined || condition.trim() === '*') return;
-  if (Object.keys(reply.getHeaders()).join('\n') !== ANSWER_HEADER_NAMES) return;
-  memo.remember(EarlyAnswerMemo.request('304', request.method, request.url), request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
+  if (!carriesNotModifiedHeaders(reply)) return;
+  memo.remember('304', request.method, request.url, request.auth.keyHash, { route, entityId: request.auth.entity.id });
 }
 
 /**
- * After a 200 of Fastify's sent from the answer cache to a GET without If-None-Match, small enough
- * never to be compressed, that carried the early one's headers in their order.
+ * After a 200 of Fastify's sent from the answer cache, as it is, to a GET without If-None-Match, that
+ * carried the early one's headers in their order (a coded answer carries more: it is not remembered).
  */
-function rememberKept(memo: EarlyAnswerMemo, route: Omit<Remembered, 'entityId'>, request: FastifyRequest, reply: FastifyReply): void {
+function rememberKept(memo: EarlyAnswerMemo, route: EarlyRoute, request: FastifyRequest, reply: FastifyReply): void {
   if (reply.statusCode !== 200 || !reply.reused || request.method !== 'GET' || !request.auth) return;
   if (request.headers['if-none-match'] !== undefined) return;
-  if (!(Number(reply.getHeader('content-length')) < COMPRESS_MIN_BYTES)) return;
-  if (Object.keys(reply.getHeaders()).join('\n') !== KEPT_HEADER_NAMES) return;
-  memo.remember(EarlyAnswerMemo.request('200', request.method, request.url), request.auth.keyHash, { ...route, entityId: request.auth.entity.id });
+  if (!carriesKeptHeaders(reply)) return;
+  memo.remember('200', request.method, request.url, request.auth.keyHash, { route, entityId: request.auth.entity.id });
 }
 
 /**
@@ -248,15 +150,15 @@ function answerBeforeFastify(lane: Lane, request: IncomingMessage, response: Ser
   // A 304 for a tag; else a kept answer, for a GET (a HEAD's answer is Fastify's to shape).
   const kind: Kind = condition === undefined ? '200' : '304';
   if ((kind === '304' && condition!.trim() === '*') || (kind === '200' && method !== 'GET') || lane.app.isClosing()) return undefined;
-  const asking = EarlyAnswerMemo.request(kind, method, url);
-  if (!lane.memo.holdsRequest(asking)) return undefined;
+  const pairs = lane.memo.pairsOf(kind, method, url);
+  if (pairs === undefined) return undefined;
   // A body (which a GET may carry) is for Fastify to read or refuse.
   if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return undefined;
   if (repeatedHeader(request.rawHeaders, SINGLE_HEADERS) !== undefined) return undefined;
   const key = bearerToken(headers.authorization);
   if (key === undefined) return undefined;
   const keyHash = hashKey(key);
-  const remembered = lane.memo.get(asking, keyHash);
+  const remembered = lane.memo.get(pairs, keyHash);
   if (remembered === undefined || !admitted(lane, keyHash, remembered)) return undefined;
   const asked = { method, url, keyHash, remembered };
   return kind === '304' ? notModified(lane, request, response, started, { ...asked, condition: condition! }) : keptAnswer(lane, request, response, started, asked);
@@ -264,7 +166,7 @@ function answerBeforeFastify(lane: Lane, request: IncomingMessage, response: Ser
 
 /** auth.ts's checks on its cached state, as Fastify's path would make them now (401, 403 paused, 403 scope). */
 function admitted(lane: Lane, keyHash: string, remembered: Remembered) {
-  const found = admittedAtOnce(lane.app.keyCache, keyHash, Date.now(), remembered.scope);
+  const found = admittedAtOnce(lane.app.keyCache, keyHash, Date.now(), remembered.route.scope);
   return found?.entity.id === remembered.entityId ? found : undefined;
 }
 
@@ -290,14 +192,16 @@ async function notModified(lane: Lane, request: IncomingMessage, response: Serve
   response.writeHead(304, notModifiedAnswerHeaders(id, rateLimit, tag));
   response.end();
 
-  counted(lane, request, started, asked, id, 304);
+  counted(lane, request, started, asked, id, asked.method === 'HEAD' ? 'HEAD 304' : 'GET 304');
   lane.answered.inc();
   return true;
 }
 
 /**
- * A kept answer Fastify's path would send from the key check's hook (conditional.ts): the tag of the
- * current version names an answer the cache holds, small enough never to be compressed. Its unit is
+ * A kept answer Fastify's path would send (conditional.ts): the tag of the current version names an
+ * answer the cache holds, and the client takes no coding of it (compression.ts decides, as for
+ * Fastify's). A page passes the unread-answers check and takes its turn first, as on Fastify's path,
+ * and an answer is watched while its client has yet to read it (slow-readers.ts). Its unit is
  * taken as auth.ts takes it — only where the limiter needs no visit to Redis of its own (process
  * memory, or a lease of Redis's units this process holds, perhaps once Redis's answer on its way has
  * made room in it) and the unit is there to take; a key at its limit, or a unit that needs Redis,
@@ -307,7 +211,14 @@ async function keptAnswer(lane: Lane, request: IncomingMessage, response: Server
   const { app } = lane;
   const tag = await dataTag(app.entityVersions, asked.remembered.entityId, asked.url, '');
   const kept = app.answers.get(tag);
-  if (kept === undefined || kept.body.length >= COMPRESS_MIN_BYTES || kept.link !== undefined) return false;
+  if (kept === undefined || acceptedEncoding(request.headers['accept-encoding'], kept.body.length) !== undefined) return false;
+  const { largeAnswer } = asked.remembered.route;
+  if (largeAnswer) {
+    // Past the ceiling, Fastify's path answers 503 (slow-readers.ts).
+    if (app.unsent.full()) return false;
+    const turn = fairTurn();
+    if (turn) await turn;
+  }
   // Checked again after the read: a revocation, a pause or close() may have come meanwhile.
   let found = admitted(lane, asked.keyHash, asked.remembered);
   if (found === undefined || app.isClosing() || request.socket.destroyed) return false;
@@ -323,18 +234,23 @@ async function keptAnswer(lane: Lane, request: IncomingMessage, response: Server
   }
   if (rateLimit === undefined) return false;
   const id = requestId(request);
-  response.writeHead(200, keptEarlyHeaders(id, rateLimit, tag, kept.body.length));
+  response.writeHead(200, keptEarlyHeaders(id, rateLimit, tag, kept.link, kept.body.length));
   response.end(kept.body);
-  counted(lane, request, started, asked, id, 200);
+  // An answer the system's socket buffers took whole holds nothing; one that waits for its client is
+  // watched as Fastify's are, its bytes counted and its connection dropped if it stops reading.
+  if (response.writableLength > 0) app.unsent.watch(request, response);
+  counted(lane, request, started, asked, id, 'GET 200');
   lane.keptAnswered.inc();
   return true;
 }
 
 /** The duration histogram and the request log line, with the labels and fields Fastify's path gives. */
-function counted(lane: Lane, request: IncomingMessage, started: number, asked: Asked, id: string, status: number): void {
+function counted(lane: Lane, request: IncomingMessage, started: number, asked: Asked, id: string, answer: keyof EarlySeries): void {
   const { app } = lane;
   const durationMs = performance.now() - started;
-  app.metrics.observeRequest(asked.method, asked.remembered.route, status, durationMs / 1000);
+  const { route } = asked.remembered;
+  const status = answer === 'GET 200' ? 200 : 304;
+  (route.series[answer] ??= app.metrics.requestSeries(asked.method, route.pattern, status)).observe(durationMs / 1000);
   if (logsAt(app.log, 'info')) {
     const client = clientAddressOf(lane.namedAddress(request), request.socket.remoteAddress);
     app.log.info({
@@ -344,4 +260,4 @@ function counted(lane: Lane, request: IncomingMessage, started: number, asked: A
   }
 }
 
-export default fp(fastNotModifiedPlugin, { name: 'fast-not-modified', dependencies: ['auth', 'conditional', 'metrics', 'shutdown'] });
+export default fp(fastNotModifiedPlugin, { name: 'fast-not-modified', dependencies: ['auth', 'conditional', 'metrics', 'shutdown', 'slow-readers'] });

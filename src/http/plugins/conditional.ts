@@ -39,16 +39,28 @@ declare module 'fastify' {
 }
 
 const CACHE_CONTROL = 'private, no-cache';
+
+/**
+ * An entity's version reads running at once (shared-reads.ts): on PostgreSQL a read per turn of the
+ * event loop while earlier ones are on their way, so a request waits one round trip, not two; at most
+ * this many, so one busy entity holds fewer than half of a process's connections (PG_POOL_SIZE, 10).
+ * With one at a time a loaded machine left the event loop idle, its requests waiting for reads
+ * (docs/performance.md, Reads).
+ */
+const VERSION_READS_PER_ENTITY = 4;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** What a 304 says besides the key's headers: its tag, and how it may be cached. */
 export const notModifiedHeaders = (tag: string) => ({ etag: tag, 'cache-control': CACHE_CONTROL, vary: 'accept-encoding' });
 
 /**
- * What a kept answer too small to compress says besides the key's headers, in the order this plugin
- * sets them (`sendKept`, then `afterHandler`): its type, its tag, how it may be cached.
+ * What a kept answer sent as it is (no coding) says besides the key's headers, in the order this
+ * plugin sets them (`sendKept`, then `afterHandler`): its type, its Link (pages that have one), its
+ * tag, how it may be cached.
  */
-export const keptAnswerHeaders = (tag: string) => ({ 'content-type': JSON_TYPE, etag: tag, 'cache-control': CACHE_CONTROL });
+export const keptAnswerHeaders = (tag: string, link: string | undefined) => (link === undefined
+  ? { 'content-type': JSON_TYPE, etag: tag, 'cache-control': CACHE_CONTROL }
+  : { 'content-type': JSON_TYPE, link, etag: tag, 'cache-control': CACHE_CONTROL });
 
 /**
  * Whether a route's tag is made of the entity's data version and the URL alone (no `tagParts`, not an
@@ -70,7 +82,7 @@ async function conditionalPlugin(app: FastifyInstance): Promise<void> {
   app.decorateReply('reused', false);
   app.decorateReply('provisional', false);
   // Requests that arrive together share one read of their entity's version (shared-reads.ts).
-  const versions: Versions = new SharedReads((entityId: number) => entityVersion(app.db, entityId));
+  const versions: Versions = new SharedReads((entityId: number) => entityVersion(app.db, entityId), VERSION_READS_PER_ENTITY);
   app.decorate('entityVersions', versions);
 
   app.addHook('onRoute', (route) => {

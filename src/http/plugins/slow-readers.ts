@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
@@ -18,6 +18,14 @@ declare module 'fastify' {
 export interface UnsentAnswers {
   /** Bytes of answers the process holds because their clients have not read them yet. */
   bytes(): number;
+  /** Whether `bytes()` is past the ceiling: then routes with large answers shed load. */
+  full(): boolean;
+  /**
+   * Counts an answer about to be written in `bytes()` until it finishes, and closes its connection
+   * once it makes no progress for the send timeout. Every answer of Fastify's is watched (its onSend);
+   * an answer sent before the framework calls it too (src/http/early/).
+   */
+  watch(request: IncomingMessage, response: ServerResponse): void;
   /** Large reads refused (503) because `bytes()` was past the ceiling. */
   shed: number;
   /** Connections closed because their client took nothing for the send timeout. */
@@ -49,32 +57,33 @@ async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits)
       for (const response of answering) bytes += response.writableLength;
       return bytes;
     },
+    full: () => unsent.bytes() > limits.unsentMaxBytes,
+    watch: (request, response) => {
+      const { socket } = request;
+      // Requests injected in tests have no real socket.
+      if (typeof socket?.setTimeout !== 'function' || answering.has(response)) return;
+      // Node emits a socket's timeout only at the second check in a row that finds its queued write
+      // unchanged (net.Socket's _onTimeout), so checking every half timeout drops a stuck client after
+      // about the send timeout.
+      socket.setTimeout(Math.ceil(limits.sendTimeoutMs / 2));
+      socket.once('timeout', onTimeout);
+      answering.add(response);
+      const settle = () => {
+        answering.delete(response);
+        socket.off('timeout', onTimeout);
+      };
+      response.once('finish', settle).once('close', settle);
+    },
     shed: 0,
     dropped: 0,
   };
   app.decorate('unsent', unsent);
 
   app.addHook('onSend', (request, reply, payload, done) => {
-    watch(request, reply);
+    unsent.watch(request.raw, reply.raw);
     done(null, payload);
   });
 
-  const watch = (request: FastifyRequest, reply: FastifyReply) => {
-    const { socket } = request.raw;
-    // Requests injected in tests have no real socket.
-    if (typeof socket?.setTimeout !== 'function' || answering.has(reply.raw)) return;
-    // Node emits a socket's timeout only at the second check in a row that finds its queued write
-    // unchanged (net.Socket's _onTimeout), so checking every half timeout drops a stuck client after
-    // about the send timeout.
-    socket.setTimeout(Math.ceil(limits.sendTimeoutMs / 2));
-    socket.once('timeout', onTimeout);
-    answering.add(reply.raw);
-    const settle = () => {
-      answering.delete(reply.raw);
-      socket.off('timeout', onTimeout);
-    };
-    reply.raw.once('finish', settle).once('close', settle);
-  };
   // Node's server closes a connection whose socket times out; this only counts it.
   const onTimeout = () => { unsent.dropped += 1; };
 
@@ -86,7 +95,7 @@ async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits)
   // Requests for large answers arriving together start their work in turns, within the shared budget.
   const takeTurn = async () => { await fairTurn(); };
   const shedWhenFull = (_request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-    if (unsent.bytes() <= limits.unsentMaxBytes) return done();
+    if (!unsent.full()) return done();
     unsent.shed += 1;
     done(new ApiError('service_unavailable', 'Too many answers are waiting for their clients to read them; try again shortly.', { retry_after: SHED_RETRY_AFTER_S }));
   };
