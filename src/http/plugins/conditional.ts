@@ -56,11 +56,20 @@ export const notModifiedHeaders = (tag: string) => ({ etag: tag, 'cache-control'
 /**
  * What a kept answer sent as it is (no coding) says besides the key's headers, in the order this
  * plugin sets them (`sendKept`, then `afterHandler`): its type, its Link (pages that have one), its
- * tag, how it may be cached.
+ * tag, how it may be cached, and for one of `bytes` that another client may take coded, that caches
+ * keep the codings apart (`varies`), as on the answer first built.
  */
-export const keptAnswerHeaders = (tag: string, link: string | undefined) => (link === undefined
-  ? { 'content-type': JSON_TYPE, etag: tag, 'cache-control': CACHE_CONTROL }
-  : { 'content-type': JSON_TYPE, link, etag: tag, 'cache-control': CACHE_CONTROL });
+export function keptAnswerHeaders(tag: string, link: string | undefined, bytes: number): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE };
+  if (link !== undefined) headers.link = link;
+  headers.etag = tag;
+  headers['cache-control'] = CACHE_CONTROL;
+  if (varies(bytes)) headers.vary = 'accept-encoding';
+  return headers;
+}
+
+/** Whether an answer of `bytes` varies by Accept-Encoding: whether or not this client takes a coding, another may. */
+const varies = (bytes: number): boolean => bytes >= COMPRESS_MIN_BYTES;
 
 /**
  * Whether a route's tag is made of the entity's data version and the URL alone (no `tagParts`, not an
@@ -179,7 +188,11 @@ async function afterHandler(app: FastifyInstance, config: FastifyContextConfig, 
     reply.header('etag', reply.provisional ? tag.replace(/"$/, `-${randomUUID()}"`) : tag);
   }
   reply.header('cache-control', CACHE_CONTROL);
-  if (reply.reused) return payload;
+  if (reply.reused) {
+    // A kept answer sent as it is says what a new one says (below); a coded one already does (compression.ts).
+    if (Buffer.isBuffer(payload) && varies(payload.length)) reply.header('vary', 'accept-encoding');
+    return payload;
+  }
   const keep = !reply.provisional && !config.keyAnswer;
   if (payload instanceof Readable) {
     reply.header('vary', 'accept-encoding');
@@ -188,7 +201,7 @@ async function afterHandler(app: FastifyInstance, config: FastifyContextConfig, 
   }
   if (typeof payload !== 'string') return payload;
   // Whether or not this client takes a coding, another may: shared caches keep them apart.
-  if (payload.length >= COMPRESS_MIN_BYTES) reply.header('vary', 'accept-encoding');
+  if (varies(payload.length)) reply.header('vary', 'accept-encoding');
   // One copy of the JSON as bytes, sent and kept: the socket would encode the string anyway.
   const body = Buffer.from(payload);
   const link = reply.getHeader('link');
