@@ -70,9 +70,12 @@ async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits)
       answering.add(response);
       const settle = () => {
         answering.delete(response);
-        socket.off('timeout', onTimeout);
+        socket.off('timeout', onTimeout).off('close', settle);
       };
+      // The socket's close too: an answer queued behind another on its connection (pipelined) has no
+      // socket of its own yet, and Node 22 emits neither event on it when the connection closes.
       response.once('finish', settle).once('close', settle);
+      socket.once('close', settle);
     },
     shed: 0,
     dropped: 0,
