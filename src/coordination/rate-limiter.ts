@@ -241,8 +241,8 @@ export class RedisRateLimiter implements RateLimiter {
    * One unit spent here, at once: undefined when this request must go to Redis (no lease of this window,
    * the lease's size reached with nothing on its way to Redis, Redis not ready) — or, `within`, when the
    * unit would be over the limit. A promise when the lease is full and an answer of Redis about this key
-   * is on its way: it settles with that answer, which makes room; the request then tries again. Under
-   * load a key's requests come faster than Redis answers: waiting for the answer already on its way
+   * is on its way: it settles once an answer has made room for this request (`answered`), which then
+   * tries again. Under load a key's requests come faster than Redis answers: waiting for the answer already on its way
    * takes one visit to Redis for a lease's worth of them, where asking Redis each (and, from the early
    * answers, through the framework) took one per request, and kept the lease full as long as they came.
    * The units spent since that visit go to Redis as soon as the lease is full, beside it: each answer
@@ -330,11 +330,12 @@ export class RedisRateLimiter implements RateLimiter {
 
   /**
    * Lets the requests waiting for room in `held` try again once an answer of Redis about its key has
-   * made some: as many as fit in it, first come first, while another answer is on its way to let the
-   * others through after them — each of those would only find the lease full again and wait anew, a
-   * promise and a retry per answer for every request that waits (under load most of them). All of them
-   * when no answer is on its way any more, or when `held` is no longer the key's lease (a new window):
-   * then nothing else would wake them, and each finds its own way (a unit here, Redis, or the framework).
+   * made some: as many as fit in it, first come first (less the room of those an earlier answer let go
+   * that have not tried yet); the others wait for the next answer — letting them try too would only
+   * have them find the lease full and wait anew, a promise and a try per answer for each waiting
+   * request (under load, most of them). All of them when `held` is no longer the key's lease (dropped,
+   * or a new window) and, once those let go have tried, when no answer is on its way any more: then
+   * nothing else would wake them, and each finds its own way (a unit here, Redis, or the framework).
    */
   private answered(key: string, held: Lease, size: number): void {
     if (this.leases.get(key) !== held) return wake(held);
