@@ -8,21 +8,26 @@
 // writes and the deliveries. The same probe on a bare node:http server of the same run says how
 // loaded the machine was.
 //
-//   npm run build && node bench/webhooks.mjs [--seconds 60] [--rate 100] [--answer-ms 20]
+// Where the CPU went, per message delivered: each server process, the PostgreSQL backends of the
+// bench's database (sampled from /proc every second, by the database's name in their command line),
+// and this process (the writers and the receiver). `--trace`: the statements each server sent, per
+// delivery, with their mean round trip (bench/pg-trace-hook.mjs, PostgreSQL only).
+//
+//   npm run build && node bench/webhooks.mjs [--seconds 60] [--rate 100] [--answer-ms 20] [--trace]
 //                                            [--only sqlite|postgres] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { benchTenant, startService, stop } from './lib.mjs';
+import { ROOT, benchTenant, cpuSeconds, startService, stop } from './lib.mjs';
 import { STALL_BUDGET_MS, baselineProbe, call, quantile, round, sleep, startProbe, summary } from './probe.mjs';
 
 const { values: options } = parseArgs({
   options: {
     seconds: { type: 'string', default: '60' }, rate: { type: 'string', default: '100' }, 'answer-ms': { type: 'string', default: '20' },
-    only: { type: 'string' }, 'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    only: { type: 'string' }, trace: { type: 'boolean', default: false }, 'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
 const SECONDS = Number(options.seconds);
@@ -31,6 +36,46 @@ const ANSWER_MS = Number(options['answer-ms']);
 const GOAL_P95_MS = 1000;
 // After the last write, how long its messages may take to arrive before they count as missing.
 const DRAIN_MS = 30_000;
+
+/** CPU seconds of the PostgreSQL backends serving `database` (each one's latest reading, gone ones included). */
+function backendsCpu(database) {
+  const last = new Map();
+  const sample = () => {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${database} `)) continue;
+        last.set(pid, cpuSeconds(pid));
+      } catch { /* gone meanwhile */ }
+    }
+  };
+  sample();
+  const before = new Map(last);
+  const timer = setInterval(sample, 1000);
+  return () => {
+    clearInterval(timer);
+    sample();
+    let total = 0;
+    for (const [pid, seconds] of last) total += seconds - (before.get(pid) ?? 0);
+    return total;
+  };
+}
+
+/** The statements the servers sent (bench/pg-trace-hook.mjs), summed over processes, per delivery. */
+function traced(dir, delivered) {
+  const sums = new Map();
+  for (const file of readdirSync(dir)) {
+    for (const [text, { calls, ms }] of JSON.parse(readFileSync(join(dir, file), 'utf8'))) {
+      const entry = sums.get(text) ?? { calls: 0, ms: 0 };
+      entry.calls += calls;
+      entry.ms += ms;
+      sums.set(text, entry);
+    }
+  }
+  const rows = [...sums].sort((a, b) => b[1].calls - a[1].calls)
+    .map(([text, { calls, ms }]) => ({ per_delivery: round(calls / delivered), mean_ms: round(ms / calls), text }));
+  return { statements_per_delivery: round(rows.reduce((n, row) => n + row.per_delivery, 0)), rows };
+}
 
 /** The receiver: each artwork.created message's arrival time, by the artwork's id. */
 async function startReceiver() {
@@ -57,10 +102,12 @@ async function startReceiver() {
 
 async function scenario(name, databaseUrl, processes) {
   const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PARTNER: '1000000000', FETCH_ALLOW_PRIVATE: 'true', PORT: '0' };
+  const traceDir = options.trace && name === 'postgres' ? mkdtempSync(join(tmpdir(), 'webhooks-trace-')) : undefined;
+  const serverEnv = traceDir ? { ...env, NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'pg-trace-hook.mjs')}`, BENCH_PG_TRACE_DIR: traceDir } : env;
   const services = [];
   // One after the other: the first applies the migrations.
   for (let i = 0; i < processes; i++) {
-    const service = startService(env);
+    const service = startService(serverEnv);
     services.push({ ...service, url: await service.url });
   }
   const { entity, key } = benchTenant(env, `Webhooks bench ${name}`);
@@ -74,6 +121,10 @@ async function scenario(name, databaseUrl, processes) {
   for (const service of services) await call(`${service.url}/healthz`);
   const probes = services.map((s) => startProbe(s.url));
   const load = [loadavg()[0]];
+  const database = name === 'postgres' ? new URL(databaseUrl).pathname.slice(1) : undefined;
+  const backends = database ? backendsCpu(database) : () => 0;
+  const cpuAtStart = services.map((s) => cpuSeconds(s.child.pid));
+  const ownAtStart = process.cpuUsage();
 
   // Open loop: a write every 1000/RATE ms whatever the answers take, spread over the processes.
   const answered = new Map();
@@ -100,6 +151,10 @@ async function scenario(name, databaseUrl, processes) {
   while (performance.now() < drainEnd && [...answered.keys()].some((id) => !receiver.arrivals.has(id))) await sleep(50);
   load.push(loadavg()[0]);
   const health = await Promise.all(probes.map((p) => p.stop()));
+  const serverCpu = services.map((s, i) => cpuSeconds(s.child.pid) - cpuAtStart[i]);
+  const backendCpu = backends();
+  const own = process.cpuUsage(ownAtStart);
+  const ownCpu = (own.user + own.system) / 1e6;
 
   const delays = [...answered].filter(([id]) => receiver.arrivals.has(id)).map(([id, at]) => Math.max(0, receiver.arrivals.get(id) - at));
   const missing = [...answered.keys()].filter((id) => !receiver.arrivals.has(id)).length;
@@ -111,10 +166,20 @@ async function scenario(name, databaseUrl, processes) {
     healthz_ms: health.map(summary),
     healthz_goal_met: health.every((samples) => summary(samples).max < STALL_BUDGET_MS),
     load_1min: load.map(round),
+    // CPU over the writes and the drain, and per message delivered (ms): servers, PostgreSQL, this process.
+    cpu_s: { servers: serverCpu.map(round), postgres_backends: round(backendCpu), bench_process: round(ownCpu) },
+    cpu_ms_per_delivered: {
+      servers: round((serverCpu.reduce((a, b) => a + b, 0) * 1000) / delays.length),
+      postgres_backends: round((backendCpu * 1000) / delays.length), bench_process: round((ownCpu * 1000) / delays.length),
+    },
     entity: entity.id,
   };
   await receiver.close();
   for (const service of services) await stop(service.child);
+  if (traceDir) {
+    result.trace = traced(traceDir, delays.length);
+    rmSync(traceDir, { recursive: true, force: true });
+  }
   return result;
 }
 
