@@ -388,6 +388,18 @@ const dropTurn = statement((db, p: Params<{ kind: string; entityId: number }>) =
   .where('kind', '=', p.kind).where('entity_id', '=', p.entityId)
   .where((eb) => eb.not(eb.exists(db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)))));
 
+/**
+ * PostgreSQL: `deleteClaimed` and `dropTurn` in one statement (the turn's delete was a round trip of
+ * every job's end: docs/performance.md, Webhooks). The turn goes only if the job was deleted and no
+ * other job of the entity is left; the statement sees the jobs as they were before it, the deleted
+ * one among them, so that one is left out by its id.
+ */
+const deleteClaimedDropTurn = statement((db, p: Params<{ id: number; claim: string; kind: string; entityId: number }>) => rawQuery<{ id: number }>(db, sql`
+  with gone as (delete from jobs where id = ${p.id} and claim = ${p.claim} returning id),
+  turn as (delete from job_turns where kind = ${p.kind} and entity_id = ${p.entityId} and exists (select 1 from gone)
+    and not exists (select 1 from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and id <> ${p.id}))
+  select id from gone`));
+
 /** `done`: deleted; `retryAt`: due again then with `attempts` (0 for a recurring job's next round). */
 export type JobEnd = ({ done: true } | { retryAt: string; attempts: number }) & { failed?: { error: string; at: string } | undefined };
 
@@ -416,7 +428,7 @@ export function endAndTake(db: Db, job: TakenJob, end: JobEnd, also: EndWrites &
     if (postgres && also.next) yield* all(ASYNC_COMMIT, {});
     // What happened outside whoever holds the job now (a webhook attempt reached its receiver).
     if (also.log) yield* also.log();
-    const saved = yield* ended(job, end, also.record);
+    const saved = yield* ended(job, end, also.record, postgres);
     return { saved, next: also.next ? yield* take(also.next, postgres) : undefined };
   });
 }
@@ -427,14 +439,18 @@ export interface EndWrites {
   log?: (() => Work<void>) | undefined;
 }
 
-function* ended(job: TakenJob, end: JobEnd, record?: () => Work<void>): Work<boolean> {
+function* ended(job: TakenJob, end: JobEnd, record: (() => Work<void>) | undefined, postgres: boolean): Work<boolean> {
+  // A done job's turn is dropped with it on PostgreSQL (one statement), after its record on SQLite
+  // (a record that queues a job of the same kind and entity keeps the turn there; on PostgreSQL its
+  // queuing makes the turn again, first in line: that job waited for nobody).
+  const dropsTurn = 'done' in end && postgres;
   const kept = 'done' in end
-    ? yield* first(deleteClaimed, { id: job.id, claim: job.claim })
+    ? yield* first(dropsTurn ? deleteClaimedDropTurn : deleteClaimed, { id: job.id, claim: job.claim, kind: job.kind, entityId: job.entityId })
     : yield* first(again, { id: job.id, claim: job.claim, dueAt: end.retryAt, attempts: end.attempts });
   if (!kept) return false;
   if (end.failed) yield* all(insertFailure, { kind: job.kind, entityId: job.entityId, key: job.key, error: end.failed.error.slice(0, 500), at: end.failed.at });
   if (record) yield* record();
-  if ('done' in end) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
+  if ('done' in end && !dropsTurn) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
   return true;
 }
 
