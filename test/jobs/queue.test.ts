@@ -7,6 +7,7 @@ import { transaction } from '../../src/db/run.js';
 import { enqueue, JobRunner, sweepKind, type JobKind } from '../../src/jobs/index.js';
 import { endAndTake, endJob, queueGauges, takeJob } from '../../src/store/jobs.js';
 import { DIALECT, freshDatabase, startApp, type TestApp } from '../helpers.js';
+import { roundTrips } from '../support/round-trips.js';
 import { until } from '../support/until.js';
 
 /** The one queue seen from outside (docs/operations.md, Jobs): gauges, sweeps as jobs, the nudge after commit, one schedule. */
@@ -197,35 +198,16 @@ test.skipIf(DIALECT !== 'postgres')('a job\'s end that takes its group\'s next j
     for (let i = 0; i < 2; i++) yield* enqueue(kind, { key: `r${i}`, entityId: 80, group: 'e1', dueAt: iso(now - 1000 + i), at: iso(now) });
   });
   const turn = async () => (await t.handle.db.selectFrom('job_turns').select('turn').where('kind', '=', kind).where('entity_id', '=', 80).executeTakeFirst())?.turn;
-  const take = (claim: string) => ({ kind, now: iso(Date.now()), until: iso(Date.now() + 60_000), claim, groupCap: 4 });
-  const first = (await takeJob(t.handle.db, take('test:rt1')))!;
+  const take = (claim: string, at: number) => ({ kind, now: iso(at), until: iso(at + 60_000), claim, groupCap: 4 });
+  const first = (await takeJob(t.handle.db, take('test:rt1', now)))!;
   expect(first.key).toBe('r0');
   const firstServed = await turn();
   expect(firstServed).not.toBe('');
-  // Every statement sent by the connection that ends this kind's job, on a database handle of its own
-  // (the app's runner shares this process, not that handle's pool): a round trip each.
-  const own = connect(t.config.databaseUrl);
-  const sent = new Map<object, { texts: string[]; ours: boolean }>();
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { text: string; values?: unknown[] };
-    const seen = sent.get(this) ?? { texts: [], ours: false };
-    seen.texts.push(typeof config === 'string' ? config : config.text);
-    seen.ours ||= typeof config !== 'string' && (config.values ?? []).includes(kind);
-    sent.set(this, seen);
-    return Reflect.apply(query, this, args) as never;
-  } as never;
-  let next;
-  try {
-    next = await endAndTake(own.db, first, { done: true }, { next: take('test:rt2') });
-  } finally {
-    pg.Client.prototype.query = query;
-    await own.close();
-  }
+  const { result: next, sent } = await roundTrips(t.config.databaseUrl, (db) => endAndTake(db, first, { done: true }, { next: take('test:rt2', now + 1) }));
   expect(next.saved).toBe(true);
   expect(next.next?.taken?.key).toBe('r1');
   // BEGIN (not waiting for the disk), the delete, the entity, its groups, a free slot, the take, COMMIT.
-  expect([...sent.values()].filter((seen) => seen.ours).map((seen) => seen.texts.length)).toEqual([7]);
+  expect(sent).toHaveLength(7);
   expect(await turn()).not.toBe(firstServed);
   // Its last job done, the entity's turn is forgotten (its next job goes first again).
   expect((await endAndTake(t.handle.db, next.next!.taken!, { done: true }, {})).saved).toBe(true);
