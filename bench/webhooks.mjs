@@ -13,7 +13,12 @@
 // and this process (the writers and the receiver). `--trace`: the statements each server sent, per
 // delivery, with their mean round trip (bench/pg-trace-hook.mjs, PostgreSQL only).
 //
-//   npm run build && node bench/webhooks.mjs [--seconds 60] [--rate 100] [--answer-ms 20] [--trace]
+// `--drain N` (PostgreSQL): the delivery side alone. N artworks are written by batches with every
+// process's deliveries off (WEBHOOK_CONCURRENCY=0), then the processes start again with deliveries on
+// and no writes: how fast the N messages arrive, and the CPU per message, without the writes' share
+// (on a machine shared with other work, wall time says little; CPU per message and statements do).
+//
+//   npm run build && node bench/webhooks.mjs [--seconds 60] [--rate 100] [--answer-ms 20] [--trace] [--drain N]
 //                                            [--only sqlite|postgres] [--postgres-url postgres://postgres@127.0.0.1:5432/postgres]
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -21,13 +26,13 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { ROOT, benchTenant, cpuSeconds, startService, stop } from './lib.mjs';
+import { ROOT, benchTenant, cpuSeconds, seedArtworks, startService, stop } from './lib.mjs';
 import { STALL_BUDGET_MS, baselineProbe, call, quantile, round, sleep, startProbe, summary } from './probe.mjs';
 
 const { values: options } = parseArgs({
   options: {
     seconds: { type: 'string', default: '60' }, rate: { type: 'string', default: '100' }, 'answer-ms': { type: 'string', default: '20' },
-    only: { type: 'string' }, trace: { type: 'boolean', default: false }, 'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    only: { type: 'string' }, trace: { type: 'boolean', default: false }, drain: { type: 'string' }, 'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
 const SECONDS = Number(options.seconds);
@@ -183,9 +188,56 @@ async function scenario(name, databaseUrl, processes) {
   return result;
 }
 
+/** `--drain N`: N messages queued with deliveries off, then delivered by `processes` processes and nothing else. */
+async function drainScenario(databaseUrl, processes, count) {
+  const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PARTNER: '1000000000', FETCH_ALLOW_PRIVATE: 'true', PORT: '0' };
+  const receiver = await startReceiver();
+  const writer = startService({ ...env, WEBHOOK_CONCURRENCY: '0' });
+  const writerUrl = await writer.url;
+  const { key } = benchTenant(env, 'Webhooks drain');
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const hook = await call(`${writerUrl}/v1/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: `${receiver.url}/hook`, events: ['artwork.created'] }), keepBody: true });
+  if (hook.status !== 201) throw new Error(`creating the endpoint: ${hook.status} ${hook.body}`);
+  await seedArtworks(writerUrl, auth, count, 'drain');
+  await stop(writer.child);
+  const traceDir = options.trace ? mkdtempSync(join(tmpdir(), 'webhooks-trace-')) : undefined;
+  const serverEnv = traceDir ? { ...env, NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'pg-trace-hook.mjs')}`, BENCH_PG_TRACE_DIR: traceDir } : env;
+  const backends = backendsCpu(new URL(databaseUrl).pathname.slice(1));
+  const services = [];
+  for (let i = 0; i < processes; i++) services.push(startService(serverEnv));
+  const started = performance.now();
+  const cpuAtStart = services.map((s) => cpuSeconds(s.child.pid));
+  const ownAtStart = process.cpuUsage();
+  const load = [loadavg()[0]];
+  const deadline = started + 300_000;
+  while (receiver.arrivals.size < count && performance.now() < deadline) await sleep(20);
+  const seconds = (performance.now() - started) / 1000;
+  load.push(loadavg()[0]);
+  const serverCpu = services.map((s, i) => cpuSeconds(s.child.pid) - cpuAtStart[i]);
+  const backendCpu = backends();
+  const own = process.cpuUsage(ownAtStart);
+  const delivered = receiver.arrivals.size;
+  const result = {
+    scenario: 'postgres drain', processes, messages: count, delivered, seconds: round(seconds), per_second: round(delivered / seconds),
+    cpu_s: { servers: serverCpu.map(round), postgres_backends: round(backendCpu), bench_process: round((own.user + own.system) / 1e6) },
+    cpu_ms_per_delivered: {
+      servers: round((serverCpu.reduce((a, b) => a + b, 0) * 1000) / delivered), postgres_backends: round((backendCpu * 1000) / delivered),
+      bench_process: round((own.user + own.system) / 1e3 / delivered),
+    },
+    load_1min: load.map(round),
+  };
+  await receiver.close();
+  for (const service of services) await stop(service.child);
+  if (traceDir) {
+    result.trace = traced(traceDir, delivered);
+    rmSync(traceDir, { recursive: true, force: true });
+  }
+  return result;
+}
+
 const results = [];
-console.log(JSON.stringify({ baseline_healthz_ms: await baselineProbe(Math.min(10, SECONDS)), load_1min: round(loadavg()[0]) }));
-if (options.only !== 'postgres') {
+if (!options.drain) console.log(JSON.stringify({ baseline_healthz_ms: await baselineProbe(Math.min(10, SECONDS)), load_1min: round(loadavg()[0]) }));
+if (options.only !== 'postgres' && !options.drain) {
   const dir = mkdtempSync(join(tmpdir(), 'webhooks-bench-'));
   try {
     results.push(await scenario('sqlite', `sqlite:${join(dir, 'bench.db')}`, 1));
@@ -202,7 +254,7 @@ if (options.only !== 'sqlite') {
   try {
     const url = new URL(options['postgres-url']);
     url.pathname = `/${name}`;
-    results.push(await scenario('postgres', url.toString(), 2));
+    results.push(options.drain ? await drainScenario(url.toString(), 2, Number(options.drain)) : await scenario('postgres', url.toString(), 2));
     console.log(JSON.stringify(results.at(-1)));
   } finally {
     await admin.query(`drop database if exists ${name} with (force)`);
