@@ -15,19 +15,20 @@ export async function roundTrips<T>(url: string, work: (db: Db) => Promise<T>): 
   const own = connect(url);
   const sent: string[] = [];
   let ours: unknown;
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const query = prototype.query;
+  prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const config = args[0] as string | { text: string };
     const text = typeof config === 'string' ? config : config.text;
     if (text === MARKER) ours = this.constructor;
     else if (ours !== undefined && this.constructor === ours) sent.push(text);
-    return Reflect.apply(query, this, args) as never;
-  } as never;
+    return Reflect.apply(query, this, args);
+  };
   try {
     await sql.raw(MARKER).execute(own.db);
     return { result: await work(own.db), sent };
   } finally {
-    pg.Client.prototype.query = query;
+    prototype.query = query;
     await own.close();
   }
 }
