@@ -108,8 +108,12 @@ const oneLine = (error: unknown): string => (error instanceof Error ? error.mess
  */
 async function messageData({ db, publicBaseUrl }: DeliveryContext, message: WebhookMessageRow): Promise<string> {
   if (message.record_kind !== null && message.change_id !== null) {
-    const change = await changeOfMessage(db, message.owner_id, Number(message.change_id));
-    const record = message.type.endsWith('.deleted') ? null : await currentRecord(db, publicBaseUrl, message.owner_id, message.record_kind, Number(message.record_id));
+    // Read side by side: a delivery's reads are in series with its endpoint's few places in flight, so
+    // each round trip in a row is time a place is held (docs/performance.md, Webhooks).
+    const [change, record] = await Promise.all([
+      changeOfMessage(db, message.owner_id, Number(message.change_id)),
+      message.type.endsWith('.deleted') ? null : currentRecord(db, publicBaseUrl, message.owner_id, message.record_kind, Number(message.record_id)),
+    ]);
     return `{"change":${change ? changelogEntryJson(change) : 'null'},"record":${JSON.stringify(record)}}`;
   }
   if (message.record_kind !== null && message.image_url !== null) {
