@@ -351,7 +351,7 @@ const messageBySeq = statement((db, p: Params<{ seq: number }>) => db.selectFrom
 export type EndpointToSend = Pick<WebhookEndpointRow, 'url' | 'enabled' | 'secret' | 'old_secret' | 'old_secret_expires_at'>;
 
 /**
- * A message and its endpoint in one read (two round trips were a fifth of a delivery's reads:
+ * A message and its endpoint in one read (they were two of a delivery's five reads, in a row:
  * docs/performance.md, Webhooks); the endpoint's columns are prefixed, none when it was deleted.
  */
 const messageWithEndpoint = statement((db, p: Params<{ seq: number }>) => db.selectFrom('webhook_messages as m')
@@ -413,7 +413,7 @@ const disableEndpoint = statement((db, p: Params<{ id: number; reason: string; a
 
 /**
  * PostgreSQL, a delivered attempt: `insertAttempt`, `settleMessage` and `endpointSucceeded` in one
- * statement (three round trips of every delivery were a quarter of its job's end: docs/performance.md,
+ * statement (they were three round trips of every delivery, in its job's end: docs/performance.md,
  * Webhooks). Its rows: the message's seq when this attempt settled it.
  */
 const recordDelivered = statement((db, p: Params<{ seq: number; at: string; statusCode: number | null; durationMs: number; response: string | null; attempts: number; was: number; endpointId: number }>) =>
