@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { ARTWORK_CHANGE_FIELDS, checkArtworkCoherence, parseViews, type ArtworkInput, type ArtworkPatch, type StoredView } from '../domain/artwork.js';
 import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, type FieldChanges } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
@@ -54,15 +54,33 @@ const COLUMN_TYPES: Record<(typeof NEW_COLUMNS)[number], 'text' | 'integer' | 'b
 
 type MatchKey = { entityId: number; fingerprint: string; externalId: string | null };
 
-/** The artwork a POST with these keys updates (docs/api.md, Artworks), to test for in one statement. */
-const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Database, 'artworks'>) => eb.or([
-  eb.exists(db.selectFrom('artworks as m').select('m.id')
-    .where('m.entity_id', '=', p.entityId).where('m.external_id', '=', sql<string>`cast(${p.externalId} as text)`)),
-  eb.exists(db.selectFrom('artworks as m').select('m.id')
-    .where('m.entity_id', '=', p.entityId).where('m.source_fingerprint', '=', p.fingerprint)
-    // With an external_id only a work without one is adopted; without, any work with the fingerprint matches.
-    .where((m) => m.or([m(sql`cast(${p.externalId} as text)`, 'is', null), m('m.external_id', 'is', null)]))),
-]);
+/**
+ * The match rule of a POST (docs/api.md, Artworks), its one definition in SQL, for one item's keys
+ * (SQL expressions): `byExternalId`, the artwork with the POST's external_id; `byFingerprint`, the
+ * artworks with its fingerprint that it may take (with an external_id, only one without an external_id,
+ * which it adopts; without, any). Each is a condition on an artwork `m` that one index probe answers.
+ * Every form of the rule is built from these two: whether a match exists (`matchedBy`), and the
+ * matches in order (`matchingRows`); `findMatch` is the same rule as locking reads, for both dialects.
+ */
+interface MatchRule { byExternalId: RawBuilder<boolean>; byFingerprint: RawBuilder<boolean> }
+const matchRule = (entityId: unknown, externalId: RawBuilder<unknown>, fingerprint: RawBuilder<unknown>): MatchRule => ({
+  byExternalId: sql<boolean>`m.entity_id = ${entityId} and m.external_id = ${externalId}`,
+  byFingerprint: sql<boolean>`m.entity_id = ${entityId} and m.source_fingerprint = ${fingerprint} and (${externalId} is null or m.external_id is null)`,
+});
+
+/**
+ * Whether an artwork the POST must update exists: one `exists` per probe, each kept an index lookup
+ * (one `or` over both keys let PostgreSQL scan a large table on every new post; `offset 0` keeps it from
+ * turning a batch's tests into a join, for which it would hash the whole catalog; SQLite has no bare OFFSET).
+ */
+const matchedBy = (db: Db, rule: MatchRule) => {
+  const fence = isPostgres(db) ? sql` offset 0` : sql``;
+  return sql<boolean>`(exists (select 1 from artworks m where ${rule.byExternalId}${fence})
+    or exists (select 1 from artworks m where ${rule.byFingerprint}${fence}))`;
+};
+
+/** A single POST's keys as the rule's expressions. */
+const matchRuleOf = (p: Params<MatchKey>) => matchRule(p.entityId, sql`cast(${p.externalId} as text)`, sql`${p.fingerprint}`);
 
 /**
  * A new artwork, unless one the POST must update exists (or `unless` holds): the common case (a new
@@ -72,7 +90,7 @@ const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Data
 const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>, unless: RawBuilder<boolean> = sql<boolean>`false`) => db.insertInto('artworks')
   .columns(NEW_COLUMNS)
   .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
-    .where((eb) => eb.not(matchExists(db, p)(eb as never))).where(sql<boolean>`not ${unless}`))
+    .where(sql<boolean>`not ${matchedBy(db, matchRuleOf(p))}`).where(sql<boolean>`not ${unless}`))
   .onConflict((oc) => oc.doNothing())
   // The other columns are the values just bound: returning them would only copy them back.
   .returning('id');
@@ -83,24 +101,24 @@ const insertUnlessMatched = statement((db, p: Params<NewArtwork & MatchKey>) => 
  * the one that has it first), each with its row version (`xmin`), which any later write changes: two
  * index probes, run only when the statement's insert (`inserted`) wrote nothing.
  */
-const matchesOf = (p: Params<MatchKey>) => matchingRows(p.entityId, sql`cast(${p.externalId} as text)`, sql`${p.fingerprint}`, sql`not exists (select 1 from inserted) and `);
+const matchesOf = (p: Params<MatchKey>) => matchingRows(matchRuleOf(p), sql`not exists (select 1 from inserted) and `);
 
 /**
- * The rule of `findMatch` as SQL, for one item's keys (expressions): with an external_id, the artwork
- * that has it first, then those with the fingerprint (and no other external_id); two rows are enough to
- * tell an ambiguous match. Each row carries its version (`xmin`, which any later write changes) and its
- * rank. `guard` prefixes the conditions (e.g. only when nothing was inserted). One scan, both keys'
- * index probes OR-ed into one bitmap, not a union of two: fewer plan nodes to start in every statement
- * that holds it, run or not (docs/performance.md, Writes, lists and growth).
+ * The matches of `rule` in the order `findMatch` takes them: with an external_id, the artwork that has
+ * it first (`match_rank` 0), then those with the fingerprint; two rows are enough to tell an ambiguous
+ * match. Each row carries its version (`xmin`, which any later write changes) and its rank. `guard`
+ * prefixes the conditions (e.g. only when nothing was inserted). One scan, both probes OR-ed into one
+ * bitmap, not a union of two: fewer plan nodes to start in every statement that holds it, run or not
+ * (docs/performance.md, Writes, lists and growth).
  */
-const matchingRows = (entityId: unknown, externalId: RawBuilder<unknown>, fingerprint: RawBuilder<unknown>, guard: RawBuilder<unknown> = sql``) => sql`
-  select m.*, cast(m.xmin as text) as row_version, case when m.external_id = ${externalId} then 0 else 1 end as match_rank
+const matchingRows = (rule: MatchRule, guard: RawBuilder<unknown> = sql``) => sql`
+  select m.*, cast(m.xmin as text) as row_version, case when ${rule.byExternalId} then 0 else 1 end as match_rank
   from artworks m
-  where ${guard}m.entity_id = ${entityId} and (m.external_id = ${externalId}
-    or (m.source_fingerprint = ${fingerprint} and (${externalId} is null or m.external_id is null)))
+  where ${guard}(${rule.byExternalId} or ${rule.byFingerprint})
   order by match_rank, m.id limit 2`;
 
 type Recorded = { messages: number | string; images: number | string };
+type Hooked = { hooked: boolean };
 type Matched = ArtworkRow & { row_version: string };
 
 /**
@@ -108,8 +126,9 @@ type Matched = ArtworkRow & { row_version: string };
  * messages and their jobs) in one statement, which is a transaction of its own (no BEGIN or COMMIT
  * round trips). When a match exists it inserts and records nothing and answers the matches instead
  * (`inserted_id` null), which a re-post then updates in one more statement (`updateAndRecord`).
- * `hooked`: whether the entity has an enabled webhook endpoint. The statement in its shape without
- * messages (store/hooked-entities.ts) inserts nothing when it has: the one with them runs instead.
+ * `hooked`: whether the entity has an enabled webhook endpoint, in the shape with messages. The shape
+ * without them (store/hooked-entities.ts) inserts nothing when it has, which its answer shows without a
+ * second probe: nothing inserted and no match; then the shape with them runs instead.
  *
  * A match comes back as one JSON column (its row, `row_version` and `match_rank`), not as the
  * artwork's 30-odd columns: every answer, a new work's too, carried them all (null), and the driver
@@ -117,10 +136,10 @@ type Matched = ArtworkRow & { row_version: string };
  * CPU per POST). JSON keeps every value as the columns would (the artwork's
  * columns are text, integers and doubles; BIGINT arrives as a number either way, src/db/connect.ts).
  */
-const insertAndRecordOf = (messages: boolean) => recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<MatchesAnswer & { inserted_id: number | null; hooked: boolean }>(db, sql`
+const insertAndRecordOf = (messages: boolean) => recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<MatchesAnswer & { inserted_id: number | null; hooked: boolean | null }>(db, sql`
   with inserted as (${insertNewArtwork(db, p, messages ? undefined : enabledEndpointExists(p.entityId))}),
   ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`, images, messages)}
-  select i.id as inserted_id, to_json(m) as matched, ${enabledEndpointExists(p.entityId)} as hooked, ${RECORDED}
+  select i.id as inserted_id, to_json(m) as matched, ${messages ? enabledEndpointExists(p.entityId) : sql`null`} as hooked, ${RECORDED}
   from (select 1) as one left join inserted i on true
   left join (${matchesOf(p)}) m on true`), { signal: recordedSignals }));
 const insertAndRecordWithMessages = insertAndRecordOf(true);
@@ -137,11 +156,24 @@ const updateIfVersion = (db: Db, p: Params<ArtworkRow & { rowVersion: string }>,
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).where(sql.ref('xmin'), '=', sql`cast(${p.rowVersion} as xid)`).where(guard)
   .returning(['id', sql<string>`cast(xmin as text)`.as('row_version')]);
 
+/**
+ * PostgreSQL: whether the entity has an enabled webhook endpoint, probed once (`hook`), for a re-post's
+ * statement: in the shape without messages (`messages` false: store/hooked-entities.ts) its update
+ * writes only when it has none, as a new work's insert; both shapes answer it (`hooked`), so the guess
+ * follows it both ways. The message CTEs cost ~40 µs of PostgreSQL's CPU even when they write nothing.
+ */
+const hookOf = (p: Params<{ entityId: number }>) => sql`hook as (select ${enabledEndpointExists(p.entityId)} as hooked)`;
+const unhooked = (messages: boolean) => (messages ? sql<boolean>`true` : sql<boolean>`not (select hooked from hook)`);
+
 /** PostgreSQL: a re-post's update and its record in one statement, for the match the first statement found (`updateIfVersion`). */
-const updateAndRecord = recordingOf((images) => statement((db, p: Params<ArtworkRow & { rowVersion: string } & RecordedWrite>) => rawQuery<Recorded & { id: number | null; row_version: string | null }>(db, sql`
-  with updated as (${updateIfVersion(db, p)}),
-  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images)}
-  select u.id, u.row_version, ${RECORDED} from (select 1) as one left join updated u on true`), { signal: recordedSignals }));
+const updateAndRecordOf = (messages: boolean) => recordingOf((images) => statement((db, p: Params<ArtworkRow & { rowVersion: string } & RecordedWrite>) => rawQuery<Recorded & Hooked & { id: number | null; row_version: string | null }>(db, sql`
+  with ${hookOf(p)},
+  updated as (${updateIfVersion(db, p, unhooked(messages))}),
+  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images, messages)}
+  select u.id, u.row_version, (select hooked from hook) as hooked, ${RECORDED} from (select 1) as one left join updated u on true`), { signal: recordedSignals }));
+const updateAndRecordWithMessages = updateAndRecordOf(true);
+const updateAndRecordWithoutMessages = updateAndRecordOf(false);
+const updateAndRecord = (messages: boolean) => (messages ? updateAndRecordWithMessages : updateAndRecordWithoutMessages);
 
 /**
  * PostgreSQL: a re-post of a work this process re-posted before (store/stored-artworks.ts), merged in
@@ -149,14 +181,18 @@ const updateAndRecord = recordingOf((images) => statement((db, p: Params<Artwork
  * first of `matchingRows`, and the only one without an external_id) and still the version the process
  * holds. Otherwise it writes nothing and answers the matches, as a new work's statement does.
  */
-const updateStoredAndRecord = recordingOf((images) => statement((db, p: Params<ArtworkRow & MatchKey & { rowVersion: string } & RecordedWrite>) => rawQuery<MatchesAnswer & { id: number | null; row_version: string | null }>(db, sql`
-  with found as (${matchingRows(p.entityId, sql`cast(${p.externalId} as text)`, sql`${p.fingerprint}`)}),
+const updateStoredAndRecordOf = (messages: boolean) => recordingOf((images) => statement((db, p: Params<ArtworkRow & MatchKey & { rowVersion: string } & RecordedWrite>) => rawQuery<MatchesAnswer & Hooked & { id: number | null; row_version: string | null }>(db, sql`
+  with ${hookOf(p)},
+  found as (${matchingRows(matchRuleOf(p))}),
   updated as (${updateIfVersion(db, p, sql<boolean>`(select f.id from found f order by f.match_rank, f.id limit 1) = ${p.id}
-    and (cast(${p.externalId} as text) is not null or (select count(*) from found) = 1)`)}),
-  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images)}
-  select u.id, u.row_version, to_json(m) as matched, ${RECORDED}
+    and (cast(${p.externalId} as text) is not null or (select count(*) from found) = 1) and ${unhooked(messages)}`)}),
+  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images, messages)}
+  select u.id, u.row_version, to_json(m) as matched, (select hooked from hook) as hooked, ${RECORDED}
   from (select 1) as one left join updated u on true
   left join found m on u.id is null`), { signal: recordedSignals }));
+const updateStoredWithMessages = updateStoredAndRecordOf(true);
+const updateStoredWithoutMessages = updateStoredAndRecordOf(false);
+const updateStoredAndRecord = (messages: boolean) => (messages ? updateStoredWithMessages : updateStoredWithoutMessages);
 
 const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
@@ -229,9 +265,10 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
   const write = recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]);
   const rows = yield* all((messages ? insertAndRecordWithMessages : insertAndRecordWithoutMessages)(write), { ...values, ...write, ...keys });
   const [row] = rows;
-  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
-  // Without messages it inserted nothing for an entity with an endpoint: unless a match answers, again with them.
-  if (!messages && row?.hooked && row.inserted_id == null && row.matched == null) return 'hooked';
+  if (messages && row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
+  // Without messages, nothing inserted and no match: the entity has an endpoint (or, rarely, a concurrent
+  // POST of the same work took its keys, which the statement with messages then finds): again with them.
+  if (!messages && row?.inserted_id == null && row?.matched == null) return 'hooked';
   if (row?.inserted_id == null) return matchOf(rows, input, artist);
   return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
 }
@@ -257,8 +294,9 @@ function* repostStoredWork(
   // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
   if (touchesImages(entries)) return undefined;
   const write = recordedWrite(actor, entries, delta, at, imageUrlsSet(posted.artwork, stored.row));
-  const rows = yield* all(updateStoredAndRecord(write), { ...posted.artwork, ...keys, rowVersion: stored.version, ...write });
+  const rows = yield* all(updateStoredAndRecord(mayHaveEndpoints(db, actor.entityId))(write), { ...posted.artwork, ...keys, rowVersion: stored.version, ...write });
   const [row] = rows;
+  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
   if (row?.id != null) {
     rememberArtwork(db, posted.artwork, row.row_version!, stored.row);
     return posted;
@@ -289,7 +327,12 @@ function* repostWork(db: Db, actor: Actor, input: ArtworkInput, { existing, arti
   // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
   if (touchesImages(entries)) return undefined;
   const write = recordedWrite(actor, entries, delta, at, imageUrlsSet(posted.artwork, stored));
-  const [row] = yield* all(updateAndRecord(write), { ...posted.artwork, rowVersion, ...write });
+  const params = { ...posted.artwork, rowVersion, ...write };
+  const messages = mayHaveEndpoints(db, actor.entityId);
+  let [row] = yield* all(updateAndRecord(messages)(write), params);
+  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
+  // Without messages it wrote nothing for an entity with an endpoint: again with them.
+  if (!messages && row?.id == null && row?.hooked) [row] = yield* all(updateAndRecord(true)(write), params);
   if (row?.id == null) return undefined;
   rememberArtwork(db, posted.artwork, row.row_version!, stored);
   return posted;
@@ -340,33 +383,29 @@ type ItemColumn = (typeof ITEM_COLUMNS)[number];
 type ItemArrays = { [K in ItemColumn]: Array<NewArtwork[K]> };
 interface InsertMany extends ItemArrays { entityId: number; fingerprintVersion: number; at: string }
 
-/** An artwork a POST must update exists for item `i` (the rule of `insertUnlessMatched`). */
-const itemMatched = (p: Params<InsertMany>, i: string) => sql`(
-  exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.external_id = ${sql.ref(`${i}.external_id`)} offset 0)
-  or exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.source_fingerprint = ${sql.ref(`${i}.source_fingerprint`)}
-    and (${sql.ref(`${i}.external_id`)} is null or m.external_id is null) offset 0))`;
+/** An artwork a POST must update exists for item `i` (`matchedBy`, as a single POST's insert tests it). */
+const itemMatched = (db: Db, p: Params<InsertMany>, i: string) => matchedBy(db, matchRule(p.entityId, sql.ref(`${i}.external_id`), sql.ref(`${i}.source_fingerprint`)));
 
 /**
  * Inserts a batch's items in item order, so ids follow the items. `each`: the items no artwork
  * matches; an item a unique index refuses (a concurrent POST of the same work) is skipped. `all`: every
  * item, or none when any is matched; a concurrent POST of the same work fails the statement (a unique
- * violation). `offset 0` keeps each test an index lookup per item: as a join, PostgreSQL would hash the
- * whole catalog.
+ * violation). Each item's test is an index lookup per probe (`matchedBy`).
  */
-const insertItems = (p: Params<InsertMany>, items: 'each' | 'all') => sql`
+const insertItems = (db: Db, p: Params<InsertMany>, items: 'each' | 'all') => sql`
   insert into artworks (${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))},
     entity_id, fingerprint_version, last_synced_at, created_at, updated_at)
   select ${sql.join(ITEM_COLUMNS.map((column) => sql.ref(`i.${column}`)))},
     ${p.entityId}, ${p.fingerprintVersion}, ${p.at}, ${p.at}, ${p.at}
   from unnest(${sql.join(ITEM_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])}[])`))})
     with ordinality as i(${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))}, n)
-  where ${items === 'each' ? sql`not ${itemMatched(p, 'i')}` : sql`not exists (select 1 from unnest(cast(${p.source_fingerprint} as text[]),
-    cast(${p.external_id} as text[])) as c(source_fingerprint, external_id) where ${itemMatched(p, 'c')})`}
+  where ${items === 'each' ? sql`not ${itemMatched(db, p, 'i')}` : sql`not exists (select 1 from unnest(cast(${p.source_fingerprint} as text[]),
+    cast(${p.external_id} as text[])) as c(source_fingerprint, external_id) where ${itemMatched(db, p, 'c')})`}
   order by i.n
   ${items === 'each' ? sql`on conflict do nothing` : sql``}
   returning id, source_fingerprint`;
 
-const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuery(db, sql<{ id: number; source_fingerprint: string }>`${insertItems(p, 'each')}`));
+const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuery(db, sql<{ id: number; source_fingerprint: string }>`${insertItems(db, p, 'each')}`));
 
 /** The fingerprint of the item each entry records (null: an artist's entry), for the ids the insert gives. */
 type InsertAndRecord = InsertMany & RecordedWrite & { entryFingerprints: Array<string | null>; items: number };
@@ -378,7 +417,7 @@ type InsertAndRecord = InsertMany & RecordedWrite & { entryFingerprints: Array<s
  * caller then writes the others and records the whole batch in item order.
  */
 const insertAndRecordMany = (items: 'each' | 'all') => statement((db, p: Params<InsertAndRecord>) => rawQuery<{ id: number; source_fingerprint: string } & Recorded>(db, sql`
-  with inserted as (${insertItems(p, items)}),
+  with inserted as (${insertItems(db, p, items)}),
   written as (select array_agg(i.id order by f.n) as ids
     from unnest(cast(${p.entryFingerprints} as text[])) with ordinality as f(source_fingerprint, n)
     left join inserted i on i.source_fingerprint = f.source_fingerprint),
@@ -397,7 +436,7 @@ type MatchKeys = { entityId: number; fingerprints: string[]; externalIds: Array<
  */
 const matchesOfItems = statement((db, p: Params<MatchKeys>) => rawQuery<Matched & { n: number | string; match_rank: number }>(db, sql`
   select k.n, m.* from unnest(cast(${p.fingerprints} as text[]), cast(${p.externalIds} as text[])) with ordinality as k(fingerprint, external_id, n)
-  cross join lateral (${matchingRows(p.entityId, sql`k.external_id`, sql`k.fingerprint`)}) as m
+  cross join lateral (${matchingRows(matchRule(p.entityId, sql`k.external_id`, sql`k.fingerprint`))}) as m
   order by k.n, m.match_rank, m.id`));
 
 type SavedArrays = { [K in (typeof STORED_COLUMNS)[number]]: Array<ArtworkRow[K]> } & { ids: number[]; rowVersions: string[] };
