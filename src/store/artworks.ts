@@ -17,7 +17,7 @@ import { RECORDED, recordWrite, recordedSignals, recordedWrite, recording, recor
 import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, type UnchangedSince } from './trash.js';
 import { imageStatusIs, imagesWritten, touchesImages } from './images.js';
 import { statsOf, type StatsDelta } from './stats.js';
-import { forgetArtwork, rememberArtwork, storedArtwork, type StoredArtwork } from './stored-artworks.js';
+import { forgetArtwork, rememberArtwork, rememberPosted, repostLikely, storedArtwork, type StoredArtwork } from './stored-artworks.js';
 import { mayHaveEndpoints, rememberEndpoints } from './hooked-entities.js';
 import { enabledEndpointExists } from './webhooks.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
@@ -194,6 +194,52 @@ const updateStoredWithMessages = updateStoredAndRecordOf(true);
 const updateStoredWithoutMessages = updateStoredAndRecordOf(false);
 const updateStoredAndRecord = (messages: boolean) => (messages ? updateStoredWithMessages : updateStoredWithoutMessages);
 
+/** The input's own columns, as sent (null: not sent), which a re-post that changes nothing must find stored. */
+type Sent = Pick<NewArtwork, (typeof INPUT_COLUMNS)[number]>;
+type Unchanged = Sent & MatchKey & RecordedWrite & Pick<ArtworkRow, 'artist_id' | 'artist_linked_at' | 'feed_id' | 'fingerprint_version'> & { heldSync: string };
+
+/**
+ * The sync time a re-post that changes nothing records as the old one, in its entry's field changes as
+ * the process makes them (`artworkRecord`), where only the database has it: `repostUnchangedOf` puts
+ * the stored one in its place.
+ */
+const HELD_SYNC = 'stored last_synced_at';
+
+/**
+ * PostgreSQL: a re-post of a work this process does not hold (store/stored-artworks.ts) that changes
+ * nothing but its sync time — the common POST of a sync — in one statement, with its record. It writes
+ * the POST's match (the first of `matchingRows`, and the only one without an external_id) only if the
+ * match already holds every value the POST sends, and its fingerprint is the POST's at today's slug
+ * version: then `mergePost` would change nothing else, and the record is the one `artworkRecord` makes
+ * of the POST's own values, the stored sync time put in (`HELD_SYNC`). The row's other columns are
+ * the ones `mergePost` sets the same way for any match: the sync times, the artist linked, the feed.
+ * Otherwise it writes nothing and answers the matches (none: a new work), as a new work's statement does.
+ */
+const repostUnchangedOf = (messages: boolean) => statement((db, p: Params<Unchanged>) => rawQuery<MatchesAnswer & Hooked & { updated: Matched | null }>(db, sql`
+  with ${hookOf(p)},
+  found as (${matchingRows(matchRuleOf(p))}),
+  updated as (
+    update artworks a set last_synced_at = ${p.at}, updated_at = ${p.at},
+      artist_id = coalesce(cast(${p.artist_id} as integer), a.artist_id),
+      artist_linked_at = coalesce(cast(${p.artist_linked_at} as text), a.artist_linked_at),
+      feed_id = coalesce(cast(${p.feed_id} as integer), a.feed_id)
+    where a.id = (select f.id from found f order by f.match_rank, f.id limit 1)
+      and (cast(${p.externalId} as text) is not null or (select count(*) from found) = 1)
+      and a.source_fingerprint = ${p.fingerprint} and a.fingerprint_version = ${p.fingerprint_version}
+      and ${sql.join(INPUT_COLUMNS.map((column) => {
+        const sent = sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`;
+        return sql`(${sent} is null or a.${sql.ref(column)} = ${sent})`;
+      }), sql` and `)}
+      and ${unhooked(messages)}
+    returning a.*, cast(a.xmin as text) as row_version),
+  ${recording(p, sql`(select id from updated)`, sql`exists (select 1 from updated)`, false, messages,
+    sql`replace(e.field_changes, ${p.heldSync}, (select coalesce(cast(to_json(f.last_synced_at) as text), 'null') from found f join updated u on u.id = f.id))`)}
+  select to_json(u) as updated, to_json(m) as matched, (select hooked from hook) as hooked, ${RECORDED}
+  from (select 1) as one left join updated u on true
+  left join found m on u.id is null`), { signal: recordedSignals });
+const repostUnchangedWithMessages = repostUnchangedOf(true);
+const repostUnchangedWithoutMessages = repostUnchangedOf(false);
+
 const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
 
@@ -226,9 +272,10 @@ const deleteArtworkById = statement((db, p: Params<{ entityId: number; id: numbe
 export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
   if (isPostgres(db)) {
     const at = nowIso();
-    let fast = await single(db, () => postNewArtworkWork(db, actor, input, at, mayHaveEndpoints(db, actor.entityId)));
-    if (fast === 'hooked') fast = await single(db, () => postNewArtworkWork(db, actor, input, at, true));
-    if (fast && fast !== 'hooked') {
+    let fast = await single(db, () => postNewArtworkWork(db, actor, input, at, 'first'));
+    if (fast === 'new') fast = await single(db, () => postNewArtworkWork(db, actor, input, at, 'new'));
+    if (fast === 'hooked') fast = await single(db, () => postNewArtworkWork(db, actor, input, at, 'hooked'));
+    if (typeof fast === 'object') {
       if ('created' in fast) return fast;
       const reposted = await single(db, () => repostWork(db, actor, input, fast, at));
       if (reposted) return reposted;
@@ -245,21 +292,29 @@ interface Repost { existing: Matched; artist: Partial<ArtworkRow> }
  * re-posted before (store/stored-artworks.ts), whose artist (if any) this process knows and which
  * sends no additional views (written beside the row, store/images.ts). Else a re-post's match, for
  * one more statement (`repostWork`); undefined when nothing was written: the POST runs the general way.
- * `messages`: whether a new work's statement records webhook messages; without, 'hooked' when it wrote
- * nothing because the entity has an enabled endpoint (store/hooked-entities.ts): the caller runs it again with.
+ * `attempt` 'first': a work this process holds is re-posted, and for an entity whose last POST was a
+ * re-post (store/stored-artworks.ts, `repostLikely`) a work it does not hold is tried as an unchanged
+ * re-post ('new' when none matches: the caller runs it again as a new work). A new work's statement
+ * records webhook messages for an entity known to have an endpoint (store/hooked-entities.ts) or after
+ * 'hooked': the statement without them wrote nothing because the entity has one.
  */
-function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: string, messages: boolean): Work<PostedArtwork | Repost | 'hooked' | undefined> {
+function* postNewArtworkWork(
+  db: Db, actor: Actor, input: ArtworkInput, at: string, attempt: 'first' | 'new' | 'hooked',
+): Work<PostedArtwork | Repost | 'new' | 'hooked' | undefined> {
   if (input.additional_images != null) return undefined;
   const artistId = input.artist_name == null ? undefined : knownArtist(db, input.artist_name);
   if (input.artist_name != null && artistId === undefined) return undefined;
   const fingerprint = artworkFingerprint(input);
   const artist = artistId === undefined ? {} : { artist_id: artistId, artist_linked_at: at };
   const keys: MatchKey = { entityId: actor.entityId, fingerprint, externalId: input.external_id ?? null };
-  const stored = storedArtwork(db, keys.entityId, keys.externalId, fingerprint);
+  const stored = attempt === 'first' ? storedArtwork(db, keys.entityId, keys.externalId, fingerprint) : undefined;
   if (stored) {
     const reposted = yield* repostStoredWork(db, actor, input, keys, artist, stored, at);
     if (reposted !== 'stale') return reposted;
+  } else if (attempt === 'first' && repostLikely(db, actor.entityId)) {
+    return yield* repostUnchangedWork(db, actor, input, keys, artist, at);
   }
+  const messages = attempt === 'hooked' || mayHaveEndpoints(db, actor.entityId);
   const values = newArtwork(actor, input, artist, fingerprint, at);
   const { entries, delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
   const write = recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]);
@@ -269,8 +324,39 @@ function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: stri
   // Without messages, nothing inserted and no match: the entity has an endpoint (or, rarely, a concurrent
   // POST of the same work took its keys, which the statement with messages then finds): again with them.
   if (!messages && row?.inserted_id == null && row?.matched == null) return 'hooked';
+  rememberPosted(db, actor.entityId, row?.inserted_id == null);
   if (row?.inserted_id == null) return matchOf(rows, input, artist);
   return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
+}
+
+/**
+ * A re-post of a work this process does not hold, as one that changes nothing but the sync time
+ * (`repostUnchangedOf`): written, or the match the statement found for one more statement, or 'new'
+ * when no work matches (the new work's statement follows).
+ */
+function* repostUnchangedWork(db: Db, actor: Actor, input: ArtworkInput, keys: MatchKey, artist: Partial<ArtworkRow>, at: string): Work<PostedArtwork | Repost | undefined | 'new'> {
+  const values = newArtwork(actor, input, artist, keys.fingerprint, at);
+  const after = { ...values, id: 0 };
+  const { entries, delta } = artworkRecord({ ...after, last_synced_at: HELD_SYNC }, after, null, at);
+  const write = recordedWrite(actor, entries, delta, at, []);
+  const sent = Object.fromEntries(INPUT_COLUMNS.map((column) => [column, input[column] ?? null])) as Sent;
+  const messages = mayHaveEndpoints(db, actor.entityId);
+  const rows = yield* all(messages ? repostUnchangedWithMessages : repostUnchangedWithoutMessages, {
+    ...sent, ...keys, ...write, artist_id: values.artist_id, artist_linked_at: values.artist_linked_at, feed_id: actor.feedId ?? null,
+    fingerprint_version: SLUG_VERSION, heldSync: JSON.stringify(HELD_SYNC),
+  });
+  const [row] = rows;
+  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
+  if (row?.updated) {
+    const { row_version: version, ...artwork } = row.updated;
+    rememberArtwork(db, artwork, version);
+    return { artwork, created: false, changed: false };
+  }
+  if (!row?.matched) {
+    rememberPosted(db, actor.entityId, false);
+    return 'new';
+  }
+  return matchOf(rows, input, artist);
 }
 
 /**
@@ -299,6 +385,7 @@ function* repostStoredWork(
   if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
   if (row?.id != null) {
     rememberArtwork(db, posted.artwork, row.row_version!, stored.row);
+    rememberPosted(db, actor.entityId, true);
     return posted;
   }
   forgetArtwork(db, keys.entityId, keys.externalId, keys.fingerprint);
