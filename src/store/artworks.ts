@@ -11,7 +11,7 @@ import { columns, tableColumns } from '../db/columns.js';
 import { read, single, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
 import { all, first, type Work } from '../db/work.js';
-import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db/types.js';
+import type { ArtworkRow, ArtworksTable, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { RECORDED, recordWrite, recordedSignals, recordedWrite, recording, recordingOf, type Actor, type Change, type RecordedWrite } from './changelog.js';
 import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, type UnchangedSince } from './trash.js';
