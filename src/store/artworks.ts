@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { ARTWORK_CHANGE_FIELDS, checkArtworkCoherence, parseViews, type ArtworkInput, type ArtworkPatch, type StoredView } from '../domain/artwork.js';
 import { fieldChanges, isRealChange, mergeDefined, mergeNonNull, type FieldChanges } from '../domain/diff.js';
 import { ApiError, notFound } from '../domain/errors.js';
@@ -11,13 +11,13 @@ import { columns, tableColumns } from '../db/columns.js';
 import { read, single, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
 import { all, first, type Work } from '../db/work.js';
-import type { ArtworkRow, ArtworksTable, Database, Db, ImageStatus } from '../db/types.js';
+import type { ArtworkRow, ArtworksTable, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
 import { RECORDED, recordWrite, recordedSignals, recordedWrite, recording, recordingOf, type Actor, type Change, type RecordedWrite } from './changelog.js';
 import { checkUnchanged, liveFeed, moveToTrash, takeFromTrash, trashedRecord, type UnchangedSince } from './trash.js';
 import { imageStatusIs, imagesWritten, touchesImages } from './images.js';
 import { statsOf, type StatsDelta } from './stats.js';
-import { forgetArtwork, rememberArtwork, storedArtwork, type StoredArtwork } from './stored-artworks.js';
+import { forgetArtwork, rememberArtwork, rememberPosted, repostLikely, storedArtwork, type StoredArtwork } from './stored-artworks.js';
 import { mayHaveEndpoints, rememberEndpoints } from './hooked-entities.js';
 import { enabledEndpointExists } from './webhooks.js';
 import { INLINE_OFFSET_MAX, isPostgres, lockForUpdate, pageOffset, rawQuery } from './sql.js';
@@ -54,15 +54,33 @@ const COLUMN_TYPES: Record<(typeof NEW_COLUMNS)[number], 'text' | 'integer' | 'b
 
 type MatchKey = { entityId: number; fingerprint: string; externalId: string | null };
 
-/** The artwork a POST with these keys updates (docs/api.md, Artworks), to test for in one statement. */
-const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Database, 'artworks'>) => eb.or([
-  eb.exists(db.selectFrom('artworks as m').select('m.id')
-    .where('m.entity_id', '=', p.entityId).where('m.external_id', '=', sql<string>`cast(${p.externalId} as text)`)),
-  eb.exists(db.selectFrom('artworks as m').select('m.id')
-    .where('m.entity_id', '=', p.entityId).where('m.source_fingerprint', '=', p.fingerprint)
-    // With an external_id only a work without one is adopted; without, any work with the fingerprint matches.
-    .where((m) => m.or([m(sql`cast(${p.externalId} as text)`, 'is', null), m('m.external_id', 'is', null)]))),
-]);
+/**
+ * The match rule of a POST (docs/api.md, Artworks), its one definition in SQL, for one item's keys
+ * (SQL expressions): `byExternalId`, the artwork with the POST's external_id; `byFingerprint`, the
+ * artworks with its fingerprint that it may take (with an external_id, only one without an external_id,
+ * which it adopts; without, any). Each is a condition on an artwork `m` that one index probe answers.
+ * Every form of the rule is built from these two: whether a match exists (`matchedBy`), and the
+ * matches in order (`matchingRows`); `findMatch` is the same rule as locking reads, for both dialects.
+ */
+interface MatchRule { byExternalId: RawBuilder<boolean>; byFingerprint: RawBuilder<boolean> }
+const matchRule = (entityId: unknown, externalId: RawBuilder<unknown>, fingerprint: RawBuilder<unknown>): MatchRule => ({
+  byExternalId: sql<boolean>`m.entity_id = ${entityId} and m.external_id = ${externalId}`,
+  byFingerprint: sql<boolean>`m.entity_id = ${entityId} and m.source_fingerprint = ${fingerprint} and (${externalId} is null or m.external_id is null)`,
+});
+
+/**
+ * Whether an artwork the POST must update exists: one `exists` per probe, each kept an index lookup
+ * (one `or` over both keys let PostgreSQL scan a large table on every new post; `offset 0` keeps it from
+ * turning a batch's tests into a join, for which it would hash the whole catalog; SQLite has no bare OFFSET).
+ */
+const matchedBy = (db: Db, rule: MatchRule) => {
+  const fence = isPostgres(db) ? sql` offset 0` : sql``;
+  return sql<boolean>`(exists (select 1 from artworks m where ${rule.byExternalId}${fence})
+    or exists (select 1 from artworks m where ${rule.byFingerprint}${fence}))`;
+};
+
+/** A single POST's keys as the rule's expressions. */
+const matchRuleOf = (p: Params<MatchKey>) => matchRule(p.entityId, sql`cast(${p.externalId} as text)`, sql`${p.fingerprint}`);
 
 /**
  * A new artwork, unless one the POST must update exists (or `unless` holds): the common case (a new
@@ -72,7 +90,7 @@ const matchExists = (db: Db, p: Params<MatchKey>) => (eb: ExpressionBuilder<Data
 const insertNewArtwork = (db: Db, p: Params<NewArtwork & MatchKey>, unless: RawBuilder<boolean> = sql<boolean>`false`) => db.insertInto('artworks')
   .columns(NEW_COLUMNS)
   .expression(db.selectNoFrom(NEW_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`.as(column)))
-    .where((eb) => eb.not(matchExists(db, p)(eb as never))).where(sql<boolean>`not ${unless}`))
+    .where(sql<boolean>`not ${matchedBy(db, matchRuleOf(p))}`).where(sql<boolean>`not ${unless}`))
   .onConflict((oc) => oc.doNothing())
   // The other columns are the values just bound: returning them would only copy them back.
   .returning('id');
@@ -83,24 +101,24 @@ const insertUnlessMatched = statement((db, p: Params<NewArtwork & MatchKey>) => 
  * the one that has it first), each with its row version (`xmin`), which any later write changes: two
  * index probes, run only when the statement's insert (`inserted`) wrote nothing.
  */
-const matchesOf = (p: Params<MatchKey>) => matchingRows(p.entityId, sql`cast(${p.externalId} as text)`, sql`${p.fingerprint}`, sql`not exists (select 1 from inserted) and `);
+const matchesOf = (p: Params<MatchKey>) => matchingRows(matchRuleOf(p), sql`not exists (select 1 from inserted) and `);
 
 /**
- * The rule of `findMatch` as SQL, for one item's keys (expressions): with an external_id, the artwork
- * that has it first, then those with the fingerprint (and no other external_id); two rows are enough to
- * tell an ambiguous match. Each row carries its version (`xmin`, which any later write changes) and its
- * rank. `guard` prefixes the conditions (e.g. only when nothing was inserted). One scan, both keys'
- * index probes OR-ed into one bitmap, not a union of two: fewer plan nodes to start in every statement
- * that holds it, run or not (docs/performance.md, Writes, lists and growth).
+ * The matches of `rule` in the order `findMatch` takes them: with an external_id, the artwork that has
+ * it first (`match_rank` 0), then those with the fingerprint; two rows are enough to tell an ambiguous
+ * match. Each row carries its version (`xmin`, which any later write changes) and its rank. `guard`
+ * prefixes the conditions (e.g. only when nothing was inserted). One scan, both probes OR-ed into one
+ * bitmap, not a union of two: fewer plan nodes to start in every statement that holds it, run or not
+ * (docs/performance.md, Writes, lists and growth).
  */
-const matchingRows = (entityId: unknown, externalId: RawBuilder<unknown>, fingerprint: RawBuilder<unknown>, guard: RawBuilder<unknown> = sql``) => sql`
-  select m.*, cast(m.xmin as text) as row_version, case when m.external_id = ${externalId} then 0 else 1 end as match_rank
+const matchingRows = (rule: MatchRule, guard: RawBuilder<unknown> = sql``) => sql`
+  select m.*, cast(m.xmin as text) as row_version, case when ${rule.byExternalId} then 0 else 1 end as match_rank
   from artworks m
-  where ${guard}m.entity_id = ${entityId} and (m.external_id = ${externalId}
-    or (m.source_fingerprint = ${fingerprint} and (${externalId} is null or m.external_id is null)))
+  where ${guard}(${rule.byExternalId} or ${rule.byFingerprint})
   order by match_rank, m.id limit 2`;
 
 type Recorded = { messages: number | string; images: number | string };
+type Hooked = { hooked: boolean };
 type Matched = ArtworkRow & { row_version: string };
 
 /**
@@ -108,8 +126,9 @@ type Matched = ArtworkRow & { row_version: string };
  * messages and their jobs) in one statement, which is a transaction of its own (no BEGIN or COMMIT
  * round trips). When a match exists it inserts and records nothing and answers the matches instead
  * (`inserted_id` null), which a re-post then updates in one more statement (`updateAndRecord`).
- * `hooked`: whether the entity has an enabled webhook endpoint. The statement in its shape without
- * messages (store/hooked-entities.ts) inserts nothing when it has: the one with them runs instead.
+ * `hooked`: whether the entity has an enabled webhook endpoint, in the shape with messages. The shape
+ * without them (store/hooked-entities.ts) inserts nothing when it has, which its answer shows without a
+ * second probe: nothing inserted and no match; then the shape with them runs instead.
  *
  * A match comes back as one JSON column (its row, `row_version` and `match_rank`), not as the
  * artwork's 30-odd columns: every answer, a new work's too, carried them all (null), and the driver
@@ -117,10 +136,10 @@ type Matched = ArtworkRow & { row_version: string };
  * CPU per POST). JSON keeps every value as the columns would (the artwork's
  * columns are text, integers and doubles; BIGINT arrives as a number either way, src/db/connect.ts).
  */
-const insertAndRecordOf = (messages: boolean) => recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<MatchesAnswer & { inserted_id: number | null; hooked: boolean }>(db, sql`
+const insertAndRecordOf = (messages: boolean) => recordingOf((images) => statement((db, p: Params<NewArtwork & MatchKey & RecordedWrite>) => rawQuery<MatchesAnswer & { inserted_id: number | null; hooked: boolean | null }>(db, sql`
   with inserted as (${insertNewArtwork(db, p, messages ? undefined : enabledEndpointExists(p.entityId))}),
   ${recording(p, sql`(select id from inserted)`, sql`exists (select 1 from inserted)`, images, messages)}
-  select i.id as inserted_id, to_json(m) as matched, ${enabledEndpointExists(p.entityId)} as hooked, ${RECORDED}
+  select i.id as inserted_id, to_json(m) as matched, ${messages ? enabledEndpointExists(p.entityId) : sql`null`} as hooked, ${RECORDED}
   from (select 1) as one left join inserted i on true
   left join (${matchesOf(p)}) m on true`), { signal: recordedSignals }));
 const insertAndRecordWithMessages = insertAndRecordOf(true);
@@ -137,11 +156,24 @@ const updateIfVersion = (db: Db, p: Params<ArtworkRow & { rowVersion: string }>,
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).where(sql.ref('xmin'), '=', sql`cast(${p.rowVersion} as xid)`).where(guard)
   .returning(['id', sql<string>`cast(xmin as text)`.as('row_version')]);
 
+/**
+ * PostgreSQL: whether the entity has an enabled webhook endpoint, probed once (`hook`), for a re-post's
+ * statement: in the shape without messages (`messages` false: store/hooked-entities.ts) its update
+ * writes only when it has none, as a new work's insert; both shapes answer it (`hooked`), so the guess
+ * follows it both ways. The message CTEs cost ~40 µs of PostgreSQL's CPU even when they write nothing.
+ */
+const hookOf = (p: Params<{ entityId: number }>) => sql`hook as (select ${enabledEndpointExists(p.entityId)} as hooked)`;
+const unhooked = (messages: boolean) => (messages ? sql<boolean>`true` : sql<boolean>`not (select hooked from hook)`);
+
 /** PostgreSQL: a re-post's update and its record in one statement, for the match the first statement found (`updateIfVersion`). */
-const updateAndRecord = recordingOf((images) => statement((db, p: Params<ArtworkRow & { rowVersion: string } & RecordedWrite>) => rawQuery<Recorded & { id: number | null; row_version: string | null }>(db, sql`
-  with updated as (${updateIfVersion(db, p)}),
-  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images)}
-  select u.id, u.row_version, ${RECORDED} from (select 1) as one left join updated u on true`), { signal: recordedSignals }));
+const updateAndRecordOf = (messages: boolean) => recordingOf((images) => statement((db, p: Params<ArtworkRow & { rowVersion: string } & RecordedWrite>) => rawQuery<Recorded & Hooked & { id: number | null; row_version: string | null }>(db, sql`
+  with ${hookOf(p)},
+  updated as (${updateIfVersion(db, p, unhooked(messages))}),
+  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images, messages)}
+  select u.id, u.row_version, (select hooked from hook) as hooked, ${RECORDED} from (select 1) as one left join updated u on true`), { signal: recordedSignals }));
+const updateAndRecordWithMessages = updateAndRecordOf(true);
+const updateAndRecordWithoutMessages = updateAndRecordOf(false);
+const updateAndRecord = (messages: boolean) => (messages ? updateAndRecordWithMessages : updateAndRecordWithoutMessages);
 
 /**
  * PostgreSQL: a re-post of a work this process re-posted before (store/stored-artworks.ts), merged in
@@ -149,14 +181,64 @@ const updateAndRecord = recordingOf((images) => statement((db, p: Params<Artwork
  * first of `matchingRows`, and the only one without an external_id) and still the version the process
  * holds. Otherwise it writes nothing and answers the matches, as a new work's statement does.
  */
-const updateStoredAndRecord = recordingOf((images) => statement((db, p: Params<ArtworkRow & MatchKey & { rowVersion: string } & RecordedWrite>) => rawQuery<MatchesAnswer & { id: number | null; row_version: string | null }>(db, sql`
-  with found as (${matchingRows(p.entityId, sql`cast(${p.externalId} as text)`, sql`${p.fingerprint}`)}),
+const updateStoredAndRecordOf = (messages: boolean) => recordingOf((images) => statement((db, p: Params<ArtworkRow & MatchKey & { rowVersion: string } & RecordedWrite>) => rawQuery<MatchesAnswer & Hooked & { id: number | null; row_version: string | null }>(db, sql`
+  with ${hookOf(p)},
+  found as (${matchingRows(matchRuleOf(p))}),
   updated as (${updateIfVersion(db, p, sql<boolean>`(select f.id from found f order by f.match_rank, f.id limit 1) = ${p.id}
-    and (cast(${p.externalId} as text) is not null or (select count(*) from found) = 1)`)}),
-  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images)}
-  select u.id, u.row_version, to_json(m) as matched, ${RECORDED}
+    and (cast(${p.externalId} as text) is not null or (select count(*) from found) = 1) and ${unhooked(messages)}`)}),
+  ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images, messages)}
+  select u.id, u.row_version, to_json(m) as matched, (select hooked from hook) as hooked, ${RECORDED}
   from (select 1) as one left join updated u on true
   left join found m on u.id is null`), { signal: recordedSignals }));
+const updateStoredWithMessages = updateStoredAndRecordOf(true);
+const updateStoredWithoutMessages = updateStoredAndRecordOf(false);
+const updateStoredAndRecord = (messages: boolean) => (messages ? updateStoredWithMessages : updateStoredWithoutMessages);
+
+/** The input's own columns, as sent (null: not sent), which a re-post that changes nothing must find stored. */
+type Sent = Pick<NewArtwork, (typeof INPUT_COLUMNS)[number]>;
+type Unchanged = Sent & MatchKey & RecordedWrite & Pick<ArtworkRow, 'artist_id' | 'artist_linked_at' | 'feed_id' | 'fingerprint_version'> & { heldSync: string };
+
+/**
+ * The sync time a re-post that changes nothing records as the old one, in its entry's field changes as
+ * the process makes them (`artworkRecord`), where only the database has it: `repostUnchangedOf` puts
+ * the stored one in its place.
+ */
+const HELD_SYNC = 'stored last_synced_at';
+
+/**
+ * PostgreSQL: a re-post of a work this process does not hold (store/stored-artworks.ts) that changes
+ * nothing but its sync time — the common POST of a sync — in one statement, with its record. It writes
+ * the POST's match (the first of `matchingRows`, and the only one without an external_id) only if the
+ * match already holds every value the POST sends, and its fingerprint is the POST's at today's slug
+ * version: then `mergePost` would change nothing else, and the record is the one `artworkRecord` makes
+ * of the POST's own values, the stored sync time put in (`HELD_SYNC`). The row's other columns are
+ * the ones `mergePost` sets the same way for any match: the sync times, the artist linked, the feed.
+ * Otherwise it writes nothing and answers the matches (none: a new work), as a new work's statement does.
+ */
+const repostUnchangedOf = (messages: boolean) => statement((db, p: Params<Unchanged>) => rawQuery<MatchesAnswer & Hooked & { updated: Matched | null }>(db, sql`
+  with ${hookOf(p)},
+  found as (${matchingRows(matchRuleOf(p))}),
+  updated as (
+    update artworks a set last_synced_at = ${p.at}, updated_at = ${p.at},
+      artist_id = coalesce(cast(${p.artist_id} as integer), a.artist_id),
+      artist_linked_at = coalesce(cast(${p.artist_linked_at} as text), a.artist_linked_at),
+      feed_id = coalesce(cast(${p.feed_id} as integer), a.feed_id)
+    where a.id = (select f.id from found f order by f.match_rank, f.id limit 1)
+      and (cast(${p.externalId} as text) is not null or (select count(*) from found) = 1)
+      and a.source_fingerprint = ${p.fingerprint} and a.fingerprint_version = ${p.fingerprint_version}
+      and ${sql.join(INPUT_COLUMNS.map((column) => {
+        const sent = sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])})`;
+        return sql`(${sent} is null or a.${sql.ref(column)} = ${sent})`;
+      }), sql` and `)}
+      and ${unhooked(messages)}
+    returning a.*, cast(a.xmin as text) as row_version),
+  ${recording(p, sql`(select id from updated)`, sql`exists (select 1 from updated)`, false, messages,
+    sql`replace(cast(e.field_changes as text), ${p.heldSync}, (select coalesce(cast(to_json(f.last_synced_at) as text), 'null') from found f join updated u on u.id = f.id))`)}
+  select to_json(u) as updated, to_json(m) as matched, (select hooked from hook) as hooked, ${RECORDED}
+  from (select 1) as one left join updated u on true
+  left join found m on u.id is null`), { signal: recordedSignals });
+const repostUnchangedWithMessages = repostUnchangedOf(true);
+const repostUnchangedWithoutMessages = repostUnchangedOf(false);
 
 const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
@@ -190,9 +272,10 @@ const deleteArtworkById = statement((db, p: Params<{ entityId: number; id: numbe
 export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Promise<PostedArtwork> {
   if (isPostgres(db)) {
     const at = nowIso();
-    let fast = await single(db, () => postNewArtworkWork(db, actor, input, at, mayHaveEndpoints(db, actor.entityId)));
-    if (fast === 'hooked') fast = await single(db, () => postNewArtworkWork(db, actor, input, at, true));
-    if (fast && fast !== 'hooked') {
+    let fast = await single(db, () => postNewArtworkWork(db, actor, input, at, 'first'));
+    if (fast === 'new') fast = await single(db, () => postNewArtworkWork(db, actor, input, at, 'new'));
+    if (fast === 'hooked') fast = await single(db, () => postNewArtworkWork(db, actor, input, at, 'hooked'));
+    if (typeof fast === 'object') {
       if ('created' in fast) return fast;
       const reposted = await single(db, () => repostWork(db, actor, input, fast, at));
       if (reposted) return reposted;
@@ -209,31 +292,71 @@ interface Repost { existing: Matched; artist: Partial<ArtworkRow> }
  * re-posted before (store/stored-artworks.ts), whose artist (if any) this process knows and which
  * sends no additional views (written beside the row, store/images.ts). Else a re-post's match, for
  * one more statement (`repostWork`); undefined when nothing was written: the POST runs the general way.
- * `messages`: whether a new work's statement records webhook messages; without, 'hooked' when it wrote
- * nothing because the entity has an enabled endpoint (store/hooked-entities.ts): the caller runs it again with.
+ * `attempt` 'first': a work this process holds is re-posted, and for an entity whose last POST was a
+ * re-post (store/stored-artworks.ts, `repostLikely`) a work it does not hold is tried as an unchanged
+ * re-post ('new' when none matches: the caller runs it again as a new work). A new work's statement
+ * records webhook messages for an entity known to have an endpoint (store/hooked-entities.ts) or after
+ * 'hooked': the statement without them wrote nothing because the entity has one.
  */
-function* postNewArtworkWork(db: Db, actor: Actor, input: ArtworkInput, at: string, messages: boolean): Work<PostedArtwork | Repost | 'hooked' | undefined> {
+function* postNewArtworkWork(
+  db: Db, actor: Actor, input: ArtworkInput, at: string, attempt: 'first' | 'new' | 'hooked',
+): Work<PostedArtwork | Repost | 'new' | 'hooked' | undefined> {
   if (input.additional_images != null) return undefined;
   const artistId = input.artist_name == null ? undefined : knownArtist(db, input.artist_name);
   if (input.artist_name != null && artistId === undefined) return undefined;
   const fingerprint = artworkFingerprint(input);
   const artist = artistId === undefined ? {} : { artist_id: artistId, artist_linked_at: at };
   const keys: MatchKey = { entityId: actor.entityId, fingerprint, externalId: input.external_id ?? null };
-  const stored = storedArtwork(db, keys.entityId, keys.externalId, fingerprint);
+  const stored = attempt === 'first' ? storedArtwork(db, keys.entityId, keys.externalId, fingerprint) : undefined;
   if (stored) {
     const reposted = yield* repostStoredWork(db, actor, input, keys, artist, stored, at);
     if (reposted !== 'stale') return reposted;
+  } else if (attempt === 'first' && repostLikely(db, actor.entityId)) {
+    return yield* repostUnchangedWork(db, actor, input, keys, artist, at);
   }
+  const messages = attempt === 'hooked' || mayHaveEndpoints(db, actor.entityId);
   const values = newArtwork(actor, input, artist, fingerprint, at);
   const { entries, delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
   const write = recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]);
   const rows = yield* all((messages ? insertAndRecordWithMessages : insertAndRecordWithoutMessages)(write), { ...values, ...write, ...keys });
   const [row] = rows;
-  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
-  // Without messages it inserted nothing for an entity with an endpoint: unless a match answers, again with them.
-  if (!messages && row?.hooked && row.inserted_id == null && row.matched == null) return 'hooked';
+  if (messages && row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
+  // Without messages, nothing inserted and no match: the entity has an endpoint (or, rarely, a concurrent
+  // POST of the same work took its keys, which the statement with messages then finds): again with them.
+  if (!messages && row?.inserted_id == null && row?.matched == null) return 'hooked';
+  rememberPosted(db, actor.entityId, row?.inserted_id == null);
   if (row?.inserted_id == null) return matchOf(rows, input, artist);
   return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
+}
+
+/**
+ * A re-post of a work this process does not hold, as one that changes nothing but the sync time
+ * (`repostUnchangedOf`): written, or the match the statement found for one more statement, or 'new'
+ * when no work matches (the new work's statement follows).
+ */
+function* repostUnchangedWork(db: Db, actor: Actor, input: ArtworkInput, keys: MatchKey, artist: Partial<ArtworkRow>, at: string): Work<PostedArtwork | Repost | undefined | 'new'> {
+  const values = newArtwork(actor, input, artist, keys.fingerprint, at);
+  const after = { ...values, id: 0 };
+  const { entries, delta } = artworkRecord({ ...after, last_synced_at: HELD_SYNC }, after, null, at);
+  const write = recordedWrite(actor, entries, delta, at, []);
+  const sent = Object.fromEntries(INPUT_COLUMNS.map((column) => [column, input[column] ?? null])) as Sent;
+  const messages = mayHaveEndpoints(db, actor.entityId);
+  const rows = yield* all(messages ? repostUnchangedWithMessages : repostUnchangedWithoutMessages, {
+    ...sent, ...keys, ...write, artist_id: values.artist_id, artist_linked_at: values.artist_linked_at, feed_id: actor.feedId ?? null,
+    fingerprint_version: SLUG_VERSION, heldSync: JSON.stringify(HELD_SYNC),
+  });
+  const [row] = rows;
+  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
+  if (row?.updated) {
+    const { row_version: version, ...artwork } = row.updated;
+    rememberArtwork(db, artwork, version);
+    return { artwork, created: false, changed: false };
+  }
+  if (!row?.matched) {
+    rememberPosted(db, actor.entityId, false);
+    return 'new';
+  }
+  return matchOf(rows, input, artist);
 }
 
 /**
@@ -257,10 +380,12 @@ function* repostStoredWork(
   // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
   if (touchesImages(entries)) return undefined;
   const write = recordedWrite(actor, entries, delta, at, imageUrlsSet(posted.artwork, stored.row));
-  const rows = yield* all(updateStoredAndRecord(write), { ...posted.artwork, ...keys, rowVersion: stored.version, ...write });
+  const rows = yield* all(updateStoredAndRecord(mayHaveEndpoints(db, actor.entityId))(write), { ...posted.artwork, ...keys, rowVersion: stored.version, ...write });
   const [row] = rows;
+  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
   if (row?.id != null) {
     rememberArtwork(db, posted.artwork, row.row_version!, stored.row);
+    rememberPosted(db, actor.entityId, true);
     return posted;
   }
   forgetArtwork(db, keys.entityId, keys.externalId, keys.fingerprint);
@@ -289,7 +414,12 @@ function* repostWork(db: Db, actor: Actor, input: ArtworkInput, { existing, arti
   // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
   if (touchesImages(entries)) return undefined;
   const write = recordedWrite(actor, entries, delta, at, imageUrlsSet(posted.artwork, stored));
-  const [row] = yield* all(updateAndRecord(write), { ...posted.artwork, rowVersion, ...write });
+  const params = { ...posted.artwork, rowVersion, ...write };
+  const messages = mayHaveEndpoints(db, actor.entityId);
+  let [row] = yield* all(updateAndRecord(messages)(write), params);
+  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
+  // Without messages it wrote nothing for an entity with an endpoint: again with them.
+  if (!messages && row?.id == null && row?.hooked) [row] = yield* all(updateAndRecord(true)(write), params);
   if (row?.id == null) return undefined;
   rememberArtwork(db, posted.artwork, row.row_version!, stored);
   return posted;
@@ -340,33 +470,29 @@ type ItemColumn = (typeof ITEM_COLUMNS)[number];
 type ItemArrays = { [K in ItemColumn]: Array<NewArtwork[K]> };
 interface InsertMany extends ItemArrays { entityId: number; fingerprintVersion: number; at: string }
 
-/** An artwork a POST must update exists for item `i` (the rule of `insertUnlessMatched`). */
-const itemMatched = (p: Params<InsertMany>, i: string) => sql`(
-  exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.external_id = ${sql.ref(`${i}.external_id`)} offset 0)
-  or exists (select 1 from artworks m where m.entity_id = ${p.entityId} and m.source_fingerprint = ${sql.ref(`${i}.source_fingerprint`)}
-    and (${sql.ref(`${i}.external_id`)} is null or m.external_id is null) offset 0))`;
+/** An artwork a POST must update exists for item `i` (`matchedBy`, as a single POST's insert tests it). */
+const itemMatched = (db: Db, p: Params<InsertMany>, i: string) => matchedBy(db, matchRule(p.entityId, sql.ref(`${i}.external_id`), sql.ref(`${i}.source_fingerprint`)));
 
 /**
  * Inserts a batch's items in item order, so ids follow the items. `each`: the items no artwork
  * matches; an item a unique index refuses (a concurrent POST of the same work) is skipped. `all`: every
  * item, or none when any is matched; a concurrent POST of the same work fails the statement (a unique
- * violation). `offset 0` keeps each test an index lookup per item: as a join, PostgreSQL would hash the
- * whole catalog.
+ * violation). Each item's test is an index lookup per probe (`matchedBy`).
  */
-const insertItems = (p: Params<InsertMany>, items: 'each' | 'all') => sql`
+const insertItems = (db: Db, p: Params<InsertMany>, items: 'each' | 'all') => sql`
   insert into artworks (${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))},
     entity_id, fingerprint_version, last_synced_at, created_at, updated_at)
   select ${sql.join(ITEM_COLUMNS.map((column) => sql.ref(`i.${column}`)))},
     ${p.entityId}, ${p.fingerprintVersion}, ${p.at}, ${p.at}, ${p.at}
   from unnest(${sql.join(ITEM_COLUMNS.map((column) => sql`cast(${p[column]} as ${sql.raw(COLUMN_TYPES[column])}[])`))})
     with ordinality as i(${sql.join(ITEM_COLUMNS.map((column) => sql.ref(column)))}, n)
-  where ${items === 'each' ? sql`not ${itemMatched(p, 'i')}` : sql`not exists (select 1 from unnest(cast(${p.source_fingerprint} as text[]),
-    cast(${p.external_id} as text[])) as c(source_fingerprint, external_id) where ${itemMatched(p, 'c')})`}
+  where ${items === 'each' ? sql`not ${itemMatched(db, p, 'i')}` : sql`not exists (select 1 from unnest(cast(${p.source_fingerprint} as text[]),
+    cast(${p.external_id} as text[])) as c(source_fingerprint, external_id) where ${itemMatched(db, p, 'c')})`}
   order by i.n
   ${items === 'each' ? sql`on conflict do nothing` : sql``}
   returning id, source_fingerprint`;
 
-const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuery(db, sql<{ id: number; source_fingerprint: string }>`${insertItems(p, 'each')}`));
+const insertManyUnlessMatched = statement((db, p: Params<InsertMany>) => rawQuery(db, sql<{ id: number; source_fingerprint: string }>`${insertItems(db, p, 'each')}`));
 
 /** The fingerprint of the item each entry records (null: an artist's entry), for the ids the insert gives. */
 type InsertAndRecord = InsertMany & RecordedWrite & { entryFingerprints: Array<string | null>; items: number };
@@ -378,7 +504,7 @@ type InsertAndRecord = InsertMany & RecordedWrite & { entryFingerprints: Array<s
  * caller then writes the others and records the whole batch in item order.
  */
 const insertAndRecordMany = (items: 'each' | 'all') => statement((db, p: Params<InsertAndRecord>) => rawQuery<{ id: number; source_fingerprint: string } & Recorded>(db, sql`
-  with inserted as (${insertItems(p, items)}),
+  with inserted as (${insertItems(db, p, items)}),
   written as (select array_agg(i.id order by f.n) as ids
     from unnest(cast(${p.entryFingerprints} as text[])) with ordinality as f(source_fingerprint, n)
     left join inserted i on i.source_fingerprint = f.source_fingerprint),
@@ -397,7 +523,7 @@ type MatchKeys = { entityId: number; fingerprints: string[]; externalIds: Array<
  */
 const matchesOfItems = statement((db, p: Params<MatchKeys>) => rawQuery<Matched & { n: number | string; match_rank: number }>(db, sql`
   select k.n, m.* from unnest(cast(${p.fingerprints} as text[]), cast(${p.externalIds} as text[])) with ordinality as k(fingerprint, external_id, n)
-  cross join lateral (${matchingRows(p.entityId, sql`k.external_id`, sql`k.fingerprint`)}) as m
+  cross join lateral (${matchingRows(matchRule(p.entityId, sql`k.external_id`, sql`k.fingerprint`))}) as m
   order by k.n, m.match_rank, m.id`));
 
 type SavedArrays = { [K in (typeof STORED_COLUMNS)[number]]: Array<ArtworkRow[K]> } & { ids: number[]; rowVersions: string[] };

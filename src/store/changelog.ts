@@ -79,15 +79,16 @@ export function recordedWrite(actor: Actor, changes: readonly Change[], delta: S
  * `images`: false for a write that sets no image URL (`urls` empty; `recordingOf` picks the shape),
  * whose statement then has no image CTEs to start. `messages`: false for a statement that writes
  * nothing when the entity has an enabled endpoint (webhooks.ts, `noMessagesClause`), whose statement
- * then has no webhook CTEs to start.
+ * then has no webhook CTEs to start. `changes`: an entry's field changes as stored, from
+ * `cast(e.field_changes as text)` (an entry's as sent), for a statement that puts in a value only the database has.
  */
 export const recording = (
   p: Params<RecordedWrite>, written: RawBuilder<unknown> = sql`null`, when: RawBuilder<unknown> = sql`true`, images = true, messages = true,
+  changes: RawBuilder<unknown> = sql`cast(e.field_changes as text)`,
 ): RawBuilder<unknown> => sql`
   entries as (
     insert into changelog (owner_id, entity_type, record_id, action, source, field_changes, created_at, run_id)
-    select ${p.entityId}, e.entity_type, coalesce(e.record_id, ${written}), e.action, ${p.source}, cast(e.field_changes as text), ${p.at},
-      cast(${p.runId} as integer)
+    select ${p.entityId}, e.entity_type, coalesce(e.record_id, ${written}), e.action, ${p.source}, ${changes}, ${p.at}, cast(${p.runId} as integer)
     from rows from (unnest(cast(${p.entityTypes} as text[])), unnest(cast(${p.recordIds} as integer[])), unnest(cast(${p.actions} as text[])),
       json_array_elements(cast(${p.fieldChanges} as json))) with ordinality as e(entity_type, record_id, action, field_changes, n)
     where ${when}

@@ -79,3 +79,38 @@ function sizeOf(row: ArtworkRow): number | undefined {
   }
   return bytes;
 }
+
+/**
+ * The entities whose last POST by this process was a re-post. For one of them, a POST of a work this
+ * process does not hold is tried first as a re-post that changes nothing but the sync time (the common
+ * POST of a sync: store/artworks.ts, `repostUnchangedOf`, one statement instead of two); for any other,
+ * as a new work (one statement). A wrong guess costs one more statement, never a wrong write. Bounded,
+ * the earliest added going first.
+ */
+const REPOSTING_MAX = 10_000;
+const repostingByDatabase = new WeakMap<object, Set<number>>();
+
+function repostingOf(db: Db): Set<number> {
+  const database = db.getExecutor().adapter;
+  let reposting = repostingByDatabase.get(database);
+  if (!reposting) repostingByDatabase.set(database, (reposting = new Set()));
+  return reposting;
+}
+
+/** Whether the entity's last POST by this process was a re-post. */
+export const repostLikely = (db: Db, entityId: number): boolean => repostingOf(db).has(entityId);
+
+/** What a POST of the entity turned out to be. */
+export function rememberPosted(db: Db, entityId: number, reposted: boolean): void {
+  const reposting = repostingOf(db);
+  if (reposting.has(entityId) === reposted) return;
+  if (!reposted) {
+    reposting.delete(entityId);
+    return;
+  }
+  reposting.add(entityId);
+  for (const oldest of reposting) {
+    if (reposting.size <= REPOSTING_MAX) break;
+    reposting.delete(oldest);
+  }
+}

@@ -75,6 +75,16 @@ async function counted(api: ReturnType<typeof client>, body: object) {
   }
 }
 
+/**
+ * The common case: an artist this process has seen committed (store/artists.ts, `knownArtist`). The
+ * first post creates the artist; the second (the general way) finds it and remembers it. The last is a
+ * new work, so that the entity's next POST is taken for a new one (store/stored-artworks.ts, `repostLikely`).
+ */
+async function warmUp(api: ReturnType<typeof client>) {
+  for (const created of [true, false]) expect((await api.post('/v1/artworks', { title: 'Warm-up', artist_name: 'Ada Berg' })).body.created).toBe(created);
+  expect((await api.post('/v1/artworks', { title: 'Warm-up, new', artist_name: 'Ada Berg' })).body.created).toBe(true);
+}
+
 describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the driver', () => {
   const work = {
     title: 'Driver Study', artist_name: 'Ada Berg', creation_year: 2019, price: 9_007_199_254_740, currency: 'EUR',
@@ -84,9 +94,7 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
   test('a new work: one statement, whose answer has a few columns; a re-post: two, the next one, and the values come back as stored', async () => {
     const gallery = await tenant(t);
     const api = client(t, gallery.key);
-    // The common case: an artist this process has seen committed (store/artists.ts, `knownArtist`). The
-    // first post creates the artist; the second (the general way) finds it and remembers it.
-    for (const created of [true, false]) expect((await api.post('/v1/artworks', { title: 'Warm-up', artist_name: 'Ada Berg' })).body.created).toBe(created);
+    await warmUp(api);
 
     const created = await counted(api, work);
     expect(created.answer.status).toBe(201);
@@ -110,10 +118,45 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     expect(Object.keys(entries[2].field_changes)).toEqual(['last_synced_at']);
   });
 
+  test('a work this process does not hold, once the entity\'s last POST was a re-post: an unchanged re-post is one statement, recording the stored sync time; a changed one two; a new work two, then one', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    await warmUp(api);
+    // Written by a batch: this process holds neither work (store/stored-artworks.ts keeps re-posted ones).
+    const other = { ...work, title: 'Driver Study II', price: 10 };
+    const batch = await api.post('/v1/artworks/batch', { items: [work, other] });
+    const [stored, storedOther] = batch.body.results;
+    const synced = (await api.get(`/v1/artworks/${stored.id}`)).body.last_synced_at;
+    expect((await api.post('/v1/artworks', { title: 'Warm-up', artist_name: 'Ada Berg' })).body.created).toBe(false);
+
+    const unchanged = await counted(api, work);
+    expect(unchanged.answer.body).toMatchObject({ id: stored.id, created: false });
+    expect(unchanged.statements).toHaveLength(1);
+    expect((await api.get(`/v1/artworks/${stored.id}`)).body).toMatchObject({ ...work, last_synced_at: unchanged.answer.body.last_synced_at });
+    const changes = (await api.get('/v1/changelog?limit=100')).body.changes;
+    expect(changes.at(-1)).toMatchObject({
+      entity_id: stored.id, action: 'update', field_changes: { last_synced_at: { old: synced, new: unchanged.answer.body.last_synced_at } },
+    });
+    expect(Object.keys(changes.at(-1).field_changes)).toEqual(['last_synced_at']);
+    expect((await counted(api, work)).statements).toHaveLength(1);
+
+    const changed = await counted(api, { ...other, price: 20 });
+    expect(changed.answer.body).toMatchObject({ id: storedOther.id, created: false });
+    expect(changed.statements).toHaveLength(2);
+    expect((await api.get('/v1/changelog?limit=100')).body.changes.at(-1).field_changes.price).toEqual({ old: 10, new: 20 });
+
+    const created = await counted(api, { ...work, title: 'Driver Study III' });
+    expect(created.answer.body.created).toBe(true);
+    expect(created.statements).toHaveLength(2);
+    expect((await counted(api, { ...work, title: 'Driver Study IV' })).statements).toHaveLength(1);
+    const stats = (await api.get('/v1/artworks?limit=1')).body.total;
+    expect(stats).toBe(6);
+  });
+
   test('a work without an image: its statement inserts no image or image job; with one, it queues the image', async () => {
     const gallery = await tenant(t);
     const api = client(t, gallery.key);
-    for (const created of [true, false]) expect((await api.post('/v1/artworks', { title: 'Warm-up', artist_name: 'Ada Berg' })).body.created).toBe(created);
+    await warmUp(api);
     const imageJobs = async () => (await sql<{ key: string }>`select key from jobs where entity_id = ${gallery.entityId} and kind = 'image'`
       .execute(t.handle.db)).rows.map((job) => job.key);
 
@@ -132,8 +175,9 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     const pictured = `https://images.example/${gallery.entityId}/pictured.jpg`;
     const withImage = await counted(api, { title: 'Pictured Study', artist_name: 'Ada Berg', image_url: pictured });
     expect(withImage.answer.status).toBe(201);
-    expect(withImage.statements).toHaveLength(1);
-    expect(withImage.statements[0]!.text).toContain('insert into images');
+    // After a re-post, the new work is tried as an unchanged re-post first (store/stored-artworks.ts, `repostLikely`).
+    expect(withImage.statements).toHaveLength(2);
+    expect(withImage.statements[1]!.text).toContain('insert into images');
     expect((await imageJobs()).sort()).toEqual([image, pictured].sort());
     expect((await api.get(`/v1/artworks/${plain.answer.body.id}`)).body).toMatchObject({ image_url: image });
 
@@ -177,6 +221,32 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     const unhooked = await counted(api, { title: 'Unhooked Again Study' });
     expect(unhooked.statements).toHaveLength(1);
     expect(unhooked.statements[0]!.text).not.toContain('insert into webhook_messages');
+    expect(await messages()).toHaveLength(2);
+  });
+
+  test('a re-post of an entity without endpoints: its statements have no webhook CTEs; an endpoint another process adds gets its message', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    const messages = async () => (await sql<{ type: string; record_id: number }>`select type, record_id from webhook_messages
+      where owner_id = ${gallery.entityId} order by seq`.execute(t.handle.db)).rows;
+    const posted = await api.post('/v1/artworks', { title: 'Quiet Study' });
+    for (const count of [2, 1]) {
+      const reposted = await counted(api, { title: 'Quiet Study' });
+      expect(reposted.answer.body).toMatchObject({ id: posted.body.id, created: false });
+      expect(reposted.statements).toHaveLength(count);
+      for (const statement of reposted.statements) expect(statement.text).not.toContain('insert into webhook_messages');
+    }
+
+    // Written straight into the database, as another process would: this one has not seen it.
+    await sql`insert into webhook_endpoints (owner_id, url, events, description, enabled, secret, created_at, updated_at)
+      values (${gallery.entityId}, 'https://hooks.example/in', '*', '', 1, 'whsec_test', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`.execute(t.handle.db);
+    const hooked = await counted(api, { title: 'Quiet Study', price: 3 });
+    expect(hooked.answer.body).toMatchObject({ id: posted.body.id, created: false });
+    expect(hooked.statements).toHaveLength(2);
+    expect(await messages()).toEqual([{ type: 'artwork.updated', record_id: posted.body.id }]);
+    const next = await counted(api, { title: 'Quiet Study', price: 4 });
+    expect(next.statements).toHaveLength(1);
+    expect(next.statements[0]!.text).toContain('insert into webhook_messages');
     expect(await messages()).toHaveLength(2);
   });
 
