@@ -3,6 +3,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = join(ROOT, 'bin', 'art-catalog');
@@ -46,6 +47,28 @@ export const currentRssMb = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSyn
 export function cpuSeconds(pid) {
   const { user, system } = cpuSplit(pid);
   return user + system;
+}
+
+/**
+ * CPU seconds of the PostgreSQL backends connected to a database now (a service's pool), asked through
+ * `adminUrl`; 0 without a database name. Read from /proc: PostgreSQL on this machine.
+ */
+export async function backendCpuSeconds(adminUrl, databaseName) {
+  if (!databaseName) return 0;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]);
+    return rows.reduce((sum, { pid }) => {
+      try {
+        return sum + cpuSeconds(pid);
+      } catch {
+        return sum; // a backend that ended meanwhile
+      }
+    }, 0);
+  } finally {
+    await client.end();
+  }
 }
 
 /** The same, as user and system (kernel) seconds: a read's system time is mostly its socket's writes. */

@@ -20,7 +20,9 @@ import { pgbenchRates, postgresRatios, printRatios } from './pgbench.mjs';
 import { printReads, runReads } from './reads.mjs';
 import { printStall, runStall } from './stall.mjs';
 import { printHeavyAnswers, runHeavyAnswers } from './heavy-answers.mjs';
-import { ROOT, analyze, artworkItem, benchTenant, currentRssMb, padChangelog, peakRssMb, seedArtworks, startProcess, startService, stop } from './lib.mjs';
+import {
+  ROOT, analyze, artworkItem, backendCpuSeconds, benchTenant, currentRssMb, padChangelog, peakRssMb, seedArtworks, startProcess, startService, stop,
+} from './lib.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -92,14 +94,19 @@ async function runAtSize(size, { databaseUrl, redisUrl, changelogEntries }) {
   const tenThousandSeconds = await tenThousandByBatch(url, auth, `timed-${size}`);
   if (options['batch-only']) {
     // The same timed part again on the same server (a catalog 10,000 larger each round), and the
-    // server's CPU over all rounds (utime + stime, /proc): steadier than the wall time on a shared machine.
+    // server's CPU over all rounds (utime + stime, /proc): steadier than the wall time on a shared machine;
+    // on PostgreSQL also its database's backends' (the pool's connections; PostgreSQL on this machine).
+    const database = env.DATABASE_URL.startsWith('postgres') ? new URL(env.DATABASE_URL).pathname.slice(1) : undefined;
     const cpuBefore = cpuSeconds(server.child.pid);
+    const backendBefore = await backendCpuSeconds(env.DATABASE_URL, database);
     const seconds = [tenThousandSeconds];
     for (let round = 1; round < Number(options.rounds); round++) seconds.push(await tenThousandByBatch(url, auth, `timed-${size}-${round}`));
-    const cpu = (cpuSeconds(server.child.pid) - cpuBefore) / Math.max(1, seconds.length - 1);
+    const later = Math.max(1, seconds.length - 1);
+    const cpu = (cpuSeconds(server.child.pid) - cpuBefore) / later;
+    const backendCpu = database ? (await backendCpuSeconds(env.DATABASE_URL, database) - backendBefore) / later : null;
     await stop(server.child);
     rmSync(dir, { recursive: true, force: true });
-    return { size, seedSeconds, batchRounds: seconds, serverCpuSecondsPerRound: seconds.length > 1 ? cpu : null };
+    return { size, seedSeconds, batchRounds: seconds, serverCpuSecondsPerRound: seconds.length > 1 ? cpu : null, backendCpuSecondsPerRound: seconds.length > 1 ? backendCpu : null };
   }
 
   // A live PostgreSQL has planner statistics (autovacuum gathers them); a database filled a second ago
@@ -185,7 +192,8 @@ async function baseline(url, label) {
 if (options['batch-only']) {
   const run = await runAtSize(Number(options.artworks), { databaseUrl: options['database-url'], redisUrl: options['redis-url'], changelogEntries: 0 });
   const rounds = run.batchRounds.map((seconds) => seconds.toFixed(3)).join(' s, ');
-  const cpu = run.serverCpuSecondsPerRound === null ? '' : `; server CPU ${run.serverCpuSecondsPerRound.toFixed(2)} s per later round (user + system)`;
+  const backend = run.backendCpuSecondsPerRound == null ? '' : `, its PostgreSQL backends ${run.backendCpuSecondsPerRound.toFixed(2)} s`;
+  const cpu = run.serverCpuSecondsPerRound === null ? '' : `; server CPU ${run.serverCpuSecondsPerRound.toFixed(2)} s per later round (user + system)${backend}`;
   console.log(`10,000 artworks by batch (${run.size} seeded first): ${rounds} s${cpu}`);
   process.exit(0);
 }

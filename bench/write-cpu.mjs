@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { ROOT, artworkItem, cpuSeconds, seedArtworks, startProcess, stop } from './lib.mjs';
+import { ROOT, artworkItem, backendCpuSeconds, cpuSeconds, seedArtworks, startProcess, stop } from './lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -40,24 +40,6 @@ async function admin(url, statement) {
   }
 }
 
-/** CPU seconds of the PostgreSQL backends connected to a database now (the service's pool). */
-async function backendCpuSeconds(databaseName) {
-  if (!databaseName) return 0;
-  const client = new pg.Client({ connectionString: values['database-url'] });
-  await client.connect();
-  try {
-    const { rows } = await client.query('select pid from pg_stat_activity where datname = $1', [databaseName]);
-    return rows.reduce((sum, { pid }) => {
-      try {
-        return sum + cpuSeconds(pid);
-      } catch {
-        return sum; // a backend that ended meanwhile
-      }
-    }, 0);
-  } finally {
-    await client.end();
-  }
-}
 
 const cli = (root, env, ...args) => JSON.parse(execFileSync(join(root, 'bin', 'art-catalog'), [...args, '--json'], { env: { ...process.env, ...env } }).toString());
 
@@ -113,11 +95,11 @@ try {
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const kind of ['new', 'repost']) {
       for (const server of servers) {
-        const backendBefore = await backendCpuSeconds(server.databaseName);
+        const backendBefore = await backendCpuSeconds(values['database-url'], server.databaseName);
         const before = cpuSeconds(server.child.pid);
         const result = await load(server, kind, DURATION);
         const cpuUs = ((cpuSeconds(server.child.pid) - before) / result.requests.total) * 1e6;
-        const backendUs = ((await backendCpuSeconds(server.databaseName) - backendBefore) / result.requests.total) * 1e6;
+        const backendUs = ((await backendCpuSeconds(values['database-url'], server.databaseName) - backendBefore) / result.requests.total) * 1e6;
         if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name} ${kind}: ${result.non2xx} non-2xx, ${result.errors} errors`);
         server.results[kind].push({ rps: result.requests.average, cpuUs, backendUs });
         process.stderr.write(`  ${server.name} ${kind}: ${Math.round(result.requests.average)} req/s, ${cpuUs.toFixed(0)} µs CPU per POST, PostgreSQL ${backendUs.toFixed(0)} µs\n`);

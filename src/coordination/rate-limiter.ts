@@ -151,15 +151,17 @@ interface Lease {
   asking: number;
   /** Requests waiting for room in the lease, which the next answer of Redis about this key makes. */
   waiting: Array<() => void>;
+  /** Waiting requests let go by an answer and not yet back to try (`answered`): the room they will take. */
+  woken: number;
 }
 
 const counted = (lease: Lease): number => lease.known + lease.sending + lease.pending + lease.asking;
 
-/** Lets the requests waiting for room in a lease try again (an answer of Redis about its key came). */
-function wake(held: Lease): void {
-  const waiting = held.waiting;
-  held.waiting = [];
-  for (const resolve of waiting) resolve();
+/** Lets the first `count` requests waiting for room in a lease try again, in the order they came (all by default). */
+function wake(held: Lease, count = held.waiting.length): void {
+  const woken = held.waiting.splice(0, Math.max(0, count));
+  held.woken += woken.length;
+  for (const resolve of woken) resolve();
 }
 
 /**
@@ -239,8 +241,8 @@ export class RedisRateLimiter implements RateLimiter {
    * One unit spent here, at once: undefined when this request must go to Redis (no lease of this window,
    * the lease's size reached with nothing on its way to Redis, Redis not ready) — or, `within`, when the
    * unit would be over the limit. A promise when the lease is full and an answer of Redis about this key
-   * is on its way: it settles with that answer, which makes room; the request then tries again. Under
-   * load a key's requests come faster than Redis answers: waiting for the answer already on its way
+   * is on its way: it settles once an answer has made room for this request (`answered`), which then
+   * tries again. Under load a key's requests come faster than Redis answers: waiting for the answer already on its way
    * takes one visit to Redis for a lease's worth of them, where asking Redis each (and, from the early
    * answers, through the framework) took one per request, and kept the lease full as long as they came.
    * The units spent since that visit go to Redis as soon as the lease is full, beside it: each answer
@@ -256,27 +258,30 @@ export class RedisRateLimiter implements RateLimiter {
     if (held === undefined) return undefined;
     if (held.pending + held.sending + 1 >= size) {
       if (held.sending === 0) return undefined;
-      if (held.pending > 0) this.flush(key, held, windowMs, now);
-      return new Promise((resolve) => held.waiting.push(resolve));
+      if (held.pending > 0) this.flush(key, held, size, windowMs, now);
+      return new Promise<void>((resolve) => held.waiting.push(resolve)).then(() => { held.woken -= 1; });
     }
     const count = counted(held) + 1;
     if (within && count > limit) return undefined;
     held.pending += 1;
     this.leases.delete(key);
     this.leases.set(key, held);
-    if (held.sending === 0 && held.pending * 2 >= size) this.flush(key, held, windowMs, now);
+    // Half a lease goes to Redis when nothing is on its way; with something on its way, the rest as soon
+    // as the lease is full: the next request would wait for room, and each answer then makes room for
+    // what the other carried (the requests let through by an answer fill the lease without another one).
+    if (held.sending === 0 ? held.pending * 2 >= size : held.pending + held.sending + 1 >= size) this.flush(key, held, size, windowMs, now);
     return rateLimitState(count, limit, held.resetAt, now);
   }
 
   /** Tells Redis what was spent here, in the background. A failure drops the lease: the next request asks Redis. */
-  private flush(key: string, held: Lease, windowMs: number, now: number): void {
+  private flush(key: string, held: Lease, size: number, windowMs: number, now: number): void {
     const units = held.pending;
     held.pending = 0;
     held.sending += units;
     this.count(key, windowMs, units).then(([count, ttl]) => {
       held.sending -= units;
       this.learn(key, count, ttl, units, now);
-      wake(held);
+      this.answered(key, held, size);
     }, () => {
       held.sending -= units;
       if (this.leases.get(key) === held) this.leases.delete(key);
@@ -313,7 +318,7 @@ export class RedisRateLimiter implements RateLimiter {
     }
     const [count, ttl] = answer;
     this.learn(key, count, ttl, spent + 1, now);
-    if (held) wake(held);
+    if (held) this.answered(key, held, leaseSize(limit, this.lease));
     // The window's end as this process first learned it: `now + ttl` of each answer is that end less the
     // answer's own latency, and answers of one window must name one reset whatever their latencies.
     return rateLimitState(count, limit, this.leases.get(key)?.resetAt ?? now + ttl, now);
@@ -321,6 +326,24 @@ export class RedisRateLimiter implements RateLimiter {
 
   private async count(key: string, windowMs: number, units: number): Promise<[number, number]> {
     return await this.redis.eval(FIXED_WINDOW, 1, `${this.prefix}rl:${key}`, windowMs, units) as [number, number];
+  }
+
+  /**
+   * Lets the requests waiting for room in `held` try again once an answer of Redis about its key has
+   * made some: as many as fit in it, first come first (less the room of those an earlier answer let go
+   * that have not tried yet); the others wait for the next answer — letting them try too would only
+   * have them find the lease full and wait anew, a promise and a try per answer for each waiting
+   * request (under load, most of them). All of them when `held` is no longer the key's lease (dropped,
+   * or a new window) and, once those let go have tried, when no answer is on its way any more: then
+   * nothing else would wake them, and each finds its own way (a unit here, Redis, or the framework).
+   */
+  private answered(key: string, held: Lease, size: number): void {
+    if (this.leases.get(key) !== held) return wake(held);
+    wake(held, size - 1 - held.pending - held.sending - held.woken);
+    if (held.sending > 0 || held.waiting.length === 0) return;
+    // Nothing on its way: the ones let go refill the lease and send it, whose answer lets the others go.
+    // Should they not (they left for Redis or the framework), the others go once they have tried.
+    setImmediate(() => { if (held.sending === 0) wake(held); });
   }
 
   /** What Redis answered an INCRBY of `units` sent at `now`: the window's count and time left. */
@@ -332,7 +355,7 @@ export class RedisRateLimiter implements RateLimiter {
       return;
     }
     this.leases.delete(key);
-    this.leases.set(key, { resetAt: now + ttl, known: count, sending: 0, pending: 0, asking: 0, waiting: [] });
+    this.leases.set(key, { resetAt: now + ttl, known: count, sending: 0, pending: 0, asking: 0, waiting: [], woken: 0 });
     if (this.leases.size > this.maxEntries) this.leases.delete(this.leases.keys().next().value!);
   }
 

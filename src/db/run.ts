@@ -62,10 +62,20 @@ class StatementFailure {
   }
 }
 
+export interface TransactionOptions {
+  /**
+   * False: PostgreSQL commits without waiting for the disk (`synchronous_commit = off` for this
+   * transaction only), said with its BEGIN, in the same round trip. For a transaction whose loss in a
+   * crash costs nothing but its being done again (a job queue's take: src/store/jobs.ts). SQLite
+   * commits as ever.
+   */
+  durable?: boolean;
+}
+
 /** How a database runs works; one per open database (src/db/connect.ts attaches it). */
 export interface Runtime {
   /** The work as one transaction: it commits entirely or not at all, and the promise settles after the commit. */
-  transaction<T>(work: () => Work<T>): Promise<T>;
+  transaction<T>(work: () => Work<T>, options?: TransactionOptions): Promise<T>;
   /** A read-only work outside any transaction: each statement sees committed data. */
   read<T>(work: () => Work<T, Cost>): Promise<T>;
   /** A read whose rows are large (readBulk); runtimes without it run it as `read`. */
@@ -94,7 +104,8 @@ function runtimeOf(db: Db): Runtime {
  * commit (src/db/sqlite/group-commit.ts); on PostgreSQL each is a transaction of its own, run again
  * when PostgreSQL breaks a deadlock by aborting it.
  */
-export const transaction = <T>(db: Db, work: () => Work<T>): Promise<T> => noted(db, work, (w) => runtimeOf(db).transaction(w));
+export const transaction = <T>(db: Db, work: () => Work<T>, options?: TransactionOptions): Promise<T> =>
+  noted(db, work, (w) => runtimeOf(db).transaction(w, options));
 
 /** Runs a work through `run`, telling the database's listeners its statements' signals once it has committed. */
 function noted<T>(db: Db, work: () => Work<T>, run: (work: () => Work<T>) => Promise<T>): Promise<T> {

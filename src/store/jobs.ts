@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { read, single, transaction } from '../db/run.js';
-import { fixed, statement, type Params } from '../db/statement.js';
+import { statement, type Params } from '../db/statement.js';
 import type { Db } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
 import { isPostgres, rawQuery } from './sql.js';
@@ -218,20 +218,34 @@ const takeOfGroupSqlite = statement((db, p: Params<{ kind: string; entityId: num
       .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1))
     .returning(TAKEN));
 
+/** The entity's turn set to now (see `served`). */
+function servedOf(db: Db, p: Params<{ kind: string; entityId: number; now: string }>) {
+  let turn = db.selectFrom('job_turns').select('job_turns.entity_id').where('job_turns.kind', '=', p.kind).where('job_turns.entity_id', '=', p.entityId);
+  if (isPostgres(db)) turn = turn.forUpdate().skipLocked();
+  return db.updateTable('job_turns').set({ turn: p.now }).where('kind', '=', p.kind).where('entity_id', 'in', turn);
+}
+
 type GroupTake = Params<{ kind: string; entityId: number; grp: string; now: string; claim: string; until: string; suffix: string }>;
 /**
  * PostgreSQL: claims the group's next due job no other taker is claiming (SKIP LOCKED), over jobs_take;
  * `inSlot`: only while no live claim holds the taker's slot (`suffix`, `%#<slot>`; see `lockFreeSlot`).
  */
-const groupTake = (inSlot: boolean) => statement((db, p: GroupTake) => {
+const groupTakeOf = (db: Db, p: GroupTake, inSlot: boolean) => {
   const update = db.updateTable('jobs')
     .set((eb) => ({ claim: p.claim, due_at: p.until, claims: eb('claims', '+', 1) }))
     .where('id', 'in', db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)
       .where('jobs.grp', '=', p.grp).where('jobs.due_at', '<=', p.now).orderBy('jobs.due_at').limit(1).forUpdate().skipLocked());
   return (inSlot ? update.where(sql<boolean>`not ${slotHeld(p, p.suffix)}`) : update).returning(TAKEN);
-});
-const takeOfGroup = groupTake(false);
-const takeInSlot = groupTake(true);
+};
+const takeOfGroup = statement((db, p: GroupTake) => groupTakeOf(db, p, false));
+/**
+ * The take in a slot, and its entity made the most recently served (`served`) when it took a job, in
+ * one statement: the turn's update was a round trip of every take (docs/performance.md, Webhooks).
+ */
+const takeInSlot = statement((db, p: GroupTake) => db
+  .with('taken', () => groupTakeOf(db, p, true))
+  .with('turned', () => servedOf(db, p).where(sql<boolean>`exists (select 1 from taken)`))
+  .selectFrom('taken').select(TAKEN));
 
 /**
  * Takes a job found by a probe: its claim is set and `due_at` becomes the lease's end, if it is still
@@ -252,11 +266,7 @@ const takeById = statement((db, p: Params<{ id: number; now: string; claim: stri
  * moment is left to it (SKIP LOCKED): takes of one entity never wait for each other, so several run at
  * once up to its groups' caps (they were one at a time, on the entity's turn: docs/performance.md, Webhooks).
  */
-const served = statement((db, p: Params<{ kind: string; entityId: number; now: string }>) => {
-  let turn = db.selectFrom('job_turns').select('job_turns.entity_id').where('job_turns.kind', '=', p.kind).where('job_turns.entity_id', '=', p.entityId);
-  if (isPostgres(db)) turn = turn.forUpdate().skipLocked();
-  return db.updateTable('job_turns').set({ turn: p.now }).where('kind', '=', p.kind).where('entity_id', 'in', turn);
-});
+const served = statement((db, p: Params<{ kind: string; entityId: number; now: string }>) => servedOf(db, p));
 
 export interface TakenJob {
   id: number;
@@ -271,8 +281,6 @@ export interface TakenJob {
   claims: number;
   claim: string;
 }
-
-const ASYNC_COMMIT = fixed('set local synchronous_commit = off');
 
 export interface TakeOptions {
   kind: string;
@@ -307,11 +315,8 @@ export async function takeJob(db: Db, options: TakeOptions): Promise<Taken | und
 /** `takeJob`, with what the take saw of the queue (the runner's). */
 export function takeNextJob(db: Db, options: TakeOptions): Promise<TakeResult> {
   const postgres = isPostgres(db);
-  return transaction(db, function* () {
-    // A take lost in a PostgreSQL crash is only a job not yet taken: its commit need not wait for the disk.
-    if (postgres) yield* all(ASYNC_COMMIT, {});
-    return yield* take(options, postgres);
-  });
+  // A take lost in a PostgreSQL crash is only a job not yet taken: its commit need not wait for the disk.
+  return transaction(db, () => take(options, postgres), { durable: false });
 }
 
 /**
@@ -326,30 +331,33 @@ function* take(options: TakeOptions, postgres: boolean): Work<TakeResult> {
   const cap = options.groupCap ?? 2 ** 31 - 1;
   const entities = yield* all(nextEntities, { kind, now });
   for (const [index, { entity_id: entityId }] of entities.entries()) {
-    /** A job of one group within its cap (see `lockFreeSlot`), and whether the group has a free slot left. */
+    /**
+     * A job of one group within its cap (see `lockFreeSlot`), whether the group has a free slot left,
+     * and whether its statement made the entity the most recently served (`takeInSlot`).
+     */
     const takeInGroup = function* (grp: string) {
       if (!postgres) {
         const n = Number((yield* first(inFlight, { kind, entityId, grp, now }))?.n ?? 0);
         if (n >= cap) return undefined;
         const row = yield* first(takeOfGroupSqlite, { kind, entityId, grp, now, claim, until });
-        return row && { row, freeLeft: n + 1 < cap };
+        return row && { row, freeLeft: n + 1 < cap, served: false };
       }
       if (cap > MAX_SLOTS) {
         const row = yield* first(takeOfGroup, { kind, entityId, grp, now, claim, until, suffix: '' });
-        return row && { row, freeLeft: true };
+        return row && { row, freeLeft: true, served: false };
       }
       const slot = yield* first(lockFreeSlot, { kind, entityId, grp, now, cap });
       if (!slot) return undefined;
       // The group's next due job, or none left (or the slot taken meanwhile): either way this group is done with.
       const row = yield* first(takeInSlot, { kind, entityId, grp, now, claim: `${claim}#${slot.slot}`, until, suffix: `%#${slot.slot}` });
-      return row && { row, freeLeft: Number(slot.free) > 1 };
+      return row && { row, freeLeft: Number(slot.free) > 1, served: true };
     };
     const candidates = yield* all(dueHeads, { kind, entityId, now, cap });
     for (const [at, { id, grp }] of candidates.entries()) {
-      const found = grp === null ? { row: yield* first(takeById, { id: Number(id), now, claim, until }), freeLeft: true } : yield* takeInGroup(grp);
+      const found = grp === null ? { row: yield* first(takeById, { id: Number(id), now, claim, until }), freeLeft: true, served: false } : yield* takeInGroup(grp);
       if (!found?.row) continue;
       const { row } = found;
-      yield* all(served, { kind, entityId, now });
+      if (!found.served) yield* all(served, { kind, entityId, now });
       // Other candidates of this entity, entities after it (or beyond the CANDIDATES looked at), or room in this group.
       const more = found.freeLeft || at < candidates.length - 1 || index < entities.length - 1 || entities.length >= CANDIDATES;
       const taken = {
@@ -388,6 +396,18 @@ const dropTurn = statement((db, p: Params<{ kind: string; entityId: number }>) =
   .where('kind', '=', p.kind).where('entity_id', '=', p.entityId)
   .where((eb) => eb.not(eb.exists(db.selectFrom('jobs').select('jobs.id').where('jobs.kind', '=', p.kind).where('jobs.entity_id', '=', p.entityId)))));
 
+/**
+ * PostgreSQL: `deleteClaimed` and `dropTurn` in one statement (the turn's delete was a round trip of
+ * every job's end: docs/performance.md, Webhooks). The turn goes only if the job was deleted and no
+ * other job of the entity is left; the statement sees the jobs as they were before it, the deleted
+ * one among them, so that one is left out by its id.
+ */
+const deleteClaimedDropTurn = statement((db, p: Params<{ id: number; claim: string; kind: string; entityId: number }>) => rawQuery<{ id: number }>(db, sql`
+  with gone as (delete from jobs where id = ${p.id} and claim = ${p.claim} returning id),
+  turn as (delete from job_turns where kind = ${p.kind} and entity_id = ${p.entityId} and exists (select 1 from gone)
+    and not exists (select 1 from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and id <> ${p.id}))
+  select id from gone`));
+
 /** `done`: deleted; `retryAt`: due again then with `attempts` (0 for a recurring job's next round). */
 export type JobEnd = ({ done: true } | { retryAt: string; attempts: number }) & { failed?: { error: string; at: string } | undefined };
 
@@ -413,12 +433,11 @@ export async function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => 
 export function endAndTake(db: Db, job: TakenJob, end: JobEnd, also: EndWrites & { next?: TakeOptions | undefined }): Promise<{ saved: boolean; next: TakeResult | undefined }> {
   const postgres = isPostgres(db);
   return transaction(db, function* () {
-    if (postgres && also.next) yield* all(ASYNC_COMMIT, {});
     // What happened outside whoever holds the job now (a webhook attempt reached its receiver).
     if (also.log) yield* also.log();
-    const saved = yield* ended(job, end, also.record);
+    const saved = yield* ended(job, end, also.record, postgres);
     return { saved, next: also.next ? yield* take(also.next, postgres) : undefined };
-  });
+  }, { durable: !also.next });
 }
 
 /** A run's writes with its end: `record` only if the run still held its claim, `log` either way. */
@@ -427,14 +446,18 @@ export interface EndWrites {
   log?: (() => Work<void>) | undefined;
 }
 
-function* ended(job: TakenJob, end: JobEnd, record?: () => Work<void>): Work<boolean> {
+function* ended(job: TakenJob, end: JobEnd, record: (() => Work<void>) | undefined, postgres: boolean): Work<boolean> {
+  // A done job's turn is dropped with it on PostgreSQL (one statement), after its record on SQLite
+  // (a record that queues a job of the same kind and entity keeps the turn there; on PostgreSQL its
+  // queuing makes the turn again, first in line: that job waited for nobody).
+  const dropsTurn = 'done' in end && postgres;
   const kept = 'done' in end
-    ? yield* first(deleteClaimed, { id: job.id, claim: job.claim })
+    ? yield* first(dropsTurn ? deleteClaimedDropTurn : deleteClaimed, { id: job.id, claim: job.claim, kind: job.kind, entityId: job.entityId })
     : yield* first(again, { id: job.id, claim: job.claim, dueAt: end.retryAt, attempts: end.attempts });
   if (!kept) return false;
   if (end.failed) yield* all(insertFailure, { kind: job.kind, entityId: job.entityId, key: job.key, error: end.failed.error.slice(0, 500), at: end.failed.at });
   if (record) yield* record();
-  if ('done' in end) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
+  if ('done' in end && !dropsTurn) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
   return true;
 }
 

@@ -38,7 +38,6 @@ const endpointsOf = statement((db, p: Params<{ ownerId: number }>) => db.selectF
   .where('owner_id', '=', p.ownerId).orderBy('id').limit(sql.lit(MAX_ENDPOINTS * 2)));
 const endpointById = statement((db, p: Params<{ ownerId: number; id: number }>) => db.selectFrom('webhook_endpoints').selectAll()
   .where('owner_id', '=', p.ownerId).where('id', '=', p.id));
-const endpointOnly = statement((db, p: Params<{ id: number }>) => db.selectFrom('webhook_endpoints').selectAll().where('id', '=', p.id));
 
 const changeEndpoint = statement((db, p: Params<Pick<WebhookEndpointRow, 'id' | 'url' | 'events' | 'description' | 'enabled' | 'disabled_reason' | 'failing_since' | 'updated_at'>>) =>
   db.updateTable('webhook_endpoints').set({
@@ -131,7 +130,7 @@ export function rollSecret(db: Db, ownerId: number, id: number, graceMs: number)
 }
 
 /** The secrets that sign a message now, opened from a stored row: the current one, and the rolled one while it lives. */
-export const liveSecrets = (row: WebhookEndpointRow, now = Date.now()): string[] =>
+export const liveSecrets = (row: Pick<WebhookEndpointRow, 'secret' | 'old_secret' | 'old_secret_expires_at'>, now = Date.now()): string[] =>
   (row.old_secret && row.old_secret_expires_at && Date.parse(row.old_secret_expires_at) > now ? [row.secret, row.old_secret] : [row.secret])
     .map((stored) => unseal(stored));
 
@@ -348,13 +347,31 @@ export function retryMessage(db: Db, ownerId: number, endpointId: number, id: st
 
 const messageBySeq = statement((db, p: Params<{ seq: number }>) => db.selectFrom('webhook_messages').selectAll().where('seq', '=', p.seq));
 
+/** What an attempt reads of its endpoint: where to send, whether it may, and the secrets that sign. */
+export type EndpointToSend = Pick<WebhookEndpointRow, 'url' | 'enabled' | 'secret' | 'old_secret' | 'old_secret_expires_at'>;
+
+/**
+ * A message and its endpoint in one read (they were two of a delivery's five reads, in a row:
+ * docs/performance.md, Webhooks); the endpoint's columns are prefixed, none when it was deleted.
+ */
+const messageWithEndpoint = statement((db, p: Params<{ seq: number }>) => db.selectFrom('webhook_messages as m')
+  .leftJoin('webhook_endpoints as w', 'w.id', 'm.endpoint_id')
+  .selectAll('m')
+  .select(['w.id as endpoint_found', 'w.url as endpoint_url', 'w.enabled as endpoint_enabled', 'w.secret as endpoint_secret',
+    'w.old_secret as endpoint_old_secret', 'w.old_secret_expires_at as endpoint_old_secret_expires_at'])
+  .where('m.seq', '=', p.seq));
+
 /** A message to attempt, with its endpoint (undefined once the endpoint is deleted). */
-export function messageToSend(db: Db, seq: number): Promise<{ message: WebhookMessageRow; endpoint: WebhookEndpointRow | undefined } | undefined> {
-  return read(db, function* () {
-    const message = yield* first(messageBySeq, { seq });
-    if (!message) return undefined;
-    return { message, endpoint: yield* first(endpointOnly, { id: message.endpoint_id }) };
-  });
+export async function messageToSend(db: Db, seq: number): Promise<{ message: WebhookMessageRow; endpoint: EndpointToSend | undefined } | undefined> {
+  const row = await read(db, () => first(messageWithEndpoint, { seq }));
+  if (!row) return undefined;
+  const {
+    endpoint_found: found, endpoint_url: url, endpoint_enabled: enabled, endpoint_secret: secret,
+    endpoint_old_secret: oldSecret, endpoint_old_secret_expires_at: oldExpires, ...message
+  } = row;
+  const endpoint = found === null || url === null || enabled === null || secret === null ? undefined
+    : { url, enabled, secret, old_secret: oldSecret, old_secret_expires_at: oldExpires };
+  return { message, endpoint };
 }
 
 const keepData = statement((db, p: Params<{ seq: number; data: string }>) => db.updateTable('webhook_messages').set({ data: p.data })
@@ -394,6 +411,22 @@ const endpointFailed = statement((db, p: Params<{ id: number; at: string }>) => 
 const disableEndpoint = statement((db, p: Params<{ id: number; reason: string; at: string }>) => db.updateTable('webhook_endpoints')
   .set({ enabled: 0, disabled_reason: p.reason, updated_at: p.at }).where('id', '=', p.id).where('enabled', '=', 1));
 
+/**
+ * PostgreSQL, a delivered attempt: `insertAttempt`, `settleMessage` and `endpointSucceeded` in one
+ * statement (they were three round trips of every delivery, in its job's end: docs/performance.md,
+ * Webhooks). Its rows: the message's seq when this attempt settled it.
+ */
+const recordDelivered = statement((db, p: Params<{ seq: number; at: string; statusCode: number | null; durationMs: number; response: string | null; attempts: number; was: number; endpointId: number }>) =>
+  rawQuery<{ seq: number }>(db, sql`
+    with attempt as (
+      insert into webhook_attempts (message_seq, at, status_code, duration_ms, response, error)
+      values (${p.seq}, ${p.at}, ${p.statusCode}, ${p.durationMs}, ${p.response}, null)),
+    settled as (
+      update webhook_messages set status = 'delivered', attempts = ${p.attempts}
+      where seq = ${p.seq} and status = 'pending' and attempts = ${p.was} returning seq),
+    cleared as (update webhook_endpoints set failing_since = null where id = ${p.endpointId} and failing_since is not null)
+    select seq from settled`));
+
 export interface Settled {
   status: 'pending' | 'delivered' | 'failed';
   /** When the next attempt is due (pending only). */
@@ -418,8 +451,17 @@ export function settlement(attemptsBefore: number, outcome: Pick<AttemptOutcome,
  * transaction (the delivery job's end, src/webhooks/job.ts). A failure while the endpoint has had no
  * success for 5 days disables it.
  */
-export function* recordAttemptStep(message: Pick<WebhookMessageRow, 'seq' | 'endpoint_id' | 'attempts'>, outcome: AttemptOutcome, endpointGone = false): Work<Settled> {
+export function* recordAttemptStep(
+  message: Pick<WebhookMessageRow, 'seq' | 'endpoint_id' | 'attempts'>, outcome: AttemptOutcome, { endpointGone = false, postgres = false } = {},
+): Work<Settled> {
   const seq = Number(message.seq);
+  if (postgres && outcome.ok) {
+    const settled = yield* first(recordDelivered, {
+      seq, at: outcome.at, statusCode: outcome.statusCode, durationMs: outcome.durationMs, response: outcome.response,
+      attempts: message.attempts + 1, was: message.attempts, endpointId: message.endpoint_id,
+    });
+    return { status: 'delivered', nextAttemptAt: null, disabled: false, applied: settled !== undefined };
+  }
   yield* all(insertAttempt, {
     message_seq: seq, at: outcome.at, status_code: outcome.statusCode, duration_ms: outcome.durationMs, response: outcome.response, error: outcome.error,
   });
@@ -439,7 +481,7 @@ export function* recordAttemptStep(message: Pick<WebhookMessageRow, 'seq' | 'end
 
 /** `recordAttemptStep` as a transaction of its own. */
 export function recordAttempt(db: Db, message: Pick<WebhookMessageRow, 'seq' | 'endpoint_id' | 'attempts'>, outcome: AttemptOutcome, endpointGone = false): Promise<Settled> {
-  return transaction(db, () => recordAttemptStep(message, outcome, endpointGone));
+  return transaction(db, () => recordAttemptStep(message, outcome, { endpointGone, postgres: isPostgres(db) }));
 }
 
 const failPending = statement((db, p: Params<{ seq: number }>) => db.updateTable('webhook_messages')

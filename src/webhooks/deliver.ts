@@ -6,6 +6,7 @@ import { getProfile } from '../store/entities.js';
 import { getEvent } from '../store/events.js';
 import { imageState } from '../store/images.js';
 import { presentArtwork, presentImage, presentRecord } from '../store/present.js';
+import { isPostgres } from '../store/sql.js';
 import { transaction } from '../db/run.js';
 import type { Work } from '../db/work.js';
 import { changeOfMessage, keepMessageData, liveSecrets, messageToSend, recordAttemptStep, settlement, type AttemptOutcome, type Settled } from '../store/webhooks.js';
@@ -65,7 +66,7 @@ export async function attemptMessage(context: DeliveryContext, seq: number): Pro
   const startedAt = now();
   if (!endpoint || endpoint.enabled !== 1) {
     const error = endpoint ? 'endpoint disabled' : 'endpoint deleted';
-    return attempted(message, { at: new Date(startedAt).toISOString(), statusCode: null, durationMs: 0, response: null, error, ok: false }, true);
+    return attempted(db, message, { at: new Date(startedAt).toISOString(), statusCode: null, durationMs: 0, response: null, error, ok: false }, true);
   }
   const data = message.data ?? await keepMessageData(db, Number(message.seq), await messageData(context, message));
   const body = `{"type":${JSON.stringify(message.type)},"timestamp":${JSON.stringify(message.created_at)},"data":${data}}`;
@@ -88,12 +89,12 @@ export async function attemptMessage(context: DeliveryContext, seq: number): Pro
   } catch (error) {
     outcome = { statusCode: null, ok: false, response: null, error: oneLine(error) };
   }
-  return attempted(message, { at: new Date(startedAt).toISOString(), durationMs: Math.max(0, Math.round(now() - startedAt)), ...outcome });
+  return attempted(db, message, { at: new Date(startedAt).toISOString(), durationMs: Math.max(0, Math.round(now() - startedAt)), ...outcome });
 }
 
-const attempted = (message: WebhookMessageRow, outcome: AttemptOutcome, endpointGone = false): Attempted => ({
+const attempted = (db: Db, message: WebhookMessageRow, outcome: AttemptOutcome, endpointGone = false): Attempted => ({
   ...settlement(message.attempts, outcome, endpointGone),
-  record: () => recordAttemptStep(message, outcome, endpointGone),
+  record: () => recordAttemptStep(message, outcome, { endpointGone, postgres: isPostgres(db) }),
 });
 
 /** The first 1 KB of an answer, as text (a character cut in two is replaced). */
@@ -107,8 +108,12 @@ const oneLine = (error: unknown): string => (error instanceof Error ? error.mess
  */
 async function messageData({ db, publicBaseUrl }: DeliveryContext, message: WebhookMessageRow): Promise<string> {
   if (message.record_kind !== null && message.change_id !== null) {
-    const change = await changeOfMessage(db, message.owner_id, Number(message.change_id));
-    const record = message.type.endsWith('.deleted') ? null : await currentRecord(db, publicBaseUrl, message.owner_id, message.record_kind, Number(message.record_id));
+    // Read side by side: a delivery's reads are in series with its endpoint's few places in flight, so
+    // each round trip in a row is time a place is held (docs/performance.md, Webhooks).
+    const [change, record] = await Promise.all([
+      changeOfMessage(db, message.owner_id, Number(message.change_id)),
+      message.type.endsWith('.deleted') ? null : currentRecord(db, publicBaseUrl, message.owner_id, message.record_kind, Number(message.record_id)),
+    ]);
     return `{"change":${change ? changelogEntryJson(change) : 'null'},"record":${JSON.stringify(record)}}`;
   }
   if (message.record_kind !== null && message.image_url !== null) {

@@ -117,6 +117,16 @@ describe('POST /v1/artworks/batch', () => {
     expect(artists[0]!.field_changes.name).toEqual({ old: null, new: 'Changelog Batch Painter' });
   });
 
+  test('each created item\'s changelog entry records its text as sent: quotes, backslashes, emoji, a line separator, a tab', async () => {
+    const { api } = await gallery();
+    const texts = ['Say "when"', 'C:\\path\\to', 'Sun 🌅 and 水', 'Two\u2028lines\tand a tab', '{"not": "json"}'];
+    const items = texts.map((description, i) => ({ title: `Odd Text ${i}`, description }));
+    const r = await api.post('/v1/artworks/batch', { items });
+    expect((r.body.results as Result[]).map((x) => x.status)).toEqual(texts.map(() => 201));
+    const entries = (await changes(api)).filter((c) => c.entity_type === 'artwork' && c.action === 'create');
+    expect(entries.map((c) => c.field_changes.description)).toEqual(texts.map((description) => ({ old: null, new: description })));
+  });
+
   test('re-posting the same batch answers created false and changed false for every written item, with the same ids', async () => {
     const { api } = await gallery();
     const first = (await api.post('/v1/artworks/batch', { items: MIXED_ARTWORKS })).body.results as Result[];

@@ -21,13 +21,15 @@ afterAll(async () => { await t?.close(); });
 
 interface Raw { status: number; headers: Record<string, string | string[] | undefined>; bytes: Buffer }
 
-function get(path: string, headers: Record<string, string> = {}): Promise<Raw> {
+function get(path: string, headers: Record<string, string> = {}, body?: unknown): Promise<Raw> {
   return new Promise((resolve, reject) => {
-    request(`${base}${path}`, { headers: { authorization: `Bearer ${g.key}`, ...headers } }, (response) => {
+    const method = body === undefined ? 'GET' : 'POST';
+    const json = body === undefined ? {} : { 'content-type': 'application/json' };
+    request(`${base}${path}`, { method, headers: { authorization: `Bearer ${g.key}`, ...json, ...headers } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, bytes: Buffer.concat(chunks) }));
-    }).on('error', reject).end();
+    }).on('error', reject).end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
 
@@ -59,6 +61,21 @@ describe('an answer of 1 KiB or more', () => {
     expect(plain.bytes.length).toBeGreaterThan(16_384);
     expect(packed.headers['content-encoding']).toBe('gzip');
     expect(decode(packed).equals(plain.bytes)).toBe(true);
+  });
+
+  test('a batch of 100 artworks\' answer (over 20 KB) is compressed in one piece: sent with its length, not chunked', async () => {
+    const other = await tenant(t, { tier: 'partner' });
+    const items = Array.from({ length: 100 }, (_, i) => ({ title: `Study in One Piece ${i}`, artist_name: 'Paula Modersohn-Becker', creation_year: 1900 + (i % 7) }));
+    for (const coding of ['gzip', 'br']) {
+      const raw = await get('/v1/artworks/batch', { authorization: `Bearer ${other.key}`, 'accept-encoding': coding }, { items });
+      expect(raw.status).toBe(200);
+      expect(raw.headers['content-encoding']).toBe(coding);
+      expect(raw.headers['transfer-encoding']).toBeUndefined();
+      expect(Number(raw.headers['content-length'])).toBe(raw.bytes.length);
+      const plain = decode(raw);
+      expect(plain.length).toBeGreaterThan(20_000);
+      expect((JSON.parse(plain.toString()) as { results: unknown[] }).results).toHaveLength(100);
+    }
   });
 
   test('is sent plain to a client without Accept-Encoding or with identity only', async () => {

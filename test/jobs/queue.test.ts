@@ -7,6 +7,7 @@ import { transaction } from '../../src/db/run.js';
 import { enqueue, JobRunner, sweepKind, type JobKind } from '../../src/jobs/index.js';
 import { endAndTake, endJob, queueGauges, takeJob } from '../../src/store/jobs.js';
 import { DIALECT, freshDatabase, startApp, type TestApp } from '../helpers.js';
+import { roundTrips } from '../support/round-trips.js';
 import { until } from '../support/until.js';
 
 /** The one queue seen from outside (docs/operations.md, Jobs): gauges, sweeps as jobs, the nudge after commit, one schedule. */
@@ -188,4 +189,27 @@ test('a run\'s log is saved with its end even when its claim was lost meanwhile 
   expect(saved).toBe(false);
   const keys = (await t.handle.db.selectFrom('jobs').select('key').where('kind', '=', kind).orderBy('key').execute()).map((row) => row.key);
   expect(keys).toEqual(['job', 'logged']);
+});
+
+test.skipIf(DIALECT !== 'postgres')('a job\'s end that takes its group\'s next job is 7 round trips, BEGIN and COMMIT included; the entity\'s turn moves with each take and goes with its last job', async () => {
+  const kind = 'test_end_round_trips';
+  const now = Date.now();
+  await transaction(t.handle.db, function* () {
+    for (let i = 0; i < 2; i++) yield* enqueue(kind, { key: `r${i}`, entityId: 80, group: 'e1', dueAt: iso(now - 1000 + i), at: iso(now) });
+  });
+  const turn = async () => (await t.handle.db.selectFrom('job_turns').select('turn').where('kind', '=', kind).where('entity_id', '=', 80).executeTakeFirst())?.turn;
+  const take = (claim: string, at: number) => ({ kind, now: iso(at), until: iso(at + 60_000), claim, groupCap: 4 });
+  const first = (await takeJob(t.handle.db, take('test:rt1', now)))!;
+  expect(first.key).toBe('r0');
+  const firstServed = await turn();
+  expect(firstServed).not.toBe('');
+  const { result: next, sent } = await roundTrips(t.config.databaseUrl, (db) => endAndTake(db, first, { done: true }, { next: take('test:rt2', now + 1) }));
+  expect(next.saved).toBe(true);
+  expect(next.next?.taken?.key).toBe('r1');
+  // BEGIN (not waiting for the disk), the delete, the entity, its groups, a free slot, the take, COMMIT.
+  expect(sent).toHaveLength(7);
+  expect(await turn()).not.toBe(firstServed);
+  // Its last job done, the entity's turn is forgotten (its next job goes first again).
+  expect((await endAndTake(t.handle.db, next.next!.taken!, { done: true }, {})).saved).toBe(true);
+  expect(await turn()).toBeUndefined();
 });
