@@ -29,7 +29,9 @@ const URL_DIGESTS_MAX = 10_000;
 
 /** entityTag for a URL (normalized) and what else the answer depends on, at one data version. */
 export function urlTag(entityId: number, version: string, url: string, extra: string): string {
-  const key = `${url}\n${extra}`;
+  // The URL alone when nothing else counts (most routes, every early answer): no string built per
+  // request. A URL holds no newline, so it names no pair of a URL and extras.
+  const key = extra === '' ? url : `${url}\n${extra}`;
   let digest = urlDigests.get(key);
   if (digest === undefined) {
     digest = digestOf(`${normalizedUrl(url)}\n${extra}`);

@@ -191,6 +191,7 @@ async function notModified(lane: Lane, request: IncomingMessage, response: Serve
   const id = requestId(request);
   response.writeHead(304, notModifiedAnswerHeaders(id, rateLimit, tag));
   response.end();
+  app.unsent.watch(request, response);
 
   counted(lane, request, started, asked, id, asked.method === 'HEAD' ? 'HEAD 304' : 'GET 304');
   lane.answered.inc();
@@ -236,9 +237,7 @@ async function keptAnswer(lane: Lane, request: IncomingMessage, response: Server
   const id = requestId(request);
   response.writeHead(200, keptEarlyHeaders(id, rateLimit, tag, kept.link, kept.body.length));
   response.end(kept.body);
-  // An answer the system's socket buffers took whole holds nothing; one that waits for its client is
-  // watched as Fastify's are, its bytes counted and its connection dropped if it stops reading.
-  if (response.writableLength > 0) app.unsent.watch(request, response);
+  app.unsent.watch(request, response);
   counted(lane, request, started, asked, id, 'GET 200');
   lane.keptAnswered.inc();
   return true;

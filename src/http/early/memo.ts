@@ -37,6 +37,8 @@ export interface Entry {
   keyHash: string;
   bytes: number;
   remembered: Remembered;
+  /** Used since it was last passed over for forgetting: it is kept once more (`remember`). */
+  used: boolean;
 }
 
 /** The pairs of one kind and method, by URL, then by key hash. */
@@ -47,7 +49,9 @@ const ENTRY_OVERHEAD_BYTES = 128;
 
 /**
  * The (kind, method, raw URL, key hash) pairs Fastify answered lately with a 304 or a kept answer,
- * bounded by bytes (NOT_MODIFIED_MEMO_KB); the one used least recently goes first. Holds no key, no
+ * bounded by bytes (NOT_MODIFIED_MEMO_KB); the oldest not used since it was last passed over goes
+ * first (the "second chance" approximation of least recently used: a use marks its entry instead of
+ * moving it, so the early answers' hot path writes one field). Holds no key, no
  * answer and no tag: each early answer reads the version and checks the key again. Filed by URL,
  * then key hash, so a request is looked up without building a name for it, and most requests are
  * turned away by their URL before their key is hashed.
@@ -56,7 +60,7 @@ export class EarlyAnswerMemo {
   private readonly kept: Shelf = new Map();
   private readonly notModified: Shelf = new Map();
   private readonly notModifiedHead: Shelf = new Map();
-  /** Every entry, the one used least recently first. */
+  /** Every entry, the one remembered or passed over longest ago first. */
   private readonly order = new Set<Entry>();
   private used = 0;
 
@@ -71,12 +75,11 @@ export class EarlyAnswerMemo {
     return this.shelf(kind, method).get(url);
   }
 
-  /** The pair of a key among a request's pairs (`pairsOf`), now the one used most recently. */
+  /** The pair of a key among a request's pairs (`pairsOf`), marked used. */
   get(pairs: ReadonlyMap<string, Entry>, keyHash: string): Remembered | undefined {
     const entry = pairs.get(keyHash);
     if (entry === undefined) return undefined;
-    this.order.delete(entry);
-    this.order.add(entry);
+    entry.used = true;
     return entry.remembered;
   }
 
@@ -89,13 +92,22 @@ export class EarlyAnswerMemo {
     if (known !== undefined) this.forget(known);
     let pairs = shelf.get(url);
     if (pairs === undefined) shelf.set(url, (pairs = new Map<string, Entry>()));
-    const entry: Entry = { shelf, pairs, url, keyHash, bytes, remembered };
+    const entry: Entry = { shelf, pairs, url, keyHash, bytes, remembered, used: false };
     pairs.set(keyHash, entry);
     this.order.add(entry);
     this.used += bytes;
+    // An entry used since it was last passed over goes to the back, unmarked, behind the new one; it
+    // comes round again after the others, so the loop ends. The new one stays (it fits alone).
     for (const oldest of this.order) {
       if (this.used <= this.maxBytes) break;
-      this.forget(oldest);
+      if (oldest === entry) continue;
+      this.order.delete(oldest);
+      if (oldest.used) {
+        oldest.used = false;
+        this.order.add(oldest);
+      } else {
+        this.forget(oldest);
+      }
     }
   }
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../domain/errors.js';
@@ -21,9 +22,10 @@ export interface UnsentAnswers {
   /** Whether `bytes()` is past the ceiling: then routes with large answers shed load. */
   full(): boolean;
   /**
-   * Counts an answer about to be written in `bytes()` until it finishes, and closes its connection
-   * once it makes no progress for the send timeout. Every answer of Fastify's is watched (its onSend);
-   * an answer sent before the framework calls it too (src/http/early/).
+   * Counts an answer in `bytes()` until it finishes, and closes its connection once it makes no
+   * progress for the send timeout. Called for every answer, before it is written (Fastify's, at its
+   * onSend) or after (those sent before the framework, src/http/early/): one already written whole to
+   * the system's socket buffers, or whose connection is gone, holds nothing and is not watched.
    */
   watch(request: IncomingMessage, response: ServerResponse): void;
   /** Large reads refused (503) because `bytes()` was past the ceiling. */
@@ -51,6 +53,32 @@ const SHED_RETRY_AFTER_S = 5;
  */
 async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits): Promise<void> {
   const answering = new Set<ServerResponse>();
+  /**
+   * The answers watched on each connection, each with what stops watching it. One 'timeout' and one
+   * 'close' listener per connection however many answers it pipelines: a listener per answer passed
+   * Node's MaxListeners and counted one stuck connection once per answer it held.
+   */
+  const connections = new WeakMap<Socket, Map<ServerResponse, () => void>>();
+  // Node's server closes a connection whose socket times out; this only counts it.
+  const onTimeout = () => { unsent.dropped += 1; };
+  // An answer queued behind another on its connection (pipelined) has no socket of its own yet, and
+  // Node 22 emits neither finish nor close on it when the connection closes: settled here.
+  function onClose(this: Socket) {
+    for (const settle of connections.get(this)?.values() ?? []) settle();
+  }
+  const watchedOn = (socket: Socket) => {
+    // Node emits a socket's timeout only at the second check in a row that finds its queued write
+    // unchanged (net.Socket's _onTimeout), so checking every half timeout drops a stuck client after
+    // about the send timeout. Set again for each answer: Node's server sets its own timeouts on a
+    // connection between the requests it pipelines (keep-alive).
+    socket.setTimeout(Math.ceil(limits.sendTimeoutMs / 2));
+    let watched = connections.get(socket);
+    if (watched === undefined) {
+      connections.set(socket, (watched = new Map<ServerResponse, () => void>()));
+      socket.once('timeout', onTimeout).once('close', onClose);
+    }
+    return watched;
+  };
   const unsent: UnsentAnswers = {
     bytes: () => {
       let bytes = 0;
@@ -59,23 +87,23 @@ async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits)
     },
     full: () => unsent.bytes() > limits.unsentMaxBytes,
     watch: (request, response) => {
-      const { socket } = request;
+      const socket = request.socket as Socket | undefined;
       // Requests injected in tests have no real socket.
-      if (typeof socket?.setTimeout !== 'function' || answering.has(response)) return;
-      // Node emits a socket's timeout only at the second check in a row that finds its queued write
-      // unchanged (net.Socket's _onTimeout), so checking every half timeout drops a stuck client after
-      // about the send timeout.
-      socket.setTimeout(Math.ceil(limits.sendTimeoutMs / 2));
-      socket.once('timeout', onTimeout);
-      answering.add(response);
+      if (typeof socket?.setTimeout !== 'function' || socket.destroyed || answering.has(response)) return;
+      // Written whole to the system's socket buffers already (`end()` returned with nothing queued).
+      if (response.writableEnded && response.writableLength === 0) return;
+      const watched = watchedOn(socket);
       const settle = () => {
         answering.delete(response);
-        socket.off('timeout', onTimeout).off('close', settle);
+        response.off('finish', settle).off('close', settle);
+        watched.delete(response);
+        if (watched.size > 0) return;
+        connections.delete(socket);
+        socket.off('timeout', onTimeout).off('close', onClose);
       };
-      // The socket's close too: an answer queued behind another on its connection (pipelined) has no
-      // socket of its own yet, and Node 22 emits neither event on it when the connection closes.
+      watched.set(response, settle);
+      answering.add(response);
       response.once('finish', settle).once('close', settle);
-      socket.once('close', settle);
     },
     shed: 0,
     dropped: 0,
@@ -86,9 +114,6 @@ async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits)
     unsent.watch(request.raw, reply.raw);
     done(null, payload);
   });
-
-  // Node's server closes a connection whose socket times out; this only counts it.
-  const onTimeout = () => { unsent.dropped += 1; };
 
   app.addHook('onRoute', (route) => {
     if (!route.config?.largeAnswer) return;
