@@ -25,7 +25,8 @@ describe.skipIf(DIALECT !== 'postgres' || !REDIS_URL)('two server processes on o
 
   beforeAll(async () => {
     database = await freshDatabase();
-    handle = connect(database.url);
+    // The test's own handle: a connection opened while the machine is loaded (CI runs test files in parallel) may take longer than the service's 750 ms.
+    handle = connect(database.url, { connectTimeoutMs: 10_000 });
     await migrateToLatest(handle);
     const entity = await createEntity(handle.db, { type: 'gallery', name: 'Two Process Gallery' });
     entityId = entity.id;

@@ -26,7 +26,8 @@ beforeAll(async () => {
   files = await fileServer();
   // A copy of the run's migrated template: the helpers below need the tables before a server starts.
   database = await migratedDatabase();
-  handle = connect(database.url);
+  // The test's own handle: a connection opened while the machine is loaded (CI runs test files in parallel) may take longer than the service's 750 ms.
+  handle = connect(database.url, { connectTimeoutMs: 10_000 });
 });
 
 afterAll(async () => {

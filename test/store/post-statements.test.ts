@@ -43,19 +43,20 @@ afterAll(async () => {
 
 /**
  * Without the job queue's takes: its idle slots (images, undo, sweeps) look for work every second, on
- * connections of the same pool, each take a transaction of its own that starts with `set local
- * synchronous_commit` (src/store/jobs.ts). Such a transaction, BEGIN to COMMIT on its connection, is left
- * out whole; the POST's statements are never in one.
+ * connections of the same pool, each take a transaction of its own whose BEGIN says `set local
+ * synchronous_commit` (src/store/jobs.ts, src/db/run.ts: one query, `begin; set local …`). Such a
+ * transaction, BEGIN to COMMIT on its connection, is left out whole; the POST's statements are never in one.
  */
 function withoutTakes(statements: readonly Sent[]): Sent[] {
   const open = new Map<unknown, Sent[]>();
   const taken = new Set<Sent>();
   for (const statement of statements) {
     const text = statement.text.trim().toLowerCase();
-    if (text === 'begin') open.set(statement.connection, [statement]);
+    const begins = /^begin\b/.test(text);
+    if (begins) open.set(statement.connection, [statement]);
     const transaction = open.get(statement.connection);
     if (!transaction) continue;
-    if (text !== 'begin') transaction.push(statement);
+    if (!begins) transaction.push(statement);
     if (text === 'commit' || text === 'rollback') open.delete(statement.connection);
     if (text.includes('synchronous_commit')) for (const member of transaction) taken.add(member);
     if (taken.has(transaction[0]!)) for (const member of transaction) taken.add(member);

@@ -25,7 +25,8 @@ const ENV = { FETCH_ALLOW_PRIVATE: 'true', JOB_LEASE_S: '3' };
 
 beforeAll(async () => {
   database = await migratedDatabase();
-  handle = connect(database.url);
+  // The test's own handle: a connection opened while the machine is loaded (CI runs test files in parallel) may take longer than the service's 750 ms.
+  handle = connect(database.url, { connectTimeoutMs: 10_000 });
 });
 
 afterAll(async () => {
