@@ -25,7 +25,7 @@ const { submit, handleRowDescription } = proto;
 
 beforeAll(async () => {
   // Nothing runs the queued jobs: the only statements are the POSTs'.
-  t = await startApp({ FEED_CONCURRENCY: '0', WEBHOOK_CONCURRENCY: '0' });
+  t = await startApp({ FEED_CONCURRENCY: '0', WEBHOOK_CONCURRENCY: '0', IMAGE_CONCURRENCY: '0' });
   proto.submit = function (connection) {
     if (sent) sent.push((this.sent = { text: this.text, columns: 0, connection }));
     return submit.call(this, connection);
@@ -45,19 +45,29 @@ afterAll(async () => {
  * Without the job queue's takes: its idle slots (images, undo, sweeps) look for work every second, on
  * connections of the same pool, each take a transaction of its own whose BEGIN says `set local
  * synchronous_commit` (src/store/jobs.ts, src/db/run.ts: one query, `begin; set local …`). Such a
- * transaction, BEGIN to COMMIT on its connection, is left out whole; the POST's statements are never in one.
+ * transaction, BEGIN to COMMIT on its connection, is left out whole, and so is the tail of a job's
+ * transaction that began before the POST; the POST's statements are never in one.
  */
 function withoutTakes(statements: readonly Sent[]): Sent[] {
   const open = new Map<unknown, Sent[]>();
+  /** Each connection's statements seen outside a transaction that began in the window. */
+  const loose = new Map<unknown, Sent[]>();
   const taken = new Set<Sent>();
   for (const statement of statements) {
     const text = statement.text.trim().toLowerCase();
     const begins = /^begin\b/.test(text);
+    const ends = text === 'commit' || text === 'rollback';
     if (begins) open.set(statement.connection, [statement]);
     const transaction = open.get(statement.connection);
-    if (!transaction) continue;
+    if (!transaction) {
+      // A transaction that began before the window (a job's run, its end): its COMMIT says so.
+      const before = loose.get(statement.connection) ?? [];
+      if (ends) for (const member of [...before, statement]) taken.add(member);
+      loose.set(statement.connection, ends ? [] : [...before, statement]);
+      continue;
+    }
     if (!begins) transaction.push(statement);
-    if (text === 'commit' || text === 'rollback') open.delete(statement.connection);
+    if (ends) open.delete(statement.connection);
     if (text.includes('synchronous_commit')) for (const member of transaction) taken.add(member);
     if (taken.has(transaction[0]!)) for (const member of transaction) taken.add(member);
   }
