@@ -66,12 +66,14 @@ async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits)
   function onClose(this: Socket) {
     for (const settle of connections.get(this)?.values() ?? []) settle();
   }
+  // Node emits a socket's timeout only at the second check in a row that finds its queued write
+  // unchanged (net.Socket's _onTimeout), so checking every half timeout drops a stuck client after
+  // about the send timeout.
+  const checkEveryMs = Math.ceil(limits.sendTimeoutMs / 2);
   const watchedOn = (socket: Socket) => {
-    // Node emits a socket's timeout only at the second check in a row that finds its queued write
-    // unchanged (net.Socket's _onTimeout), so checking every half timeout drops a stuck client after
-    // about the send timeout. Set again for each answer: Node's server sets its own timeouts on a
-    // connection between the requests it pipelines (keep-alive).
-    socket.setTimeout(Math.ceil(limits.sendTimeoutMs / 2));
+    // Set again for each answer: Node's server sets its own timeouts on a connection between the
+    // requests it pipelines (keep-alive).
+    socket.setTimeout(checkEveryMs);
     let watched = connections.get(socket);
     if (watched === undefined) {
       connections.set(socket, (watched = new Map<ServerResponse, () => void>()));
@@ -100,6 +102,12 @@ async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits)
         if (watched.size > 0) return;
         connections.delete(socket);
         socket.off('timeout', onTimeout).off('close', onClose);
+        // With nothing left to send, the send timeout is taken off the connection, as Node's server
+        // resets its own (to server.timeout). Left on, it closed a connection whose client had pipelined
+        // more requests as soon as the server took longer than it to answer the next one, with nothing
+        // unsent and uncounted (docs/performance.md, Pipelined requests behind a watched answer). A
+        // keep-alive timeout Node's server set meanwhile (its 'finish' listener runs first) stays.
+        if (socket.timeout === checkEveryMs) socket.setTimeout(app.server.timeout);
       };
       watched.set(response, settle);
       answering.add(response);
