@@ -122,6 +122,16 @@ type Hooked = { hooked: boolean };
 type Matched = ArtworkRow & { row_version: string };
 
 /**
+ * A statement built both ways, with its webhook CTEs and without them (for an entity this process
+ * knows no endpoint of: store/hooked-entities.ts), once each; the POST picks one per write.
+ */
+function withAndWithoutMessages<S>(of: (messages: boolean) => S): (messages: boolean) => S {
+  const withMessages = of(true);
+  const withoutMessages = of(false);
+  return (messages) => (messages ? withMessages : withoutMessages);
+}
+
+/**
  * PostgreSQL: a new artwork recorded (`recording`: its changelog entry, counts, image job, webhook
  * messages and their jobs) in one statement, which is a transaction of its own (no BEGIN or COMMIT
  * round trips). When a match exists it inserts and records nothing and answers the matches instead
@@ -142,8 +152,7 @@ const insertAndRecordOf = (messages: boolean) => recordingOf((images) => stateme
   select i.id as inserted_id, to_json(m) as matched, ${messages ? enabledEndpointExists(p.entityId) : sql`null`} as hooked, ${RECORDED}
   from (select 1) as one left join inserted i on true
   left join (${matchesOf(p)}) m on true`), { signal: recordedSignals }));
-const insertAndRecordWithMessages = insertAndRecordOf(true);
-const insertAndRecordWithoutMessages = insertAndRecordOf(false);
+const insertAndRecord = withAndWithoutMessages(insertAndRecordOf);
 
 /** What a POST's first statement answers when it wrote nothing: a row per match (none: `matched` null). */
 type MatchesAnswer = Recorded & { matched: (Matched & { match_rank: number }) | null };
@@ -171,9 +180,7 @@ const updateAndRecordOf = (messages: boolean) => recordingOf((images) => stateme
   updated as (${updateIfVersion(db, p, unhooked(messages))}),
   ${recording(p, sql`null`, sql`exists (select 1 from updated)`, images, messages)}
   select u.id, u.row_version, (select hooked from hook) as hooked, ${RECORDED} from (select 1) as one left join updated u on true`), { signal: recordedSignals }));
-const updateAndRecordWithMessages = updateAndRecordOf(true);
-const updateAndRecordWithoutMessages = updateAndRecordOf(false);
-const updateAndRecord = (messages: boolean) => (messages ? updateAndRecordWithMessages : updateAndRecordWithoutMessages);
+const updateAndRecord = withAndWithoutMessages(updateAndRecordOf);
 
 /**
  * PostgreSQL: a re-post of a work this process re-posted before (store/stored-artworks.ts), merged in
@@ -190,9 +197,7 @@ const updateStoredAndRecordOf = (messages: boolean) => recordingOf((images) => s
   select u.id, u.row_version, to_json(m) as matched, (select hooked from hook) as hooked, ${RECORDED}
   from (select 1) as one left join updated u on true
   left join found m on u.id is null`), { signal: recordedSignals }));
-const updateStoredWithMessages = updateStoredAndRecordOf(true);
-const updateStoredWithoutMessages = updateStoredAndRecordOf(false);
-const updateStoredAndRecord = (messages: boolean) => (messages ? updateStoredWithMessages : updateStoredWithoutMessages);
+const updateStoredAndRecord = withAndWithoutMessages(updateStoredAndRecordOf);
 
 /** The input's own columns, as sent (null: not sent), which a re-post that changes nothing must find stored. */
 type Sent = Pick<NewArtwork, (typeof INPUT_COLUMNS)[number]>;
@@ -237,8 +242,7 @@ const repostUnchangedOf = (messages: boolean) => statement((db, p: Params<Unchan
   select to_json(u) as updated, to_json(m) as matched, (select hooked from hook) as hooked, ${RECORDED}
   from (select 1) as one left join updated u on true
   left join found m on u.id is null`), { signal: recordedSignals });
-const repostUnchangedWithMessages = repostUnchangedOf(true);
-const repostUnchangedWithoutMessages = repostUnchangedOf(false);
+const repostUnchanged = withAndWithoutMessages(repostUnchangedOf);
 
 const saveArtwork = statement((db, p: Params<ArtworkRow>) => db.updateTable('artworks')
   .set(columns(p, STORED_COLUMNS)).where('id', '=', p.id).returning('id'));
@@ -318,7 +322,7 @@ function* postNewArtworkWork(
   const values = newArtwork(actor, input, artist, fingerprint, at);
   const { entries, delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
   const write = recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]);
-  const rows = yield* all((messages ? insertAndRecordWithMessages : insertAndRecordWithoutMessages)(write), { ...values, ...write, ...keys });
+  const rows = yield* all(insertAndRecord(messages)(write), { ...values, ...write, ...keys });
   const [row] = rows;
   if (messages && row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
   // Without messages, nothing inserted and no match: the entity has an endpoint (or, rarely, a concurrent
@@ -341,7 +345,7 @@ function* repostUnchangedWork(db: Db, actor: Actor, input: ArtworkInput, keys: M
   const write = recordedWrite(actor, entries, delta, at, []);
   const sent = Object.fromEntries(INPUT_COLUMNS.map((column) => [column, input[column] ?? null])) as Sent;
   const messages = mayHaveEndpoints(db, actor.entityId);
-  const rows = yield* all(messages ? repostUnchangedWithMessages : repostUnchangedWithoutMessages, {
+  const rows = yield* all(repostUnchanged(messages), {
     ...sent, ...keys, ...write, artist_id: values.artist_id, artist_linked_at: values.artist_linked_at, feed_id: actor.feedId ?? null,
     fingerprint_version: SLUG_VERSION, heldSync: JSON.stringify(HELD_SYNC),
   });
