@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -10,7 +11,7 @@ import { client, DIALECT, startApp, tenant, type TestApp } from '../helpers.js';
  * BEGIN and COMMIT included, but the API key's own checks.
  */
 
-interface Sent { text: string; columns: number; connection: unknown }
+interface Sent { text: string; columns: number }
 type Spied = {
   text: string;
   sent?: Sent;
@@ -19,7 +20,13 @@ type Spied = {
 };
 
 let t: TestApp;
-let sent: Sent[] | undefined;
+/**
+ * The POST's own statements: the test client calls the app in this process (app.inject), so every
+ * statement its handler sends runs in the async context `counted` opens. The job queue's idle slots
+ * (undo, sweeps) poll every second on the same pool, and a job's statements, a take's transaction or
+ * the key cache's recheck run in contexts of their own; they are never counted, whatever their shape.
+ */
+const posting = new AsyncLocalStorage<Sent[]>();
 const proto = pg.Query.prototype as unknown as Spied;
 const { submit, handleRowDescription } = proto;
 
@@ -27,7 +34,7 @@ beforeAll(async () => {
   // Nothing runs the queued jobs: the only statements are the POSTs'.
   t = await startApp({ FEED_CONCURRENCY: '0', WEBHOOK_CONCURRENCY: '0', IMAGE_CONCURRENCY: '0' });
   proto.submit = function (connection) {
-    if (sent) sent.push((this.sent = { text: this.text, columns: 0, connection }));
+    posting.getStore()?.push((this.sent = { text: this.text, columns: 0 }));
     return submit.call(this, connection);
   };
   proto.handleRowDescription = function (message) {
@@ -41,49 +48,12 @@ afterAll(async () => {
   await t?.close();
 });
 
-/**
- * Without the job queue's takes: its idle slots (images, undo, sweeps) look for work every second, on
- * connections of the same pool, each take a transaction of its own whose BEGIN says `set local
- * synchronous_commit` (src/store/jobs.ts, src/db/run.ts: one query, `begin; set local …`). Such a
- * transaction, BEGIN to COMMIT on its connection, is left out whole, and so is the tail of a job's
- * transaction that began before the POST; the POST's statements are never in one.
- */
-function withoutTakes(statements: readonly Sent[]): Sent[] {
-  const open = new Map<unknown, Sent[]>();
-  /** Each connection's statements seen outside a transaction that began in the window. */
-  const loose = new Map<unknown, Sent[]>();
-  const taken = new Set<Sent>();
-  for (const statement of statements) {
-    const text = statement.text.trim().toLowerCase();
-    const begins = /^begin\b/.test(text);
-    const ends = text === 'commit' || text === 'rollback';
-    if (begins) open.set(statement.connection, [statement]);
-    const transaction = open.get(statement.connection);
-    if (!transaction) {
-      // A transaction that began before the window (a job's run, its end): its COMMIT says so.
-      const before = loose.get(statement.connection) ?? [];
-      if (ends) for (const member of [...before, statement]) taken.add(member);
-      loose.set(statement.connection, ends ? [] : [...before, statement]);
-      continue;
-    }
-    if (!begins) transaction.push(statement);
-    if (ends) open.delete(statement.connection);
-    if (text.includes('synchronous_commit')) for (const member of transaction) taken.add(member);
-    if (taken.has(transaction[0]!)) for (const member of transaction) taken.add(member);
-  }
-  return statements.filter((statement) => !taken.has(statement));
-}
-
 /** The statements one POST sends, and its answer. */
 async function counted(api: ReturnType<typeof client>, body: object) {
-  sent = [];
-  try {
-    const answer = await api.post('/v1/artworks', body);
-    // The key's own checks (src/http/plugins/auth.ts, its cache's revalidation) come when they are due, not per POST.
-    return { answer, statements: withoutTakes(sent).filter((statement) => !statement.text.includes('"api_keys"')) };
-  } finally {
-    sent = undefined;
-  }
+  const sent: Sent[] = [];
+  const answer = await posting.run(sent, () => api.post('/v1/artworks', body));
+  // The key's own checks (src/http/plugins/auth.ts, its cache's revalidation) come when they are due, not per POST.
+  return { answer, statements: sent.filter((statement) => !statement.text.includes('"api_keys"')) };
 }
 
 /**
