@@ -24,9 +24,10 @@ export interface UnsentAnswers {
   /**
    * Counts an answer in `bytes()` until it finishes, and closes its connection once it makes no
    * progress for the send timeout while it is on the socket: an answer queued behind an earlier one on
-   * its connection (pipelined) counts from the start, its send timeout only from its turn. Called for every answer, before it is written (Fastify's, at its
-   * onSend) or after (those sent before the framework, src/http/early/): one already written whole to
-   * the system's socket buffers, or whose connection is gone, holds nothing and is not watched.
+   * its connection (pipelined) counts from the start, its send timeout only from its turn. Called for
+   * every answer, before it is written (Fastify's, at its onSend) or after (those sent before the
+   * framework, src/http/early/): one already written whole to the system's socket buffers, or whose
+   * connection is gone, holds nothing and is not watched.
    */
   watch(request: IncomingMessage, response: ServerResponse): void;
   /** Large reads refused (503) because `bytes()` was past the ceiling. */
@@ -54,9 +55,10 @@ const SHED_RETRY_AFTER_S = 5;
 /**
  * A client that stops reading holds the memory of its answer (the part the system's socket buffers did
  * not take) for as long as its connection lives. Two bounds: the connection is closed once its answer
- * has made no progress for the send timeout — a write still moving bytes, however slowly, resets it —
- * and while the answers held exceed a ceiling, a route that can answer
- * with a large body sheds load with 503 `service_unavailable` and `Retry-After`, rather than growing.
+ * has made no progress for the send timeout with bytes of it waiting on the socket — a write still
+ * moving bytes, however slowly, resets it, and the server's own slowness does not count — and while the
+ * answers held exceed a ceiling, a route that can answer with a large body sheds load with 503
+ * `service_unavailable` and `Retry-After`, rather than growing.
  */
 async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits): Promise<void> {
   const answering = new Set<ServerResponse>();
