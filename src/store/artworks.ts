@@ -9,7 +9,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import { nowIso } from '../clock.js';
 import { columns, tableColumns } from '../db/columns.js';
 import { read, single, transaction } from '../db/run.js';
-import { statement, statementPerPageSize, type Cost, type Params } from '../db/statement.js';
+import { statement, statementPerPageSize, type Cost, type Params, type Statement } from '../db/statement.js';
 import { all, first, type Work } from '../db/work.js';
 import type { ArtworkRow, ArtworksTable, Db, ImageStatus } from '../db/types.js';
 import { knownArtist, resolveArtist, resolveArtists } from './artists.js';
@@ -129,6 +129,36 @@ function withAndWithoutMessages<S>(of: (messages: boolean) => S): (messages: boo
   const withMessages = of(true);
   const withoutMessages = of(false);
   return (messages) => (messages ? withMessages : withoutMessages);
+}
+
+/**
+ * PostgreSQL: a POST's write in the shape its entity's endpoints call for (`shaped`, built both ways by
+ * `withAndWithoutMessages`), its answer, and what the answer says of them, remembered. With the
+ * webhook CTEs for an entity this process has found with an enabled endpoint (store/hooked-entities.ts)
+ * or when `hooked` (the write without them said it has one); else without them, which writes nothing
+ * for an entity that has one: another process may have added it a moment ago. 'hooked' when that
+ * write wrote nothing because of one and its answer gives the POST nothing else to go on (`refused`):
+ * the caller runs it again with `hooked`, as a statement of its own (a `single` work holds one). A
+ * wrong guess costs a statement, never a message. A write whose answer has more to go on (the match)
+ * passes it on, and the POST's next statement follows the answer (docs/architecture.md, The write path).
+ */
+function writeForEndpoints<P, R extends { hooked: boolean | null }>(
+  db: Db, entityId: number, hooked: boolean, shaped: (messages: boolean) => Statement<P, R>, params: P,
+): Work<R[]>;
+function writeForEndpoints<P, R extends { hooked: boolean | null }>(
+  db: Db, entityId: number, hooked: boolean, shaped: (messages: boolean) => Statement<P, R>, params: P,
+  refused: (row: R | undefined) => boolean,
+): Work<R[] | 'hooked'>;
+function* writeForEndpoints<P, R extends { hooked: boolean | null }>(
+  db: Db, entityId: number, hooked: boolean, shaped: (messages: boolean) => Statement<P, R>, params: P,
+  refused: (row: R | undefined) => boolean = () => false,
+): Work<R[] | 'hooked'> {
+  const messages = hooked || mayHaveEndpoints(db, entityId);
+  const rows = yield* all(shaped(messages), params);
+  // The shape of a new work without messages says nothing of them (null): "refused" says it.
+  const said = rows[0]?.hooked;
+  if (said != null) rememberEndpoints(db, entityId, said);
+  return !messages && refused(rows[0]) ? 'hooked' : rows;
 }
 
 /**
@@ -281,8 +311,9 @@ export async function postArtwork(db: Db, actor: Actor, input: ArtworkInput): Pr
     if (fast === 'hooked') fast = await single(db, () => postNewArtworkWork(db, actor, input, at, 'hooked'));
     if (typeof fast === 'object') {
       if ('created' in fast) return fast;
-      const reposted = await single(db, () => repostWork(db, actor, input, fast, at));
-      if (reposted) return reposted;
+      let reposted = await single(db, () => repostWork(db, actor, input, fast, at, false));
+      if (reposted === 'hooked') reposted = await single(db, () => repostWork(db, actor, input, fast, at, true));
+      if (typeof reposted === 'object') return reposted;
     }
   }
   return transaction(db, () => postArtworkWork(db, actor, input));
@@ -318,16 +349,15 @@ function* postNewArtworkWork(
   } else if (attempt === 'first' && repostLikely(db, actor.entityId)) {
     return yield* repostUnchangedWork(db, actor, input, keys, artist, at);
   }
-  const messages = attempt === 'hooked' || mayHaveEndpoints(db, actor.entityId);
   const values = newArtwork(actor, input, artist, fingerprint, at);
   const { entries, delta } = artworkRecord(null, { ...values, id: 0 }, null, at);
   const write = recordedWrite(actor, entries, delta, at, values.image_url === null ? [] : [values.image_url]);
-  const rows = yield* all(insertAndRecord(messages)(write), { ...values, ...write, ...keys });
-  const [row] = rows;
-  if (messages && row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
   // Without messages, nothing inserted and no match: the entity has an endpoint (or, rarely, a concurrent
   // POST of the same work took its keys, which the statement with messages then finds): again with them.
-  if (!messages && row?.inserted_id == null && row?.matched == null) return 'hooked';
+  const rows = yield* writeForEndpoints(db, actor.entityId, attempt === 'hooked', (messages) => insertAndRecord(messages)(write),
+    { ...values, ...write, ...keys }, (answer) => answer?.inserted_id == null && answer?.matched == null);
+  if (rows === 'hooked') return 'hooked';
+  const [row] = rows;
   rememberPosted(db, actor.entityId, row?.inserted_id == null);
   if (row?.inserted_id == null) return matchOf(rows, input, artist);
   return { artwork: { ...values, id: Number(row.inserted_id) }, created: true, changed: true };
@@ -344,13 +374,12 @@ function* repostUnchangedWork(db: Db, actor: Actor, input: ArtworkInput, keys: M
   const { entries, delta } = artworkRecord({ ...after, last_synced_at: HELD_SYNC }, after, null, at);
   const write = recordedWrite(actor, entries, delta, at, []);
   const sent = Object.fromEntries(INPUT_COLUMNS.map((column) => [column, input[column] ?? null])) as Sent;
-  const messages = mayHaveEndpoints(db, actor.entityId);
-  const rows = yield* all(repostUnchanged(messages), {
+  // Without messages it writes nothing for an entity with an endpoint, and answers the match or none.
+  const rows = yield* writeForEndpoints(db, actor.entityId, false, repostUnchanged, {
     ...sent, ...keys, ...write, artist_id: values.artist_id, artist_linked_at: values.artist_linked_at, feed_id: actor.feedId ?? null,
     fingerprint_version: SLUG_VERSION, heldSync: JSON.stringify(HELD_SYNC),
   });
   const [row] = rows;
-  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
   if (row?.updated) {
     const { row_version: version, ...artwork } = row.updated;
     rememberArtwork(db, artwork, version);
@@ -384,9 +413,10 @@ function* repostStoredWork(
   // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
   if (touchesImages(entries)) return undefined;
   const write = recordedWrite(actor, entries, delta, at, imageUrlsSet(posted.artwork, stored.row));
-  const rows = yield* all(updateStoredAndRecord(mayHaveEndpoints(db, actor.entityId))(write), { ...posted.artwork, ...keys, rowVersion: stored.version, ...write });
+  // Without messages it writes nothing for an entity with an endpoint, and answers the match.
+  const rows = yield* writeForEndpoints(db, actor.entityId, false, (messages) => updateStoredAndRecord(messages)(write),
+    { ...posted.artwork, ...keys, rowVersion: stored.version, ...write });
   const [row] = rows;
-  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
   if (row?.id != null) {
     rememberArtwork(db, posted.artwork, row.row_version!, stored.row);
     rememberPosted(db, actor.entityId, true);
@@ -411,19 +441,25 @@ function matchOf(rows: readonly MatchesAnswer[], input: ArtworkInput, artist: Pa
 const imageUrlsSet = (artwork: ArtworkRow, stored: ArtworkRow): string[] =>
   (artwork.image_url !== null && artwork.image_url !== stored.image_url ? [artwork.image_url] : []);
 
-/** PostgreSQL: a re-post of the artwork the first statement found, in one more statement; undefined when it wrote nothing. */
-function* repostWork(db: Db, actor: Actor, input: ArtworkInput, { existing, artist }: Repost, at: string): Work<PostedArtwork | undefined> {
+/**
+ * PostgreSQL: a re-post of the artwork the first statement found, in one more statement; undefined when
+ * it wrote nothing. 'hooked' when it left the webhook CTEs out for an entity that has an endpoint: the
+ * caller runs it again with them (`hooked`).
+ */
+function* repostWork(
+  db: Db, actor: Actor, input: ArtworkInput, { existing, artist }: Repost, at: string, hooked: boolean,
+): Work<PostedArtwork | undefined | 'hooked'> {
   const { row_version: rowVersion, ...stored } = existing;
   const { posted, entries, delta } = mergePost(actor, stored, input, artist, null, at);
   // An image URL let go, or views changed, take statements of their own (store/images.ts): the general way.
   if (touchesImages(entries)) return undefined;
   const write = recordedWrite(actor, entries, delta, at, imageUrlsSet(posted.artwork, stored));
   const params = { ...posted.artwork, rowVersion, ...write };
-  const messages = mayHaveEndpoints(db, actor.entityId);
-  let [row] = yield* all(updateAndRecord(messages)(write), params);
-  if (row) rememberEndpoints(db, actor.entityId, Boolean(row.hooked));
   // Without messages it wrote nothing for an entity with an endpoint: again with them.
-  if (!messages && row?.id == null && row?.hooked) [row] = yield* all(updateAndRecord(true)(write), params);
+  const rows = yield* writeForEndpoints(db, actor.entityId, hooked, (messages) => updateAndRecord(messages)(write), params,
+    (answer) => answer?.id == null && answer?.hooked === true);
+  if (rows === 'hooked') return 'hooked';
+  const [row] = rows;
   if (row?.id == null) return undefined;
   rememberArtwork(db, posted.artwork, row.row_version!, stored);
   return posted;

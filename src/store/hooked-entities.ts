@@ -1,4 +1,5 @@
 import type { Db } from '../db/types.js';
+import { entityMarks } from './entity-marks.js';
 
 /**
  * PostgreSQL: the entities this process last found with an enabled webhook endpoint. A new artwork's
@@ -7,30 +8,17 @@ import type { Db } from '../db/types.js';
  * the entity has an enabled endpoint after all: the statement then says so, and the statement with the
  * CTEs runs instead (store/artworks.ts, `insertAndRecordOf`). A wrong guess costs one more statement, never
  * a message: an endpoint another process created a moment ago is seen by the statement itself. One set
- * per database, as store/artists.ts keeps its artists; bounded, the least recently found going first.
+ * per database, bounded (store/entity-marks.ts), the least recently found going first.
  */
 const HOOKED_MAX = 10_000;
-
-const hookedByDatabase = new WeakMap<object, Set<number>>();
-
-function hookedOf(db: Db): Set<number> {
-  const database = db.getExecutor().adapter;
-  let hooked = hookedByDatabase.get(database);
-  if (!hooked) hookedByDatabase.set(database, (hooked = new Set()));
-  return hooked;
-}
+const hookedOf = entityMarks(HOOKED_MAX);
 
 /** Whether the entity had an enabled endpoint when this process last looked; the statement checks. */
 export const mayHaveEndpoints = (db: Db, entityId: number): boolean => hookedOf(db).has(entityId);
 
-/** What a statement found of the entity's enabled endpoints. */
+/** What a statement found of the entity's enabled endpoints; found, it is the newest mark. */
 export function rememberEndpoints(db: Db, entityId: number, hooked: boolean): void {
-  const set = hookedOf(db);
-  set.delete(entityId);
-  if (!hooked) return;
-  set.add(entityId);
-  for (const oldest of set) {
-    if (set.size <= HOOKED_MAX) break;
-    set.delete(oldest);
-  }
+  const marks = hookedOf(db);
+  marks.unmark(entityId);
+  if (hooked) marks.mark(entityId);
 }

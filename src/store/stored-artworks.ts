@@ -1,4 +1,5 @@
 import type { ArtworkRow, Db } from '../db/types.js';
+import { entityMarks } from './entity-marks.js';
 
 /**
  * PostgreSQL: the artworks this process last re-posted, as stored, each with its row version
@@ -84,33 +85,17 @@ function sizeOf(row: ArtworkRow): number | undefined {
  * The entities whose last POST by this process was a re-post. For one of them, a POST of a work this
  * process does not hold is tried first as a re-post that changes nothing but the sync time (the common
  * POST of a sync: store/artworks.ts, `repostUnchangedOf`, one statement instead of two); for any other,
- * as a new work (one statement). A wrong guess costs one more statement, never a wrong write. Bounded,
- * the earliest added going first.
+ * as a new work (one statement). A wrong guess costs one more statement, never a wrong write. One set
+ * per database, bounded (store/entity-marks.ts), the earliest added going first.
  */
 const REPOSTING_MAX = 10_000;
-const repostingByDatabase = new WeakMap<object, Set<number>>();
-
-function repostingOf(db: Db): Set<number> {
-  const database = db.getExecutor().adapter;
-  let reposting = repostingByDatabase.get(database);
-  if (!reposting) repostingByDatabase.set(database, (reposting = new Set()));
-  return reposting;
-}
+const repostingOf = entityMarks(REPOSTING_MAX);
 
 /** Whether the entity's last POST by this process was a re-post. */
 export const repostLikely = (db: Db, entityId: number): boolean => repostingOf(db).has(entityId);
 
-/** What a POST of the entity turned out to be. */
+/** What a POST of the entity turned out to be; an entity still re-posting keeps its place. */
 export function rememberPosted(db: Db, entityId: number, reposted: boolean): void {
-  const reposting = repostingOf(db);
-  if (reposting.has(entityId) === reposted) return;
-  if (!reposted) {
-    reposting.delete(entityId);
-    return;
-  }
-  reposting.add(entityId);
-  for (const oldest of reposting) {
-    if (reposting.size <= REPOSTING_MAX) break;
-    reposting.delete(oldest);
-  }
+  if (reposted) repostingOf(db).mark(entityId);
+  else repostingOf(db).unmark(entityId);
 }

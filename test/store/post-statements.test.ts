@@ -66,6 +66,17 @@ async function warmUp(api: ReturnType<typeof client>) {
   expect((await api.post('/v1/artworks', { title: 'Warm-up, new', artist_name: 'Ada Berg' })).body.created).toBe(true);
 }
 
+/** An enabled webhook endpoint written straight into the database, as another process would: this one has not seen it. */
+async function endpointBehindTheBack(entityId: number): Promise<number> {
+  return (await sql<{ id: number }>`insert into webhook_endpoints (owner_id, url, events, description, enabled, secret, created_at, updated_at)
+    values (${entityId}, 'https://hooks.example/in', '*', '', 1, 'whsec_test', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')
+    returning id`.execute(t.handle.db)).rows[0]!.id;
+}
+
+/** The entity's webhook messages, in the order they were written. */
+const messagesOf = async (entityId: number) => (await sql<{ type: string; record_id: number }>`select type, record_id from webhook_messages
+  where owner_id = ${entityId} order by seq`.execute(t.handle.db)).rows;
+
 describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the driver', () => {
   const work = {
     title: 'Driver Study', artist_name: 'Ada Berg', creation_year: 2019, price: 9_007_199_254_740, currency: 'EUR',
@@ -175,8 +186,7 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
   test('a new work of an entity without endpoints: its statement has no webhook CTEs; an endpoint another process adds gets its message', async () => {
     const gallery = await tenant(t);
     const api = client(t, gallery.key);
-    const messages = async () => (await sql<{ type: string; record_id: number }>`select type, record_id from webhook_messages
-      where owner_id = ${gallery.entityId} order by seq`.execute(t.handle.db)).rows;
+    const messages = () => messagesOf(gallery.entityId);
 
     expect((await api.post('/v1/artworks', { title: 'Warm-up' })).status).toBe(201);
     const plain = await counted(api, { title: 'Unhooked Study' });
@@ -184,10 +194,7 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     expect(plain.statements).toHaveLength(1);
     expect(plain.statements[0]!.text).not.toContain('insert into webhook_messages');
 
-    // Written straight into the database, as another process would: this one has not seen it.
-    const { id: endpoint } = (await sql<{ id: number }>`insert into webhook_endpoints (owner_id, url, events, description, enabled, secret, created_at, updated_at)
-      values (${gallery.entityId}, 'https://hooks.example/in', '*', '', 1, 'whsec_test', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')
-      returning id`.execute(t.handle.db)).rows[0]!;
+    const endpoint = await endpointBehindTheBack(gallery.entityId);
     const hooked = await counted(api, { title: 'Hooked Study' });
     expect(hooked.answer.status).toBe(201);
     expect(hooked.statements).toHaveLength(2);
@@ -208,8 +215,7 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
   test('a re-post of an entity without endpoints: its statements have no webhook CTEs; an endpoint another process adds gets its message', async () => {
     const gallery = await tenant(t);
     const api = client(t, gallery.key);
-    const messages = async () => (await sql<{ type: string; record_id: number }>`select type, record_id from webhook_messages
-      where owner_id = ${gallery.entityId} order by seq`.execute(t.handle.db)).rows;
+    const messages = () => messagesOf(gallery.entityId);
     const posted = await api.post('/v1/artworks', { title: 'Quiet Study' });
     for (const count of [2, 1]) {
       const reposted = await counted(api, { title: 'Quiet Study' });
@@ -218,9 +224,7 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
       for (const statement of reposted.statements) expect(statement.text).not.toContain('insert into webhook_messages');
     }
 
-    // Written straight into the database, as another process would: this one has not seen it.
-    await sql`insert into webhook_endpoints (owner_id, url, events, description, enabled, secret, created_at, updated_at)
-      values (${gallery.entityId}, 'https://hooks.example/in', '*', '', 1, 'whsec_test', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`.execute(t.handle.db);
+    await endpointBehindTheBack(gallery.entityId);
     const hooked = await counted(api, { title: 'Quiet Study', price: 3 });
     expect(hooked.answer.body).toMatchObject({ id: posted.body.id, created: false });
     expect(hooked.statements).toHaveLength(2);
@@ -228,6 +232,27 @@ describe.runIf(DIALECT === 'postgres')('POST /v1/artworks on PostgreSQL, at the 
     const next = await counted(api, { title: 'Quiet Study', price: 4 });
     expect(next.statements).toHaveLength(1);
     expect(next.statements[0]!.text).toContain('insert into webhook_messages');
+    expect(await messages()).toHaveLength(2);
+  });
+
+  test('a re-post of a work this process does not hold, once an endpoint was added behind its back: its message, in three statements (the write again with the CTEs as a statement of its own), then one', async () => {
+    const gallery = await tenant(t);
+    const api = client(t, gallery.key);
+    const messages = () => messagesOf(gallery.entityId);
+    // A new work: this process does not hold it, and the entity's next POST is taken for a new one.
+    const posted = await api.post('/v1/artworks', { title: 'Unheld Study' });
+    expect(posted.status).toBe(201);
+
+    await endpointBehindTheBack(gallery.entityId);
+    const hooked = await counted(api, { title: 'Unheld Study', price: 3 });
+    expect(hooked.answer.status).toBe(201);
+    expect(hooked.answer.body).toMatchObject({ id: posted.body.id, created: false });
+    expect(hooked.statements).toHaveLength(3);
+    expect(hooked.statements[2]!.text).toContain('insert into webhook_messages');
+    expect(await messages()).toEqual([{ type: 'artwork.updated', record_id: posted.body.id }]);
+    expect((await api.get(`/v1/artworks/${posted.body.id}`)).body.price).toBe(3);
+    const next = await counted(api, { title: 'Unheld Study', price: 4 });
+    expect(next.statements).toHaveLength(1);
     expect(await messages()).toHaveLength(2);
   });
 
