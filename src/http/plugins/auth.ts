@@ -107,10 +107,8 @@ function authorize(app: FastifyInstance, cache: KeyCache, request: FastifyReques
   })();
 }
 
-async function lookUp(app: FastifyInstance, cache: KeyCache, hash: string, now: number) {
-  const fresh = await findKeyByHash(app.db, hash);
-  return fresh && cache.set(hash, fresh, now);
-}
+/** The one place a request looks its key up: shared by the requests of that key meanwhile (key-cache.ts, `lookUp`). */
+const lookUp = (app: FastifyInstance, cache: KeyCache, hash: string, now: number) => cache.lookUp(hash, now, () => findKeyByHash(app.db, hash));
 
 /** The token of an `Authorization: Bearer …` header (not yet checked against the key format). */
 export const bearerToken = (authorization: string | undefined): string | undefined =>

@@ -30,6 +30,13 @@ export interface KeyCacheEntry {
   checked: number;
 }
 
+/** A look-up of one key in flight, shared by every request of that key that comes while it runs. */
+interface Flight {
+  /** When the look-up started: the `checked` of the entry it caches. */
+  started: number;
+  entry: Promise<KeyCacheEntry | undefined>;
+}
+
 /** Cached key hashes by one field of their entry (entity id, key prefix, key id): a drop reads only the entries it drops. */
 class HashesBy<K> {
   private readonly hashes = new Map<K, Set<string>>();
@@ -66,6 +73,10 @@ class HashesBy<K> {
  * Each round and each drop costs what it reads, not the size of the cache (10,000 keys): a round reads
  * the RECHECK_MAX most recently cached keys, kept apart in that order, and a drop finds its entries by
  * entity, key prefix or key id (bench/key-cache.mjs, docs/performance.md, API key cache).
+ *
+ * A key not cached (or no longer usable as cached) is looked up once however many requests of it come
+ * while the look-up runs (`lookUp`): they share it, its entry or its failure. Only look-ups in flight
+ * are held, one per key hash, each gone when it settles.
  */
 export class KeyCache {
   private readonly entries = new Map<string, KeyCacheEntry>();
@@ -74,8 +85,12 @@ export class KeyCache {
   private readonly byEntity = new HashesBy<number>();
   private readonly byPrefix = new HashesBy<string>();
   private readonly byKeyId = new HashesBy<number>();
-  private readonly onEntity = (entityId: number) => this.removeAll(this.byEntity.of(entityId));
-  private readonly onKey = (prefix: string) => this.removeAll(this.byPrefix.of(prefix));
+  /** The look-ups in flight, by key hash. */
+  private readonly flights = new Map<string, Flight>();
+  /** Counts the drops made in this process: a look-up that a drop overtook does not cache what it read. */
+  private drops = 0;
+  private readonly onEntity = (entityId: number) => this.dropped(this.byEntity.of(entityId));
+  private readonly onKey = (prefix: string) => this.dropped(this.byPrefix.of(prefix));
   private timer: NodeJS.Timeout | undefined;
   private checking = false;
 
@@ -96,16 +111,45 @@ export class KeyCache {
     return entry;
   }
 
+  /**
+   * The key of `hash` as the database has it, cached (undefined when there is none). Requests that come
+   * while a look-up of the same hash runs wait for that one instead of sending their own: one statement
+   * for a flood of requests whose key's entry ran out, not one per request (docs/performance.md, API key
+   * cache). A look-up that fails fails each of them alike. A look-up is joined only within KEY_CHECK_MS of
+   * its start, the age a cached entry may have, and not across a drop made in this process: a request
+   * that comes after a revocation or a pause here never gets what was read before it.
+   */
+  lookUp(hash: string, now: number, load: () => Promise<KeyWithEntity | undefined>): Promise<KeyCacheEntry | undefined> {
+    const flying = this.flights.get(hash);
+    if (flying && now - flying.started < KEY_CHECK_MS) return flying.entry;
+    const drops = this.drops;
+    const landed = () => {
+      if (this.flights.get(hash) === flight) this.flights.delete(hash);
+    };
+    const flight: Flight = {
+      started: now,
+      entry: new Promise<KeyWithEntity | undefined>((resolve) => resolve(load())).then((found) => {
+        landed();
+        if (!found) return undefined;
+        // Overtaken by a drop: answered as read (the requests came before it), not cached.
+        if (drops !== this.drops) return this.entryOf(found, now);
+        // A look-up that started later has already cached what it read.
+        const cached = this.entries.get(hash);
+        return cached && cached.checked >= now ? cached : this.set(hash, found, now);
+      }, (error: unknown) => {
+        landed();
+        throw error;
+      }),
+    };
+    this.flights.set(hash, flight);
+    return flight.entry;
+  }
+
   set(hash: string, found: KeyWithEntity, now: number) {
     if (this.entries.size >= this.maxEntries) this.clear();
     else this.remove(hash);
-    const { key, entity } = found;
-    const entry = {
-      found: { key, entity, scopes: keyScopes(key), actor: { entityId: entity.id, entitySlug: entity.slug, source: `api:${key.prefix}` } },
-      expires: now + this.ttlMs,
-      touched: key.last_used_at ? Date.parse(key.last_used_at) : 0,
-      checked: now,
-    };
+    const entry = this.entryOf(found, now);
+    const { key } = found;
     this.entries.set(hash, entry);
     this.byEntity.add(entry.found.actor.entityId, hash);
     this.byPrefix.add(key.prefix, hash);
@@ -115,10 +159,20 @@ export class KeyCache {
     return entry;
   }
 
+  private entryOf({ key, entity }: KeyWithEntity, now: number): KeyCacheEntry {
+    return {
+      found: { key, entity, scopes: keyScopes(key), actor: { entityId: entity.id, entitySlug: entity.slug, source: `api:${key.prefix}` } },
+      expires: now + this.ttlMs,
+      touched: key.last_used_at ? Date.parse(key.last_used_at) : 0,
+      checked: now,
+    };
+  }
+
   close(): void {
     clearInterval(this.timer);
     invalidations.off('entity-changed', this.onEntity);
     invalidations.off('key-changed', this.onKey);
+    this.flights.clear();
     this.clear();
   }
 
@@ -145,6 +199,13 @@ export class KeyCache {
     } finally {
       this.checking = false;
     }
+  }
+
+  /** A revocation or a pause in this process: its entries go, and no look-up started before it is joined or cached. */
+  private dropped(hashes: readonly string[]): void {
+    this.drops++;
+    this.flights.clear();
+    this.removeAll(hashes);
   }
 
   private removeAll(hashes: readonly string[]): void {
