@@ -438,11 +438,10 @@ export async function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => 
  * `endJob`, and with `next` the take of the kind's next job (`takeJob`, round-robin as ever) in the
  * same transaction: a slot that ends a job starts its next one for one transaction, not two
  * (docs/performance.md, Webhooks; the freed place in its group is seen by the take, its own
- * transaction's delete). Such a transaction commits without waiting for the disk, as a take does:
- * it holds the entity's turn (`served`), which every write queuing a job of the entity waits for
- * (`ensureTurn`'s conflict check), and with a synchronous commit the writes of a busy entity queued
- * behind each one's fsync. An end lost in a
- * database crash is a job run again: delivery is at least once (docs/api.md, Webhooks).
+ * transaction's delete). Such a transaction commits without waiting for the disk, as a take does: it
+ * holds the entity's turn (`served`), which other takes of the entity skip (SKIP LOCKED) until it
+ * commits, and writes never wait for (`noTurn`). An end lost in a database crash is a job run
+ * again: delivery is at least once (docs/api.md, Webhooks).
  */
 export function endAndTake(db: Db, job: TakenJob, end: JobEnd, also: EndWrites & { next?: TakeOptions | undefined }): Promise<EndAndTake> {
   const postgres = isPostgres(db);
