@@ -23,9 +23,11 @@ export interface UnsentAnswers {
   full(): boolean;
   /**
    * Counts an answer in `bytes()` until it finishes, and closes its connection once it makes no
-   * progress for the send timeout. Called for every answer, before it is written (Fastify's, at its
-   * onSend) or after (those sent before the framework, src/http/early/): one already written whole to
-   * the system's socket buffers, or whose connection is gone, holds nothing and is not watched.
+   * progress for the send timeout while it is on the socket: an answer queued behind an earlier one on
+   * its connection (pipelined) counts from the start, its send timeout only from its turn. Called for
+   * every answer, before it is written (Fastify's, at its onSend) or after (those sent before the
+   * framework, src/http/early/): one already written whole to the system's socket buffers, or whose
+   * connection is gone, holds nothing and is not watched.
    */
   watch(request: IncomingMessage, response: ServerResponse): void;
   /** Large reads refused (503) because `bytes()` was past the ceiling. */
@@ -41,45 +43,63 @@ export interface SlowReaderLimits {
   unsentMaxBytes: number;
 }
 
+/** The answers watched on one connection, and the one of them on its socket now, if any. */
+interface Connection {
+  answers: Map<ServerResponse, () => void>;
+  current: ServerResponse | undefined;
+}
+
 /** How long a client refused for the ceiling waits: about the time a stuck client takes to be dropped. */
 const SHED_RETRY_AFTER_S = 5;
 
 /**
  * A client that stops reading holds the memory of its answer (the part the system's socket buffers did
  * not take) for as long as its connection lives. Two bounds: the connection is closed once its answer
- * has made no progress for the send timeout — a write still moving bytes, however slowly, resets it —
- * and while the answers held exceed a ceiling, a route that can answer
- * with a large body sheds load with 503 `service_unavailable` and `Retry-After`, rather than growing.
+ * has made no progress for the send timeout with bytes of it waiting on the socket — a write still
+ * moving bytes, however slowly, resets it, and the server's own slowness does not count — and while the
+ * answers held exceed a ceiling, a route that can answer with a large body sheds load with 503
+ * `service_unavailable` and `Retry-After`, rather than growing.
  */
 async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits): Promise<void> {
   const answering = new Set<ServerResponse>();
   /**
-   * The answers watched on each connection, each with what stops watching it. One 'timeout' and one
-   * 'close' listener per connection however many answers it pipelines: a listener per answer passed
-   * Node's MaxListeners and counted one stuck connection once per answer it held.
+   * Per connection: the answers watched on it, each with what stops watching it, and which of them is
+   * the connection's current answer (the one on its socket). One 'close' listener per connection
+   * however many answers it pipelines: a listener per answer passed Node's MaxListeners.
    */
-  const connections = new WeakMap<Socket, Map<ServerResponse, () => void>>();
-  // Node's server closes a connection whose socket times out; this only counts it.
-  const onTimeout = () => { unsent.dropped += 1; };
+  const connections = new WeakMap<Socket, Connection>();
   // An answer queued behind another on its connection (pipelined) has no socket of its own yet, and
   // Node 22 emits neither finish nor close on it when the connection closes: settled here.
   function onClose(this: Socket) {
-    for (const settle of connections.get(this)?.values() ?? []) settle();
+    for (const settle of connections.get(this)?.answers.values() ?? []) settle();
   }
   // Node emits a socket's timeout only at the second check in a row that finds its queued write
   // unchanged (net.Socket's _onTimeout), so checking every half timeout drops a stuck client after
   // about the send timeout.
   const checkEveryMs = Math.ceil(limits.sendTimeoutMs / 2);
-  const watchedOn = (socket: Socket) => {
+  /**
+   * Node's server emits a socket's timeout on the connection's current answer and closes the
+   * connection only if nobody listens: listening on the watched current answer, this decides. Bytes
+   * queued on the socket and unmoved for the check: the client takes nothing, it is dropped and counted.
+   * Nothing queued: the server has not written the rest of the answer yet (a streamed page's next
+   * slice), which is no fault of the client's; the next write starts the timer again.
+   */
+  function onStall(this: ServerResponse, socket: Socket) {
+    if (socket.destroyed || this.writableLength === 0) return;
+    unsent.dropped += 1;
+    socket.destroy();
+  }
+  /**
+   * The send timeout runs only while the connection's current answer is watched: it is on the socket,
+   * with bytes to send (docs/performance.md, Pipelined requests behind a watched answer). An answer
+   * queued behind another (pipelined) waits for the server, not for the client.
+   */
+  const sending = (socket: Socket, connection: Connection, response: ServerResponse) => {
+    connection.current = response;
+    response.on('timeout', onStall);
     // Set again for each answer: Node's server sets its own timeouts on a connection between the
     // requests it pipelines (keep-alive).
     socket.setTimeout(checkEveryMs);
-    let watched = connections.get(socket);
-    if (watched === undefined) {
-      connections.set(socket, (watched = new Map<ServerResponse, () => void>()));
-      socket.once('timeout', onTimeout).once('close', onClose);
-    }
-    return watched;
   };
   const unsent: UnsentAnswers = {
     bytes: () => {
@@ -94,24 +114,39 @@ async function slowReadersPlugin(app: FastifyInstance, limits: SlowReaderLimits)
       if (typeof socket?.setTimeout !== 'function' || socket.destroyed || answering.has(response)) return;
       // Written whole to the system's socket buffers already (`end()` returned with nothing queued).
       if (response.writableEnded && response.writableLength === 0) return;
-      const watched = watchedOn(socket);
+      let connection = connections.get(socket);
+      if (connection === undefined) {
+        connections.set(socket, (connection = { answers: new Map(), current: undefined }));
+        socket.once('close', onClose);
+      }
+      const watched = connection;
+      // Queued behind an earlier answer on its connection (Node's pipelining queue: no socket yet). Its
+      // bytes count against the ceiling from now on; its send timeout starts when Node hands it the
+      // socket, after the answers before it have been sent.
+      const onSocket = () => sending(socket, watched, response);
       const settle = () => {
         answering.delete(response);
-        response.off('finish', settle).off('close', settle);
-        watched.delete(response);
-        if (watched.size > 0) return;
-        connections.delete(socket);
-        socket.off('timeout', onTimeout).off('close', onClose);
-        // With nothing left to send, the send timeout is taken off the connection, as Node's server
-        // resets its own (to server.timeout). Left on, it closed a connection whose client had pipelined
-        // more requests as soon as the server took longer than it to answer the next one, with nothing
-        // unsent and uncounted (docs/performance.md, Pipelined requests behind a watched answer). A
-        // keep-alive timeout Node's server set meanwhile (its 'finish' listener runs first) stays.
+        response.off('finish', settle).off('close', settle).off('socket', onSocket).off('timeout', onStall);
+        watched.answers.delete(response);
+        if (watched.current === response) watched.current = undefined;
+        if (watched.answers.size === 0) {
+          connections.delete(socket);
+          socket.off('close', onClose);
+        }
+        if (watched.current !== undefined) return;
+        // With no watched answer on the socket, the send timeout is taken off the connection, as Node's
+        // server resets its own (to server.timeout). Left on, it closed a connection whose client had
+        // pipelined more requests as soon as the server took longer than it to answer the next one,
+        // with nothing unsent and uncounted (docs/performance.md, Pipelined requests behind a watched
+        // answer). A keep-alive timeout Node's server set meanwhile (its 'finish' listener runs first,
+        // and hands the socket to the next answer in line) stays.
         if (socket.timeout === checkEveryMs) socket.setTimeout(app.server.timeout);
       };
-      watched.set(response, settle);
+      watched.answers.set(response, settle);
       answering.add(response);
       response.once('finish', settle).once('close', settle);
+      if (response.socket === socket) sending(socket, watched, response);
+      else response.once('socket', onSocket);
     },
     shed: 0,
     dropped: 0,
