@@ -11,14 +11,15 @@ import { sweepKind, type JobKind, type JobRunner, type Sweep } from '../jobs/ind
 import { FEED_RUN_JOB, sweepFeedRuns } from '../store/feeds.js';
 import { deleteExpiredIdempotencyKeys } from '../store/idempotency.js';
 import { IMAGE_JOB } from '../store/images.js';
-import { ensureRecurring, sweepJobFailures } from '../store/jobs.js';
+import { ensureRecurring, sweepJobFailures, sweepJobTurns } from '../store/jobs.js';
 import { purgeTrash } from '../store/trash.js';
 import { UNDO_JOB } from '../store/undo.js';
 import { deleteExpiredSessions } from '../store/users.js';
 import { WEBHOOK_JOB, sweepMessages } from '../store/webhooks.js';
 import { webhookJobKind } from '../webhooks/job.js';
 
-const HOUR = 3_600_000;
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 
 interface Rooms { db: Db; config: Config; imageStore: ImageStore; feedFetch: FastifyInstance['feedFetch'] }
 
@@ -34,6 +35,9 @@ const SWEEPS: ReadonlyArray<{ name: string; everyMs: number; sweep: (rooms: Room
   { name: 'image_files', everyMs: HOUR, sweep: ({ db, imageStore }) => (now) => sweepImages(db, imageStore, now) },
   { name: 'job_failures', everyMs: HOUR, sweep: ({ db }) => (now) => sweepJobFailures(db, now) },
   { name: 'trash', everyMs: HOUR, sweep: ({ db, config }) => (now) => purgeTrash(db, now, config.trashDays) },
+  // A job left without its entity's turn by a write racing the end of the entity's last job waits for
+  // this at most (store/jobs.ts, "turns restored"; the runner's own check catches nearly all first).
+  { name: 'job_turns', everyMs: MINUTE, sweep: ({ db }) => () => sweepJobTurns(db) },
 ];
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterCommit } from '../db/run.js';
 import type { Db } from '../db/types.js';
 import type { Work } from '../db/work.js';
-import { endAndTake, renewJob, takeNextJob, type TakeOptions, type TakeResult, type Taken, type TakenJob } from '../store/jobs.js';
+import { endAndTake, renewJob, restoreTurns, takeNextJob, type TakeOptions, type TakeResult, type Taken, type TakenJob } from '../store/jobs.js';
 import { JobLease, JobLost } from './lease.js';
 
 /** A job as its handler sees it (src/jobs/README.md). */
@@ -122,6 +122,13 @@ export class JobRunner {
   /** Takes of a slot's own, per kind, counted once ended (what they saw noted), not those in a job's end (tests). */
   readonly takes = new Map<string, number>();
   private readonly saturatedMs: number;
+  /**
+   * Per kind, the entities whose turn this process's ends dropped (PostgreSQL): `fresh` since the kind's
+   * last poll, `aged` before it. Each poll has the aged ones checked (`restoreTurns`): a write that
+   * queued a job of such an entity while the turn was being dropped saw the turn and made none
+   * (store/jobs.ts, "turns restored"); a poll later it has committed, and its job gets the turn.
+   */
+  private readonly droppedTurns = new Map<string, { fresh: Set<number>; aged: Set<number> }>();
 
   private readonly stopListening: () => void;
 
@@ -205,7 +212,34 @@ export class JobRunner {
     // (`loop`), so a backlog found by the poll still reaches every slot, and 8 idle slots of two
     // processes cost 2 takes a second instead of 16 (docs/performance.md, Webhooks).
     const waiting = this.wake.get(kind.name)!;
-    this.polls.push(setInterval(() => waiting.shift()?.(), kind.pollMs ?? this.pollMs));
+    this.polls.push(setInterval(() => {
+      waiting.shift()?.();
+      this.checkDroppedTurns(kind.name);
+    }, kind.pollMs ?? this.pollMs));
+  }
+
+  /** An end of this process dropped the entity's turn: checked at the kind's poll after next (`droppedTurns`). */
+  private droppedTurn(kind: string, entityId: number): void {
+    let drops = this.droppedTurns.get(kind);
+    if (!drops) this.droppedTurns.set(kind, (drops = { fresh: new Set(), aged: new Set() }));
+    drops.fresh.add(entityId);
+  }
+
+  /**
+   * The turns dropped before the kind's last poll: each such entity that has a job and no turn gets its
+   * turn, in one statement (its commit nudges the kind). What this misses, `sweep_job_turns` repairs.
+   */
+  private checkDroppedTurns(kind: string): void {
+    const drops = this.droppedTurns.get(kind);
+    if (!drops) return;
+    const due = drops.aged;
+    drops.aged = drops.fresh;
+    drops.fresh = new Set();
+    if (drops.aged.size === 0) this.droppedTurns.delete(kind);
+    if (due.size === 0) return;
+    restoreTurns(this.options.db, kind, [...due]).then((restored) => {
+      if (restored > 0) this.options.log.info({ kind, restored }, 'job turns restored after a write raced the end of its entity\'s last job');
+    }, (error: unknown) => this.options.log.warn({ err: error, kind }, 'job turns not checked; sweep_job_turns repairs them'));
   }
 
   private async loop(kind: JobKind<unknown>): Promise<void> {
@@ -313,7 +347,8 @@ export class JobRunner {
       : { retryAt: this.iso(result.at), attempts: result.end === 'retry' ? taken.attempts + 1 : 0, failed };
     const take = takeNext && !this.closed ? this.takeOptions(kind) : undefined;
     try {
-      const { saved, next } = await endAndTake(this.options.db, taken, end, { record: result.record, log: result.log, next: take?.options });
+      const { saved, next, droppedTurn } = await endAndTake(this.options.db, taken, end, { record: result.record, log: result.log, next: take?.options });
+      if (droppedTurn) this.droppedTurn(kind.name, taken.entityId);
       if (!saved) {
         this.options.log.warn({ kind: kind.name, key: taken.key }, 'job lost (its claim changed before the outcome was saved); its result is dropped');
       } else {

@@ -56,10 +56,22 @@ const insertMove = statement((db, p: JobParams) => db.insertInto('jobs').values(
 
 const INSERTS = { keep: insertKeep, reschedule: insertReschedule, move: insertMove };
 
+/**
+ * Whether the statement's snapshot sees no turn of the entity: a plain read, which never waits. A write
+ * inserts the turn only then (`ensureTurn`, `jobsOfClause`): the insert's unique check on a turn row
+ * that an uncommitted take updated (`served`) or end deleted (`deleteClaimedDropTurn`) waits for that
+ * transaction, and with one busy entity every write queued behind the takes (docs/performance.md,
+ * Webhooks, "Writes never wait for takes"). `on conflict do nothing` stays for two writes inserting the
+ * turn at once. What this lets through, an end dropping the turn the write saw, `restoreTurns` repairs.
+ */
+const noTurn = (kind: unknown, entityId: unknown) => sql<boolean>`not exists (
+  select 1 from job_turns seen where seen.kind = ${kind} and seen.entity_id = ${entityId})`;
+
 // An entity never served (or not since its jobs last ran out) goes before every entity served.
-const ensureTurn = statement((db, p: Params<{ kind: string; entityId: number }>) => db.insertInto('job_turns')
-  .values({ kind: p.kind, entity_id: p.entityId, turn: '' })
-  .onConflict((oc) => oc.columns(['kind', 'entity_id']).doNothing()));
+const ensureTurn = statement((db, p: Params<{ kind: string; entityId: number }>) => rawQuery(db, sql`
+  insert into job_turns (kind, entity_id, turn)
+  select cast(${p.kind} as text), cast(${p.entityId} as integer), '' where ${noTurn(p.kind, p.entityId)}
+  on conflict (kind, entity_id) do nothing`));
 
 /** Queues a job in the caller's transaction: it exists exactly when the write that queued it commits. */
 export function* enqueueJob(job: NewJob): Work<void> {
@@ -81,8 +93,8 @@ export interface JobsOf {
 
 /**
  * PostgreSQL, for a write that is one statement (store/changelog.ts, store/images.ts): a job of `kind`
- * for each row the statement's CTE `cte` returns, for one entity, and the entity's turn, as two more
- * CTEs (`<cte>_jobs`, `<cte>_turn`) of that statement. Such a statement says its kinds from its rows
+ * for each row the statement's CTE `cte` returns, for one entity, and the entity's turn if the
+ * statement sees none (`noTurn`), as two more CTEs (`<cte>_jobs`, `<cte>_turn`) of that statement. Such a statement says its kinds from its rows
  * (its `signal`, src/db/statement.ts) when the runner should look at once.
  */
 export const jobsOfClause = (
@@ -96,6 +108,7 @@ export const jobsOfClause = (
   ${sql.raw(cte)}_turn as (
     insert into job_turns (kind, entity_id, turn)
     select ${kind}, cast(${entityId} as integer), '' where exists (select 1 from ${sql.raw(cte)})
+      and ${noTurn(kind, sql`cast(${entityId} as integer)`)}
     on conflict (kind, entity_id) do nothing)`;
 
 const deleteByKey = statement((db, p: Params<{ kind: string; key: string }>) => db.deleteFrom('jobs')
@@ -402,11 +415,12 @@ const dropTurn = statement((db, p: Params<{ kind: string; entityId: number }>) =
  * other job of the entity is left; the statement sees the jobs as they were before it, the deleted
  * one among them, so that one is left out by its id.
  */
-const deleteClaimedDropTurn = statement((db, p: Params<{ id: number; claim: string; kind: string; entityId: number }>) => rawQuery<{ id: number }>(db, sql`
+const deleteClaimedDropTurn = statement((db, p: Params<{ id: number; claim: string; kind: string; entityId: number }>) => rawQuery<{ id: number; dropped: boolean }>(db, sql`
   with gone as (delete from jobs where id = ${p.id} and claim = ${p.claim} returning id),
   turn as (delete from job_turns where kind = ${p.kind} and entity_id = ${p.entityId} and exists (select 1 from gone)
-    and not exists (select 1 from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and id <> ${p.id}))
-  select id from gone`));
+    and not exists (select 1 from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and id <> ${p.id})
+    returning entity_id)
+  select id, exists (select 1 from turn) as dropped from gone`));
 
 /** `done`: deleted; `retryAt`: due again then with `attempts` (0 for a recurring job's next round). */
 export type JobEnd = ({ done: true } | { retryAt: string; attempts: number }) & { failed?: { error: string; at: string } | undefined };
@@ -424,20 +438,31 @@ export async function endJob(db: Db, job: TakenJob, end: JobEnd, record?: () => 
  * `endJob`, and with `next` the take of the kind's next job (`takeJob`, round-robin as ever) in the
  * same transaction: a slot that ends a job starts its next one for one transaction, not two
  * (docs/performance.md, Webhooks; the freed place in its group is seen by the take, its own
- * transaction's delete). Such a transaction commits without waiting for the disk, as a take does:
- * it holds the entity's turn (`served`), which every write queuing a job of the entity waits for
- * (`ensureTurn`'s conflict check), and with a synchronous commit the writes of a busy entity queued
- * behind each one's fsync. An end lost in a
- * database crash is a job run again: delivery is at least once (docs/api.md, Webhooks).
+ * transaction's delete). Such a transaction commits without waiting for the disk, as a take does: it
+ * holds the entity's turn (`served`), which other takes of the entity skip (SKIP LOCKED) until it
+ * commits, and writes never wait for (`noTurn`). An end lost in a database crash is a job run
+ * again: delivery is at least once (docs/api.md, Webhooks).
  */
-export function endAndTake(db: Db, job: TakenJob, end: JobEnd, also: EndWrites & { next?: TakeOptions | undefined }): Promise<{ saved: boolean; next: TakeResult | undefined }> {
+export function endAndTake(db: Db, job: TakenJob, end: JobEnd, also: EndWrites & { next?: TakeOptions | undefined }): Promise<EndAndTake> {
   const postgres = isPostgres(db);
   return transaction(db, function* () {
     // What happened outside whoever holds the job now (a webhook attempt reached its receiver).
     if (also.log) yield* also.log();
-    const saved = yield* ended(job, end, also.record, postgres);
-    return { saved, next: also.next ? yield* take(also.next, postgres) : undefined };
+    const { saved, dropped } = yield* ended(job, end, also.record, postgres);
+    return { saved, droppedTurn: dropped, next: also.next ? yield* take(also.next, postgres) : undefined };
   }, { durable: !also.next });
+}
+
+/**
+ * What `endAndTake` did: whether the end was saved, the take's result, and `droppedTurn`: PostgreSQL
+ * dropped the entity's turn with the job (its last one). A write running at that moment may have seen
+ * the turn and queued a job without one: the runner has such entities' turns checked (`restoreTurns`)
+ * a poll later (src/jobs/runner.ts).
+ */
+export interface EndAndTake {
+  saved: boolean;
+  droppedTurn: boolean;
+  next: TakeResult | undefined;
 }
 
 /** A run's writes with its end: `record` only if the run still held its claim, `log` either way. */
@@ -446,19 +471,20 @@ export interface EndWrites {
   log?: (() => Work<void>) | undefined;
 }
 
-function* ended(job: TakenJob, end: JobEnd, record: (() => Work<void>) | undefined, postgres: boolean): Work<boolean> {
+function* ended(job: TakenJob, end: JobEnd, record: (() => Work<void>) | undefined, postgres: boolean): Work<{ saved: boolean; dropped: boolean }> {
   // A done job's turn is dropped with it on PostgreSQL (one statement), after its record on SQLite
   // (a record that queues a job of the same kind and entity keeps the turn there; on PostgreSQL its
   // queuing makes the turn again, first in line: that job waited for nobody).
   const dropsTurn = 'done' in end && postgres;
-  const kept = 'done' in end
+  const kept: { id: number; dropped?: boolean } | undefined = 'done' in end
     ? yield* first(dropsTurn ? deleteClaimedDropTurn : deleteClaimed, { id: job.id, claim: job.claim, kind: job.kind, entityId: job.entityId })
     : yield* first(again, { id: job.id, claim: job.claim, dueAt: end.retryAt, attempts: end.attempts });
-  if (!kept) return false;
+  if (!kept) return { saved: false, dropped: false };
   if (end.failed) yield* all(insertFailure, { kind: job.kind, entityId: job.entityId, key: job.key, error: end.failed.error.slice(0, 500), at: end.failed.at });
   if (record) yield* record();
+  // SQLite: one writer at a time, so no write is between its look at the turn and its commit now.
   if ('done' in end && !dropsTurn) yield* all(dropTurn, { kind: job.kind, entityId: job.entityId });
-  return true;
+  return { saved: true, dropped: Boolean(kept.dropped) };
 }
 
 // ---- for tests and operators ------------------------------------------------------------------------
@@ -603,6 +629,100 @@ export async function sweepJobFailures(db: Db, now: number): Promise<{ removed: 
     removed += chunk;
     if (chunk < SWEEP_CHUNK) return { removed };
   }
+}
+
+// ---- turns restored ----------------------------------------------------------------------------------
+
+/**
+ * A job is taken only through its entity's turn (`nextEntities`). A write inserts the turn only when its
+ * snapshot sees none (`noTurn`), so an end that drops the turn (its entity's last job, `deleteClaimedDropTurn`)
+ * while such a write is under way leaves the write's job without one: the write saw the turn, the end
+ * did not see the write's uncommitted job. PostgreSQL only: on SQLite a write transaction runs alone
+ * (BEGIN IMMEDIATE on the one connection), so no write is between its look and its commit when an end
+ * drops a turn. Two repairs, each bounded (docs/performance.md, Webhooks, "Writes never wait for takes"):
+ * the runner has the turns its ends dropped checked a poll later (`restoreTurns`, src/jobs/runner.ts),
+ * which catches a write that committed by then, and the sweep `sweep_job_turns` (`sweepJobTurns`)
+ * catches the rest, one index probe per entity with jobs.
+ */
+const RESTORE_MAX = 1000;
+
+/** PostgreSQL: a turn, first in line, for each of these entities with a job of the kind and no turn. */
+const restoreTurnsOf = statement((db, p: Params<{ kind: string; ids: number[] }>) => rawQuery<{ entity_id: number }>(db, sql`
+  insert into job_turns (kind, entity_id, turn)
+  select cast(${p.kind} as text), e, '' from unnest(cast(${p.ids} as integer[])) e
+  where exists (select 1 from jobs j where j.kind = ${p.kind} and j.entity_id = e) and ${noTurn(p.kind, sql.ref('e'))}
+  on conflict (kind, entity_id) do nothing
+  returning entity_id`), { signal: (p, rows) => (rows.length > 0 ? p.kind : undefined) });
+
+/** One entity's turn, if it has a job of the kind and no turn (SQLite's sweep; PostgreSQL's uses `restoreTurnsOf`). */
+const restoreTurnOf = statement((db, p: Params<{ kind: string; entityId: number }>) => rawQuery<{ entity_id: number }>(db, sql`
+  insert into job_turns (kind, entity_id, turn)
+  select cast(${p.kind} as text), cast(${p.entityId} as integer), ''
+  where exists (select 1 from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId}) and ${noTurn(p.kind, p.entityId)}
+  on conflict (kind, entity_id) do nothing
+  returning entity_id`), { signal: (p, rows) => (rows.length > 0 ? p.kind : undefined) });
+
+/**
+ * Gives the entities of `entityIds` that have a job of `kind` and no turn their turn (first in line:
+ * their jobs waited); how many it gave. Once committed, this process's idle slots of the kind look.
+ */
+export async function restoreTurns(db: Db, kind: string, entityIds: readonly number[]): Promise<number> {
+  let restored = 0;
+  for (let from = 0; from < entityIds.length; from += RESTORE_MAX) {
+    const ids = entityIds.slice(from, from + RESTORE_MAX);
+    restored += await transaction(db, function* () {
+      if (isPostgres(db)) return (yield* all(restoreTurnsOf, { kind, ids: [...ids] })).length;
+      let n = 0;
+      for (const entityId of ids) n += (yield* all(restoreTurnOf, { kind, entityId })).length;
+      return n;
+    });
+  }
+  return restored;
+}
+
+/** The kinds that have jobs: a skip scan of jobs_kind_due, one probe per kind. */
+const kindsWithJobs = statement((db) => rawQuery<{ kind: string }>(db, sql`
+  with recursive k(kind) as (
+    select (select min(kind) from jobs)
+    union all
+    select (select min(j.kind) from jobs j where j.kind > k.kind) from k where k.kind is not null)
+  select kind from k where kind is not null`));
+
+/**
+ * The next `SWEEP_CHUNK` entities with a job of the kind after `after`, and whether each has a turn: a
+ * skip scan of jobs_entity_due (kind, entity_id, due_at), one probe per entity (as `dueHeads` walks an
+ * entity's groups), never a walk over the jobs; each entity's turn a probe of job_turns' key (a scalar
+ * subquery with LIMIT: as NOT EXISTS, PostgreSQL read every turn of the kind into a hash, per chunk).
+ * 1,000 entities in 14–26 ms on PostgreSQL, generic plan, at 100,000 jobs (docs/performance.md, Webhooks).
+ */
+const entitiesWithJobs = statement((db, p: Params<{ kind: string; after: number }>) => rawQuery<{ entity_id: number; turned: number | null }>(db, sql`
+  with recursive e(entity_id, n) as (
+    select (select j.entity_id from jobs j where j.kind = ${p.kind} and j.entity_id > ${p.after} order by j.entity_id limit 1), 1
+    union all
+    select (select j.entity_id from jobs j where j.kind = ${p.kind} and j.entity_id > e.entity_id order by j.entity_id limit 1), e.n + 1
+    from e where e.entity_id is not null and e.n < ${sql.lit(SWEEP_CHUNK)})
+  select e.entity_id, (select 1 from job_turns t where t.kind = ${p.kind} and t.entity_id = e.entity_id limit 1) as turned
+  from e where e.entity_id is not null`));
+
+/**
+ * The sweep `sweep_job_turns` (src/http/jobs.ts): every entity with a job and no turn gets its turn.
+ * Such a job is left by a write racing the end of its entity's last job when the runner's own check
+ * came before the write committed (`restoreTurns`), or by a process that died before checking.
+ */
+export async function sweepJobTurns(db: Db): Promise<{ entities: number; restored: number }> {
+  let entities = 0;
+  let restored = 0;
+  for (const { kind } of await read(db, () => all(kindsWithJobs, {}))) {
+    for (let after = -(2 ** 31); ;) {
+      const chunk = await read(db, () => all(entitiesWithJobs, { kind, after }));
+      entities += chunk.length;
+      const missing = chunk.filter((row) => !row.turned).map((row) => Number(row.entity_id));
+      if (missing.length > 0) restored += await restoreTurns(db, kind, missing);
+      if (chunk.length < SWEEP_CHUNK) break;
+      after = Number(chunk.at(-1)!.entity_id);
+    }
+  }
+  return { entities, restored };
 }
 
 /** The take's statements, for EXPLAIN in bench/take-plan.mjs (docs/performance.md, Webhooks). */
