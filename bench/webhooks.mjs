@@ -32,7 +32,7 @@ import { STALL_BUDGET_MS, baselineProbe, call, quantile, round, sleep, startProb
 const { values: options } = parseArgs({
   options: {
     seconds: { type: 'string', default: '60' }, rate: { type: 'string', default: '100' }, 'answer-ms': { type: 'string', default: '20' },
-    only: { type: 'string' }, trace: { type: 'boolean', default: false }, drain: { type: 'string' }, 'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    only: { type: 'string' }, trace: { type: 'boolean', default: false }, drain: { type: 'string' }, profile: { type: 'string' }, 'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
   },
 });
 const SECONDS = Number(options.seconds);
@@ -201,12 +201,18 @@ async function drainScenario(databaseUrl, processes, count) {
   await seedArtworks(writerUrl, auth, count, 'drain');
   await stop(writer.child);
   const traceDir = options.trace ? mkdtempSync(join(tmpdir(), 'webhooks-trace-')) : undefined;
-  const serverEnv = traceDir ? { ...env, NODE_OPTIONS: `--import ${join(ROOT, 'bench', 'pg-trace-hook.mjs')}`, BENCH_PG_TRACE_DIR: traceDir } : env;
+  // `--profile DIR`: each process's CPU profile of the drain alone (bench/profile-hook.mjs, SIGUSR2 around it).
+  const hooks = [traceDir && join(ROOT, 'bench', 'pg-trace-hook.mjs'), options.profile && join(ROOT, 'bench', 'profile-hook.mjs')].filter(Boolean);
+  const serverEnv = {
+    ...env, ...(hooks.length > 0 ? { NODE_OPTIONS: hooks.map((hook) => `--import ${hook}`).join(' ') } : {}),
+    ...(traceDir ? { BENCH_PG_TRACE_DIR: traceDir } : {}), ...(options.profile ? { BENCH_PROFILE_DIR: options.profile } : {}),
+  };
   const backends = backendsCpu(new URL(databaseUrl).pathname.slice(1));
   const services = [];
   for (let i = 0; i < processes; i++) services.push(startService(serverEnv));
   // From the processes listening: their start-up's CPU (about a second each) is not a delivery's.
   await Promise.all(services.map((s) => s.url));
+  if (options.profile) for (const s of services) s.child.kill('SIGUSR2');
   const started = performance.now();
   const cpuAtStart = services.map((s) => cpuSeconds(s.child.pid));
   const ownAtStart = process.cpuUsage();
@@ -219,6 +225,10 @@ async function drainScenario(databaseUrl, processes, count) {
   const backendCpu = backends();
   const own = process.cpuUsage(ownAtStart);
   const delivered = receiver.arrivals.size;
+  if (options.profile) {
+    for (const s of services) s.child.kill('SIGUSR2');
+    await sleep(2000);
+  }
   const result = {
     scenario: 'postgres drain', processes, messages: count, delivered, seconds: round(seconds), per_second: round(delivered / seconds),
     cpu_s: { servers: serverCpu.map(round), postgres_backends: round(backendCpu), bench_process: round((own.user + own.system) / 1e6) },
