@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { nowIso } from '../clock.js';
-import { read, single, transaction } from '../db/run.js';
+import { read, transaction } from '../db/run.js';
 import { statement, statementPerPageSize, type Param, type Params } from '../db/statement.js';
 import type { Db, WebhookAttemptRow, WebhookEndpointRow, WebhookMessageRow } from '../db/types.js';
 import { all, first, type Work } from '../db/work.js';
@@ -129,10 +129,28 @@ export function rollSecret(db: Db, ownerId: number, id: number, graceMs: number)
   }).then((row) => ({ ...row, secret }));
 }
 
+/**
+ * Secrets opened, by their sealed value (a roll seals a new value: its old entry is never asked for
+ * again and leaves as others come). Opening one was an AES-GCM decipher and a key object per delivery,
+ * 4 % of a delivering process's CPU (docs/performance.md, Webhooks, "Where a delivery's Node CPU goes").
+ * Held in this process's memory only, as the delivery holds it anyway; never logged or stored.
+ */
+const OPENED_MAX = 256;
+const opened = new Map<string, string>();
+function openSealed(stored: string): string {
+  let secret = opened.get(stored);
+  if (secret === undefined) {
+    secret = unseal(stored);
+    if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value!);
+    opened.set(stored, secret);
+  }
+  return secret;
+}
+
 /** The secrets that sign a message now, opened from a stored row: the current one, and the rolled one while it lives. */
 export const liveSecrets = (row: Pick<WebhookEndpointRow, 'secret' | 'old_secret' | 'old_secret_expires_at'>, now = Date.now()): string[] =>
   (row.old_secret && row.old_secret_expires_at && Date.parse(row.old_secret_expires_at) > now ? [row.secret, row.old_secret] : [row.secret])
-    .map((stored) => unseal(stored));
+    .map(openSealed);
 
 // ---- recording messages, in the transaction of the write that causes them ------------------------
 
@@ -345,7 +363,6 @@ export function retryMessage(db: Db, ownerId: number, endpointId: number, id: st
 
 // ---- delivery ----------------------------------------------------------------------------------
 
-const messageBySeq = statement((db, p: Params<{ seq: number }>) => db.selectFrom('webhook_messages').selectAll().where('seq', '=', p.seq));
 
 /** What an attempt reads of its endpoint: where to send, whether it may, and the secrets that sign. */
 export type EndpointToSend = Pick<WebhookEndpointRow, 'url' | 'enabled' | 'secret' | 'old_secret' | 'old_secret_expires_at'>;
@@ -374,20 +391,6 @@ export async function messageToSend(db: Db, seq: number): Promise<{ message: Web
   return { message, endpoint };
 }
 
-const keepData = statement((db, p: Params<{ seq: number; data: string }>) => db.updateTable('webhook_messages').set({ data: p.data })
-  .where('seq', '=', p.seq).where('data', 'is', null).returning('data'));
-
-/**
- * Keeps a message's `data` once made, so every attempt sends the same body; the first kept wins. One
- * statement, its own transaction (no BEGIN and COMMIT on PostgreSQL: two round trips of every first
- * attempt, docs/performance.md, Webhooks); the data another attempt kept first is read after it.
- */
-export async function keepMessageData(db: Db, seq: number, data: string): Promise<string> {
-  const saved = await single(db, () => first(keepData, { seq, data }));
-  if (saved) return saved.data ?? data;
-  return (await read(db, () => first(messageBySeq, { seq })))?.data ?? data;
-}
-
 export interface AttemptOutcome {
   at: string;
   statusCode: number | null;
@@ -401,8 +404,9 @@ const insertAttempt = statement((db, p: Params<Omit<WebhookAttemptRow, 'id'>>) =
   message_seq: p.message_seq, at: p.at, status_code: p.status_code, duration_ms: p.duration_ms, response: p.response, error: p.error,
 }));
 // The next attempt's time is the message's job's (store/jobs.ts): the runner sets it from `Settled`.
-const settleMessage = statement((db, p: Params<{ seq: number; status: string; attempts: number; was: number }>) => db.updateTable('webhook_messages')
-  .set({ status: sql`${p.status}`, attempts: p.attempts })
+// `data`: the body made by this attempt, kept unless one was (null: none made, the kept one sent).
+const settleMessage = statement((db, p: Params<{ seq: number; status: string; attempts: number; was: number; data: string | null }>) => db.updateTable('webhook_messages')
+  .set({ status: sql`${p.status}`, attempts: p.attempts, data: sql<string>`coalesce(data, ${p.data})` })
   .where('seq', '=', p.seq).where('status', '=', 'pending').where('attempts', '=', p.was).returning('seq'));
 const endpointSucceeded = statement((db, p: Params<{ id: number }>) => db.updateTable('webhook_endpoints').set({ failing_since: null })
   .where('id', '=', p.id).where('failing_since', 'is not', null));
@@ -416,13 +420,13 @@ const disableEndpoint = statement((db, p: Params<{ id: number; reason: string; a
  * statement (they were three round trips of every delivery, in its job's end: docs/performance.md,
  * Webhooks). Its rows: the message's seq when this attempt settled it.
  */
-const recordDelivered = statement((db, p: Params<{ seq: number; at: string; statusCode: number | null; durationMs: number; response: string | null; attempts: number; was: number; endpointId: number }>) =>
+const recordDelivered = statement((db, p: Params<{ seq: number; at: string; statusCode: number | null; durationMs: number; response: string | null; attempts: number; was: number; endpointId: number; data: string | null }>) =>
   rawQuery<{ seq: number }>(db, sql`
     with attempt as (
       insert into webhook_attempts (message_seq, at, status_code, duration_ms, response, error)
       values (${p.seq}, ${p.at}, ${p.statusCode}, ${p.durationMs}, ${p.response}, null)),
     settled as (
-      update webhook_messages set status = 'delivered', attempts = ${p.attempts}
+      update webhook_messages set status = 'delivered', attempts = ${p.attempts}, data = coalesce(data, cast(${p.data} as text))
       where seq = ${p.seq} and status = 'pending' and attempts = ${p.was} returning seq),
     cleared as (update webhook_endpoints set failing_since = null where id = ${p.endpointId} and failing_since is not null)
     select seq from settled`));
@@ -448,17 +452,19 @@ export function settlement(attemptsBefore: number, outcome: Pick<AttemptOutcome,
 
 /**
  * Records an attempt of a message and what follows (`settlement`), as a step of the caller's
- * transaction (the delivery job's end, src/webhooks/job.ts). A failure while the endpoint has had no
+ * transaction (the delivery job's end, src/webhooks/job.ts), with `data`, the body the attempt made
+ * (its first), kept for the attempts after it unless one is kept already. A failure while the endpoint has had no
  * success for 5 days disables it.
  */
 export function* recordAttemptStep(
-  message: Pick<WebhookMessageRow, 'seq' | 'endpoint_id' | 'attempts'>, outcome: AttemptOutcome, { endpointGone = false, postgres = false } = {},
+  message: Pick<WebhookMessageRow, 'seq' | 'endpoint_id' | 'attempts'>, outcome: AttemptOutcome,
+  { endpointGone = false, postgres = false, data = null }: { endpointGone?: boolean; postgres?: boolean; data?: string | null } = {},
 ): Work<Settled> {
   const seq = Number(message.seq);
   if (postgres && outcome.ok) {
     const settled = yield* first(recordDelivered, {
       seq, at: outcome.at, statusCode: outcome.statusCode, durationMs: outcome.durationMs, response: outcome.response,
-      attempts: message.attempts + 1, was: message.attempts, endpointId: message.endpoint_id,
+      attempts: message.attempts + 1, was: message.attempts, endpointId: message.endpoint_id, data,
     });
     return { status: 'delivered', nextAttemptAt: null, disabled: false, applied: settled !== undefined };
   }
@@ -466,7 +472,7 @@ export function* recordAttemptStep(
     message_seq: seq, at: outcome.at, status_code: outcome.statusCode, duration_ms: outcome.durationMs, response: outcome.response, error: outcome.error,
   });
   const { status, nextAttemptAt } = settlement(message.attempts, outcome, endpointGone);
-  const applied = (yield* first(settleMessage, { seq, status, attempts: message.attempts + 1, was: message.attempts })) !== undefined;
+  const applied = (yield* first(settleMessage, { seq, status, attempts: message.attempts + 1, was: message.attempts, data })) !== undefined;
   let disabled = false;
   if (outcome.ok) yield* all(endpointSucceeded, { id: message.endpoint_id });
   else if (!endpointGone) {

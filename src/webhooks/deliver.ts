@@ -9,7 +9,7 @@ import { presentArtwork, presentImage, presentRecord } from '../store/present.js
 import { isPostgres } from '../store/sql.js';
 import { transaction } from '../db/run.js';
 import type { Work } from '../db/work.js';
-import { changeOfMessage, keepMessageData, liveSecrets, messageToSend, recordAttemptStep, settlement, type AttemptOutcome, type Settled } from '../store/webhooks.js';
+import { changeOfMessage, liveSecrets, messageToSend, recordAttemptStep, settlement, type AttemptOutcome, type Settled } from '../store/webhooks.js';
 
 /** One POST of a message, as the outgoing fetcher makes it: no redirect followed, addresses checked. */
 export interface PostRequest {
@@ -44,7 +44,8 @@ export type Attempted = Pick<Settled, 'status' | 'nextAttemptAt'> & { record: ()
 
 /**
  * One attempt of one message (docs/api.md, Webhooks): the body is made once (at the first attempt,
- * then kept, so every retry sends the same bytes under the same `webhook-id`), signed with every live
+ * kept with its outcome, so every retry sends the same bytes under the same `webhook-id`; a process
+ * that died between the POST and its record leaves none kept, and the next attempt makes it again), signed with every live
  * secret at this attempt's time, POSTed, and the outcome recorded with what follows (delivered, due
  * again, failed). Undefined when there is nothing to send (already settled, or gone).
  */
@@ -68,7 +69,11 @@ export async function attemptMessage(context: DeliveryContext, seq: number): Pro
     const error = endpoint ? 'endpoint disabled' : 'endpoint deleted';
     return attempted(db, message, { at: new Date(startedAt).toISOString(), statusCode: null, durationMs: 0, response: null, error, ok: false }, true);
   }
-  const data = message.data ?? await keepMessageData(db, Number(message.seq), await messageData(context, message));
+  // Made at the first attempt and kept by that attempt's record, in the transaction that ends its job
+  // (a statement and a flushed commit of its own before the POST were a twelfth of a delivery's round
+  // trips: docs/performance.md, Webhooks, "Where a delivery's Node CPU goes"); every later attempt sends it.
+  const kept = message.data;
+  const data = kept ?? await messageData(context, message);
   const body = `{"type":${JSON.stringify(message.type)},"timestamp":${JSON.stringify(message.created_at)},"data":${data}}`;
   const timestamp = Math.floor(now() / 1000);
   const headers = {
@@ -89,12 +94,12 @@ export async function attemptMessage(context: DeliveryContext, seq: number): Pro
   } catch (error) {
     outcome = { statusCode: null, ok: false, response: null, error: oneLine(error) };
   }
-  return attempted(db, message, { at: new Date(startedAt).toISOString(), durationMs: Math.max(0, Math.round(now() - startedAt)), ...outcome });
+  return attempted(db, message, { at: new Date(startedAt).toISOString(), durationMs: Math.max(0, Math.round(now() - startedAt)), ...outcome }, false, kept === null ? data : null);
 }
 
-const attempted = (db: Db, message: WebhookMessageRow, outcome: AttemptOutcome, endpointGone = false): Attempted => ({
+const attempted = (db: Db, message: WebhookMessageRow, outcome: AttemptOutcome, endpointGone = false, data: string | null = null): Attempted => ({
   ...settlement(message.attempts, outcome, endpointGone),
-  record: () => recordAttemptStep(message, outcome, { endpointGone, postgres: isPostgres(db) }),
+  record: () => recordAttemptStep(message, outcome, { endpointGone, postgres: isPostgres(db), data }),
 });
 
 /** The first 1 KB of an answer, as text (a character cut in two is replaced). */
