@@ -326,10 +326,35 @@ export async function takeJob(db: Db, options: TakeOptions): Promise<Taken | und
 }
 
 /** `takeJob`, with what the take saw of the queue (the runner's). */
-export function takeNextJob(db: Db, options: TakeOptions): Promise<TakeResult> {
+export async function takeNextJob(db: Db, options: TakeOptions): Promise<TakeResult> {
   const postgres = isPostgres(db);
+  // PostgreSQL: the entities and their startable jobs are read first, outside a transaction (each
+  // statement has a snapshot of its own either way, at READ COMMITTED); a take that finds none is those
+  // reads alone, without BEGIN and COMMIT: two of its four round trips, and under a write load 0.6 takes
+  // per message found nothing (docs/performance.md, Webhooks, "Where a delivery's Node CPU goes").
+  const seen = postgres ? await read(db, () => look(options)) : undefined;
+  if (seen && !seen.found) return { taken: undefined, saturated: seen.saturated };
   // A take lost in a PostgreSQL crash is only a job not yet taken: its commit need not wait for the disk.
-  return transaction(db, () => take(options, postgres), { durable: false });
+  return transaction(db, () => take(options, postgres, seen?.found), { durable: false });
+}
+
+/** What a take's reads found: the entities looked at, and the first one's (at `index`) startable jobs. */
+interface Found {
+  entities: Array<{ entity_id: number }>;
+  index: number;
+  candidates: Array<{ id: number; grp: string | null }>;
+}
+
+/** A take's reads (`takeNextJob`): the first entity, in turn order, with a job able to start; or whether the kind is saturated. */
+function* look(options: TakeOptions): Work<{ found?: Found; saturated: boolean }, 'point'> {
+  const { kind, now } = options;
+  const cap = options.groupCap ?? 2 ** 31 - 1;
+  const entities = yield* all(nextEntities, { kind, now });
+  for (const [index, { entity_id: entityId }] of entities.entries()) {
+    const candidates = yield* all(dueHeads, { kind, entityId, now, cap });
+    if (candidates.length > 0) return { found: { entities, index, candidates }, saturated: false };
+  }
+  return { saturated: entities.length > 0 && entities.length < CANDIDATES };
 }
 
 /**
@@ -339,11 +364,13 @@ export function takeNextJob(db: Db, options: TakeOptions): Promise<TakeResult> {
  * (under a backlog of one endpoint, each take woke a slot whose take found the endpoint full:
  * docs/performance.md, Webhooks).
  */
-function* take(options: TakeOptions, postgres: boolean): Work<TakeResult> {
+function* take(options: TakeOptions, postgres: boolean, found?: Found): Work<TakeResult> {
   const { kind, now, until, claim } = options;
   const cap = options.groupCap ?? 2 ** 31 - 1;
-  const entities = yield* all(nextEntities, { kind, now });
+  const entities = found?.entities ?? (yield* all(nextEntities, { kind, now }));
   for (const [index, { entity_id: entityId }] of entities.entries()) {
+    // Those before the one the reads found had nothing able to start.
+    if (found && index < found.index) continue;
     /**
      * A job of one group within its cap (see `lockFreeSlot`), whether the group has a free slot left,
      * and whether its statement made the entity the most recently served (`takeInSlot`).
@@ -365,14 +392,14 @@ function* take(options: TakeOptions, postgres: boolean): Work<TakeResult> {
       const row = yield* first(takeInSlot, { kind, entityId, grp, now, claim: `${claim}#${slot.slot}`, until, suffix: `%#${slot.slot}` });
       return row && { row, freeLeft: Number(slot.free) > 1, served: true };
     };
-    const candidates = yield* all(dueHeads, { kind, entityId, now, cap });
+    const candidates = found && index === found.index ? found.candidates : yield* all(dueHeads, { kind, entityId, now, cap });
     for (const [at, { id, grp }] of candidates.entries()) {
-      const found = grp === null ? { row: yield* first(takeById, { id: Number(id), now, claim, until }), freeLeft: true, served: false } : yield* takeInGroup(grp);
-      if (!found?.row) continue;
-      const { row } = found;
-      if (!found.served) yield* all(served, { kind, entityId, now });
+      const got = grp === null ? { row: yield* first(takeById, { id: Number(id), now, claim, until }), freeLeft: true, served: false } : yield* takeInGroup(grp);
+      if (!got?.row) continue;
+      const { row } = got;
+      if (!got.served) yield* all(served, { kind, entityId, now });
       // Other candidates of this entity, entities after it (or beyond the CANDIDATES looked at), or room in this group.
-      const more = found.freeLeft || at < candidates.length - 1 || index < entities.length - 1 || entities.length >= CANDIDATES;
+      const more = got.freeLeft || at < candidates.length - 1 || index < entities.length - 1 || entities.length >= CANDIDATES;
       const taken = {
         id: Number(row.id), kind, key: row.key, entityId: Number(row.entity_id), group: row.grp, payload: row.payload,
         attempts: Number(row.attempts), claims: Number(row.claims), claim: row.claim!, more,

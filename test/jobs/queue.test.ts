@@ -213,3 +213,24 @@ test.skipIf(DIALECT !== 'postgres')('a job\'s end that takes its group\'s next j
   expect((await endAndTake(t.handle.db, next.next!.taken!, { done: true }, {})).saved).toBe(true);
   expect(await turn()).toBeUndefined();
 });
+
+test.skipIf(DIALECT !== 'postgres')('a take that finds nothing able to start opens no transaction: nothing due is one read, a full group two', async () => {
+  const kind = 'test_empty_take_round_trips';
+  const now = Date.now();
+  const take = (claim: string) => ({ kind, now: iso(now), until: iso(now + 60_000), claim, groupCap: 1 });
+  const nothing = await roundTrips(t.config.databaseUrl, (db) => takeJob(db, take('test:e0')));
+  expect(nothing.result).toBeUndefined();
+  expect(nothing.sent).toHaveLength(1);
+  await transaction(t.handle.db, function* () {
+    for (let i = 0; i < 2; i++) yield* enqueue(kind, { key: `f${i}`, entityId: 81, group: 'e1', dueAt: iso(now - 1000 + i), at: iso(now) });
+  });
+  // The entities with a job due and the entity's startable jobs, then BEGIN, a free slot, the take, COMMIT.
+  const one = await roundTrips(t.config.databaseUrl, (db) => takeJob(db, take('test:e1')));
+  expect(one.result?.key).toBe('f0');
+  expect(one.sent).toHaveLength(6);
+  // Its group of cap 1 full: the entity (a job due), none of its jobs able to start; no BEGIN, no COMMIT.
+  const full = await roundTrips(t.config.databaseUrl, (db) => takeJob(db, take('test:e2')));
+  expect(full.result).toBeUndefined();
+  expect(full.sent).toHaveLength(2);
+  expect(full.sent.some((text) => /^\s*(BEGIN|COMMIT)/i.test(text))).toBe(false);
+});
