@@ -188,6 +188,44 @@ const dueHeads = statement((db, p: Params<{ kind: string; entityId: number; now:
   order by jobs.due_at, jobs.id`));
 
 /**
+ * PostgreSQL: `nextEntities` and the first one's `dueHeads` in one statement, the same index probes
+ * (a round trip of every take, and of every delivery, whose end takes: docs/performance.md, Webhooks,
+ * "Where a delivery's Node CPU goes"). The first entity is the CTE `first_entity`, a value its
+ * probes read once, as a range of one in the index's order as in `dueHeads`. A row per entity
+ * looked at, in turn order; the first entity's rows carry its jobs able to start (`id`), due first
+ * first, and it has one row with a null `id` when it has none.
+ */
+const nextHeads = statement((db, p: Params<{ kind: string; now: string; cap: number }>) => rawQuery<{ entity_id: number; id: number | null; grp: string | null }>(db, sql`
+  with recursive entities as (
+    select t.entity_id, t.turn from job_turns t
+    where t.kind = ${p.kind} and (select j.id from jobs j where j.kind = ${p.kind} and j.entity_id >= t.entity_id and j.entity_id <= t.entity_id
+      and j.due_at <= ${p.now} order by j.entity_id, j.due_at limit 1) is not null
+    order by t.turn, t.entity_id limit ${sql.lit(CANDIDATES)}),
+  first_entity as (select entity_id from entities order by turn, entity_id limit 1),
+  g(grp) as (
+    select (select j.grp from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id >= f.entity_id and j.entity_id <= f.entity_id
+      and j.grp is not null order by j.entity_id, j.grp limit 1)
+    union all
+    select (select j.grp from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id >= f.entity_id and j.entity_id <= f.entity_id
+      and j.grp > g.grp order by j.entity_id, j.grp limit 1)
+    from g where g.grp is not null),
+  groups as (select grp from g where grp is not null limit ${sql.lit(GROUPS)}),
+  full_groups as (
+    select j.grp from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id = f.entity_id and j.claim is not null and j.grp is not null
+      and j.due_at > ${p.now}
+    group by j.grp having count(*) >= ${p.cap}),
+  heads as (
+    select groups.grp, (select j.id from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id = f.entity_id and j.grp = groups.grp
+      and j.due_at <= ${p.now} order by j.due_at limit 1) as id
+    from groups where groups.grp not in (select grp from full_groups)
+    union all
+    select null, (select j.id from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id = f.entity_id and j.grp is null
+      and j.due_at <= ${p.now} order by j.due_at limit 1)),
+  startable as (select jobs.id, jobs.due_at, heads.grp, jobs.entity_id from heads join jobs on jobs.id = heads.id)
+  select entities.entity_id, startable.id, startable.grp from entities left join startable on startable.entity_id = entities.entity_id
+  order by entities.turn, entities.entity_id, startable.due_at, startable.id`));
+
+/**
  * PostgreSQL: a group's places in flight are its cap's slots, 0 to cap - 1; a claim names its slot
  * (`<claim>#<slot>`). A taker takes a free slot's transaction-scoped advisory lock (skipped, never
  * waited for, when another taker holds it: no take waits in a cycle) and then claims the group's next
@@ -338,6 +376,18 @@ export async function takeNextJob(db: Db, options: TakeOptions): Promise<TakeRes
   return transaction(db, () => take(options, postgres, seen?.found), { durable: false });
 }
 
+/** PostgreSQL: the entities to look at, in turn order, and the first one's jobs able to start, in one statement (`nextHeads`). */
+function* entitiesAndHeads(options: TakeOptions): Work<{ entities: Array<{ entity_id: number }>; heads: Array<{ id: number; grp: string | null }> }, 'point'> {
+  const rows = yield* all(nextHeads, { kind: options.kind, now: options.now, cap: options.groupCap ?? 2 ** 31 - 1 });
+  const entities: Array<{ entity_id: number }> = [];
+  const heads: Array<{ id: number; grp: string | null }> = [];
+  for (const row of rows) {
+    if (entities.at(-1)?.entity_id !== Number(row.entity_id)) entities.push({ entity_id: Number(row.entity_id) });
+    if (row.id !== null) heads.push({ id: Number(row.id), grp: row.grp });
+  }
+  return { entities, heads };
+}
+
 /** What a take's reads found: the entities looked at, and the first one's (at `index`) startable jobs. */
 interface Found {
   entities: Array<{ entity_id: number }>;
@@ -349,9 +399,9 @@ interface Found {
 function* look(options: TakeOptions): Work<{ found?: Found; saturated: boolean }, 'point'> {
   const { kind, now } = options;
   const cap = options.groupCap ?? 2 ** 31 - 1;
-  const entities = yield* all(nextEntities, { kind, now });
+  const { entities, heads } = yield* entitiesAndHeads(options);
   for (const [index, { entity_id: entityId }] of entities.entries()) {
-    const candidates = yield* all(dueHeads, { kind, entityId, now, cap });
+    const candidates = index === 0 ? heads : yield* all(dueHeads, { kind, entityId, now, cap });
     if (candidates.length > 0) return { found: { entities, index, candidates }, saturated: false };
   }
   return { saturated: entities.length > 0 && entities.length < CANDIDATES };
@@ -367,7 +417,9 @@ function* look(options: TakeOptions): Work<{ found?: Found; saturated: boolean }
 function* take(options: TakeOptions, postgres: boolean, found?: Found): Work<TakeResult> {
   const { kind, now, until, claim } = options;
   const cap = options.groupCap ?? 2 ** 31 - 1;
-  const entities = found?.entities ?? (yield* all(nextEntities, { kind, now }));
+  // PostgreSQL: the entities and the first one's jobs able to start in one statement.
+  const looked = found ? undefined : postgres ? yield* entitiesAndHeads(options) : { entities: yield* all(nextEntities, { kind, now }), heads: undefined };
+  const entities = found?.entities ?? looked!.entities;
   for (const [index, { entity_id: entityId }] of entities.entries()) {
     // Those before the one the reads found had nothing able to start.
     if (found && index < found.index) continue;
@@ -392,7 +444,8 @@ function* take(options: TakeOptions, postgres: boolean, found?: Found): Work<Tak
       const row = yield* first(takeInSlot, { kind, entityId, grp, now, claim: `${claim}#${slot.slot}`, until, suffix: `%#${slot.slot}` });
       return row && { row, freeLeft: Number(slot.free) > 1, served: true };
     };
-    const candidates = found && index === found.index ? found.candidates : yield* all(dueHeads, { kind, entityId, now, cap });
+    const candidates = found && index === found.index ? found.candidates
+      : index === 0 && looked?.heads ? looked.heads : yield* all(dueHeads, { kind, entityId, now, cap });
     for (const [at, { id, grp }] of candidates.entries()) {
       const got = grp === null ? { row: yield* first(takeById, { id: Number(id), now, claim, until }), freeLeft: true, served: false } : yield* takeInGroup(grp);
       if (!got?.row) continue;
@@ -753,4 +806,4 @@ export async function sweepJobTurns(db: Db): Promise<{ entities: number; restore
 }
 
 /** The take's statements, for EXPLAIN in bench/take-plan.mjs (docs/performance.md, Webhooks). */
-export const TAKE_STATEMENTS = { nextEntities, dueHeads, lockFreeSlot, takeById } as const;
+export const TAKE_STATEMENTS = { nextEntities, dueHeads, nextHeads, lockFreeSlot, takeById } as const;

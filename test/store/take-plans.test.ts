@@ -72,6 +72,7 @@ describe.runIf(DIALECT === 'postgres')('the take statements\' plans on PostgreSQ
     { name: 'next entities', statement: 'nextEntities', params: { kind: 'webhook', now } },
     { name: 'the jobs able to start of the entity with one job', statement: 'dueHeads', params: { kind: 'webhook', entityId: 2, now, cap: 4 } },
     { name: 'the jobs able to start of the entity whose endpoint is full', statement: 'dueHeads', params: { kind: 'webhook', entityId: 1, now, cap: 4 } },
+    { name: 'next entities and the first one\'s jobs able to start, in one statement', statement: 'nextHeads', params: { kind: 'webhook', now, cap: 4 } },
   ] as const;
 
   for (const { name, statement, params } of cases) {
