@@ -166,26 +166,36 @@ const nextEntities = statement((db, p: Params<{ kind: string; now: string }>) =>
  * entity (24 ms; bench/take-plan.mjs explains both plans).
  */
 const dueHeads = statement((db, p: Params<{ kind: string; entityId: number; now: string; cap: number }>) => rawQuery<{ id: number; due_at: string; grp: string | null }>(db, sql`
-  with recursive g(grp) as (
-    select (select grp from jobs where kind = ${p.kind} and entity_id >= ${p.entityId} and entity_id <= ${p.entityId}
-      and grp is not null order by entity_id, grp limit 1)
+  with recursive ${headsOf(p, p.entityId, sql`jobs j`)}
+  select jobs.id, jobs.due_at, heads.grp from heads join jobs on jobs.id = heads.id
+  order by jobs.due_at, jobs.id`));
+
+/**
+ * The CTEs `g`, `groups`, `full_groups` and `heads` of `dueHeads` and `nextHeads`: the jobs able to start
+ * of the entity `entity` (an SQL value), read from `from`, which names the jobs `j` (and may bring the
+ * table the entity comes from).
+ */
+function headsOf(p: Params<{ kind: string; now: string; cap: number }>, entity: unknown, from: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`g(grp) as (
+    select (select j.grp from ${from} where j.kind = ${p.kind} and j.entity_id >= ${entity} and j.entity_id <= ${entity}
+      and j.grp is not null order by j.entity_id, j.grp limit 1)
     union all
-    select (select j.grp from jobs j where j.kind = ${p.kind} and j.entity_id >= ${p.entityId} and j.entity_id <= ${p.entityId}
+    select (select j.grp from ${from} where j.kind = ${p.kind} and j.entity_id >= ${entity} and j.entity_id <= ${entity}
       and j.grp > g.grp order by j.entity_id, j.grp limit 1)
     from g where g.grp is not null),
   groups as (select grp from g where grp is not null limit ${sql.lit(GROUPS)}),
   full_groups as (
-    select grp from jobs where kind = ${p.kind} and entity_id = ${p.entityId} and claim is not null and grp is not null and due_at > ${p.now}
-    group by grp having count(*) >= ${p.cap}),
+    select j.grp from ${from} where j.kind = ${p.kind} and j.entity_id = ${entity} and j.claim is not null and j.grp is not null
+      and j.due_at > ${p.now}
+    group by j.grp having count(*) >= ${p.cap}),
   heads as (
-    select groups.grp, (select j.id from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp = groups.grp
+    select groups.grp, (select j.id from ${from} where j.kind = ${p.kind} and j.entity_id = ${entity} and j.grp = groups.grp
       and j.due_at <= ${p.now} order by j.due_at limit 1) as id
     from groups where groups.grp not in (select grp from full_groups)
     union all
-    select null, (select j.id from jobs j where j.kind = ${p.kind} and j.entity_id = ${p.entityId} and j.grp is null
-      and j.due_at <= ${p.now} order by j.due_at limit 1))
-  select jobs.id, jobs.due_at, heads.grp from heads join jobs on jobs.id = heads.id
-  order by jobs.due_at, jobs.id`));
+    select null, (select j.id from ${from} where j.kind = ${p.kind} and j.entity_id = ${entity} and j.grp is null
+      and j.due_at <= ${p.now} order by j.due_at limit 1))`;
+}
 
 /**
  * PostgreSQL: `nextEntities` and the first one's `dueHeads` in one statement, the same index probes
@@ -202,25 +212,7 @@ const nextHeads = statement((db, p: Params<{ kind: string; now: string; cap: num
       and j.due_at <= ${p.now} order by j.entity_id, j.due_at limit 1) is not null
     order by t.turn, t.entity_id limit ${sql.lit(CANDIDATES)}),
   first_entity as (select entity_id from entities order by turn, entity_id limit 1),
-  g(grp) as (
-    select (select j.grp from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id >= f.entity_id and j.entity_id <= f.entity_id
-      and j.grp is not null order by j.entity_id, j.grp limit 1)
-    union all
-    select (select j.grp from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id >= f.entity_id and j.entity_id <= f.entity_id
-      and j.grp > g.grp order by j.entity_id, j.grp limit 1)
-    from g where g.grp is not null),
-  groups as (select grp from g where grp is not null limit ${sql.lit(GROUPS)}),
-  full_groups as (
-    select j.grp from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id = f.entity_id and j.claim is not null and j.grp is not null
-      and j.due_at > ${p.now}
-    group by j.grp having count(*) >= ${p.cap}),
-  heads as (
-    select groups.grp, (select j.id from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id = f.entity_id and j.grp = groups.grp
-      and j.due_at <= ${p.now} order by j.due_at limit 1) as id
-    from groups where groups.grp not in (select grp from full_groups)
-    union all
-    select null, (select j.id from jobs j, first_entity f where j.kind = ${p.kind} and j.entity_id = f.entity_id and j.grp is null
-      and j.due_at <= ${p.now} order by j.due_at limit 1)),
+  ${headsOf(p, sql.ref('f.entity_id'), sql`jobs j, first_entity f`)},
   startable as (select jobs.id, jobs.due_at, heads.grp, jobs.entity_id from heads join jobs on jobs.id = heads.id)
   select entities.entity_id, startable.id, startable.grp from entities left join startable on startable.entity_id = entities.entity_id
   order by entities.turn, entities.entity_id, startable.due_at, startable.id`));

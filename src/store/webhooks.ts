@@ -363,7 +363,6 @@ export function retryMessage(db: Db, ownerId: number, endpointId: number, id: st
 
 // ---- delivery ----------------------------------------------------------------------------------
 
-
 /** What an attempt reads of its endpoint: where to send, whether it may, and the secrets that sign. */
 export type EndpointToSend = Pick<WebhookEndpointRow, 'url' | 'enabled' | 'secret' | 'old_secret' | 'old_secret_expires_at'>;
 
